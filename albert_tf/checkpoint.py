@@ -1,0 +1,212 @@
+"""Reading and writing checkpoints with the original's TF1 variable names (see `checkpoint_names`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import uuid
+
+import numpy as np
+import tensorflow as tf
+
+from albert_tf import checkpoint_names as names
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that does not fit the model (missing variable, wrong shape, unreadable)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One model weight with its TF1 name, its shape expressed in config keys, and whether a
+    checkpoint must hold it (heads are optional: a pretrained checkpoint has no task head)."""
+
+    name: str
+    variable: object
+    shape_keys: tuple
+    required: bool = True
+
+
+@dataclasses.dataclass
+class LoadReport:
+    loaded: list        # TF1 names assigned to model weights
+    missing: list       # optional model weights the checkpoint lacked (left at their init)
+    unused: list        # checkpoint variables no model weight took (slots and global_step excluded)
+    from_group0: list   # names filled from group_0 because of init_from_group0
+
+
+def _resolve(root, path):
+    obj = root
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _rows(root, rows, prefix="", required=True):
+    return [Entry(prefix + name, _resolve(root, attr), shape, required) for name, attr, shape in rows]
+
+
+def encoder_entries(encoder, required=True) -> list[Entry]:
+    """Entries of an `AlbertModel`, in checkpoint order."""
+    result = _rows(encoder, names.EMBEDDINGS, required=required)
+    if encoder.encoder.embedding_projection is not None:
+        result += _rows(encoder, names.PROJECTION, required=required)
+    blocks = []
+    for g, k in encoder.encoder.attention_keys:
+        blocks += _rows(encoder.encoder.attention_for(g, k), names.ATTENTION,
+                        names.BLOCK_PREFIX.format(g=g, k=k), required)
+    for g, k in encoder.encoder.ffn_keys:
+        blocks += _rows(encoder.encoder.ffn_for(g, k), names.FFN,
+                        names.BLOCK_PREFIX.format(g=g, k=k), required)
+    result += sorted(blocks, key=lambda e: e.name)
+    result += _rows(encoder, names.POOLER, required=required)
+    return result
+
+
+def model_entries(model) -> list[Entry]:
+    """Every weight of an `AlbertModel`, `AlbertPretrainer` or task model, with its TF1 name.
+
+    A task model exposes its encoder as `.encoder` and its own rows through
+    `tf1_head_rows()` → [(name, attribute path, shape keys)], relative to the task model.
+    """
+    from albert_tf.models import AlbertModel, AlbertPretrainer
+
+    if isinstance(model, AlbertModel):
+        return encoder_entries(model)
+    entries = encoder_entries(model.encoder)
+    if isinstance(model, AlbertPretrainer):
+        entries += _rows(model, names.PRETRAINING_HEADS, required=False)
+    if hasattr(model, "tf1_head_rows"):
+        entries += _rows(model, model.tf1_head_rows(), required=False)
+    return entries
+
+
+def _shape_of(keys, config):
+    return tuple(k if isinstance(k, int) else getattr(config, k) for k in keys)
+
+
+def _find_prefix(ckpt_prefix):
+    if tf.io.gfile.isdir(ckpt_prefix):
+        latest = tf.train.latest_checkpoint(ckpt_prefix)
+        if latest is None:
+            raise CheckpointError(f"no checkpoint found in directory {ckpt_prefix}")
+        return latest
+    if not tf.io.gfile.exists(ckpt_prefix + ".index"):
+        raise CheckpointError(f"checkpoint not found: {ckpt_prefix} (no {ckpt_prefix}.index)")
+    return ckpt_prefix
+
+
+def _is_ignored(name):
+    return any(p in name for p in names.IGNORED_PATTERNS)
+
+
+def _scope_prefix(ckpt_names):
+    """'' for original checkpoints, 'module/' etc. for ones fine-tuned from a TF-Hub module."""
+    if any(n.startswith("bert/") for n in ckpt_names):
+        return ""
+    for n in ckpt_names:
+        match = re.match(r"^(.*/)bert/embeddings/word_embeddings$", n)
+        if match:
+            return match.group(1)
+    return ""
+
+
+def _group0_name(name):
+    return re.sub(r"/group_\d+/", "/group_0/", name)
+
+
+def _mismatch_error(entry, ckpt_shape, model_shape, config, ckpt_prefix):
+    culprits = [k for k, a, b in zip(entry.shape_keys, ckpt_shape, model_shape)
+                if isinstance(k, str) and a != b]
+    if len(ckpt_shape) != len(model_shape):
+        culprits = [k for k in entry.shape_keys if isinstance(k, str)]
+    hint = ", ".join(f"{k} (model: {getattr(config, k)})" for k in dict.fromkeys(culprits))
+    return CheckpointError(
+        f"{ckpt_prefix}: variable {entry.name} has shape {list(ckpt_shape)} in the checkpoint but "
+        f"{list(model_shape)} in the model; check config key {hint or 'shapes'}")
+
+
+def load_tf1_checkpoint(model, ckpt_prefix, init_from_group0: bool = False) -> LoadReport:
+    """Assigns the weights of an original (TF1-named) checkpoint to `model`.
+
+    `ckpt_prefix` is a checkpoint prefix or a directory (its latest checkpoint). Encoder weights
+    are required; head weights are loaded when present. With `init_from_group0`, a block weight
+    whose group is absent from the checkpoint is taken from `group_0` (the original's flag for
+    growing a one-group checkpoint into more groups).
+    """
+    ckpt_prefix = _find_prefix(os.fspath(ckpt_prefix))
+    try:
+        reader = tf.train.load_checkpoint(ckpt_prefix)
+    except Exception as error:  # a corrupt index raises DataLossError and friends
+        raise CheckpointError(f"cannot read checkpoint {ckpt_prefix}: {error}") from None
+    shapes = reader.get_variable_to_shape_map()
+    scope = _scope_prefix(shapes)
+    config = model.config
+    loaded, missing, from_group0, used = [], [], [], set()
+    pending = []
+    for entry in model_entries(model):
+        source = scope + entry.name
+        if source not in shapes and init_from_group0 and "/group_" in entry.name:
+            fallback = scope + _group0_name(entry.name)
+            if fallback in shapes:
+                source = fallback
+                from_group0.append(entry.name)
+        if source not in shapes:
+            if entry.required:
+                raise CheckpointError(
+                    f"{ckpt_prefix}: required variable {entry.name} is missing from the checkpoint"
+                    + _missing_hint(entry.name, shapes, config))
+            missing.append(entry.name)
+            continue
+        model_shape = tuple(entry.variable.shape)
+        if tuple(shapes[source]) != model_shape:
+            raise _mismatch_error(entry, tuple(shapes[source]), model_shape, config, ckpt_prefix)
+        pending.append((entry, source))
+    for entry, source in pending:  # assign only once everything fits: no half-loaded model
+        entry.variable.assign(reader.get_tensor(source).astype(np.float32))
+        loaded.append(entry.name)
+        used.add(source)
+    unused = sorted(n for n in shapes if n not in used and not _is_ignored(n))
+    return LoadReport(loaded, missing, unused, from_group0)
+
+
+def _missing_hint(name, ckpt_names, config):
+    if "/group_" in name:
+        groups = sorted({int(m) for n in ckpt_names for m in re.findall(r"/group_(\d+)/", n)})
+        return (f"; the checkpoint has groups {groups} (check num_hidden_groups, inner_group_num, "
+                f"share_parameters, or use init_from_group0)")
+    if "embedding_hidden_mapping_in" in name:
+        return "; the checkpoint has no E→H projection (check embedding_size vs hidden_size)"
+    return ""
+
+
+def tf1_weights(model, global_step=None) -> dict[str, np.ndarray]:
+    """{TF1 name: value} for every model weight (plus `global_step` when given)."""
+    values = {e.name: np.asarray(e.variable.numpy()) for e in model_entries(model)}
+    if global_step is not None:
+        values["global_step"] = np.asarray(global_step, dtype=np.int64)
+    return values
+
+
+def write_tf1_checkpoint(values: dict[str, np.ndarray], ckpt_prefix) -> str:
+    """Writes a V2 checkpoint holding exactly these names, atomically, plus the `checkpoint` file."""
+    ckpt_prefix = os.fspath(ckpt_prefix)
+    directory = os.path.dirname(ckpt_prefix) or "."
+    tf.io.gfile.makedirs(directory)
+    tmp_prefix = f"{ckpt_prefix}.tmp-{uuid.uuid4().hex}"
+    keys = sorted(values)
+    tensors = [tf.constant(values[k]) for k in keys]
+    with tf.device("/cpu:0"):
+        tf.raw_ops.SaveV2(prefix=tmp_prefix, tensor_names=keys,
+                          shape_and_slices=[""] * len(keys), tensors=tensors)
+    for suffix in (".data-00000-of-00001", ".index"):  # the index last: it marks completeness
+        tf.io.gfile.rename(tmp_prefix + suffix, ckpt_prefix + suffix, overwrite=True)
+    # A relative path keeps the folder movable, like the original's save_relative_paths=True.
+    tf.compat.v1.train.update_checkpoint_state(directory, os.path.basename(ckpt_prefix))
+    return ckpt_prefix
+
+
+def save_tf1_checkpoint(model, ckpt_prefix, global_step: int = 0) -> str:
+    """Writes `model` with the original's names and layouts, readable by the original code."""
+    return write_tf1_checkpoint(tf1_weights(model, global_step), ckpt_prefix)

@@ -1,0 +1,65 @@
+"""The TF1 checkpoint name map, as data.
+
+Each row: (TF1 variable name, attribute path of the Keras weight, shape as config keys).
+Block rows are relative to one attention or FFN sub-layer and sit under
+`bert/encoder/transformer/group_{g}/inner_group_{k}/`. Shapes in config keys let a mismatch
+name the key at fault. Every weight is stored with the TF1 layout (2-D attention kernels,
+[out, in] `output_weights`), so a row is a pure rename: nothing is reshaped or transposed.
+"""
+
+EMBEDDINGS = (
+    ("bert/embeddings/word_embeddings", "embeddings.word_embeddings", ("vocab_size", "embedding_size")),
+    ("bert/embeddings/token_type_embeddings", "embeddings.token_type_embeddings", ("type_vocab_size", "embedding_size")),
+    ("bert/embeddings/position_embeddings", "embeddings.position_embeddings", ("max_position_embeddings", "embedding_size")),
+    ("bert/embeddings/LayerNorm/beta", "embeddings.layer_norm.beta", ("embedding_size",)),
+    ("bert/embeddings/LayerNorm/gamma", "embeddings.layer_norm.gamma", ("embedding_size",)),
+)
+
+# Only present when embedding_size != hidden_size.
+PROJECTION = (
+    ("bert/encoder/embedding_hidden_mapping_in/kernel", "encoder.embedding_projection.kernel", ("embedding_size", "hidden_size")),
+    ("bert/encoder/embedding_hidden_mapping_in/bias", "encoder.embedding_projection.bias", ("hidden_size",)),
+)
+
+BLOCK_PREFIX = "bert/encoder/transformer/group_{g}/inner_group_{k}/"
+
+ATTENTION = (
+    ("attention_1/self/query/kernel", "query.kernel", ("hidden_size", "hidden_size")),
+    ("attention_1/self/query/bias", "query.bias", ("hidden_size",)),
+    ("attention_1/self/key/kernel", "key.kernel", ("hidden_size", "hidden_size")),
+    ("attention_1/self/key/bias", "key.bias", ("hidden_size",)),
+    ("attention_1/self/value/kernel", "value.kernel", ("hidden_size", "hidden_size")),
+    ("attention_1/self/value/bias", "value.bias", ("hidden_size",)),
+    ("attention_1/output/dense/kernel", "output_dense.kernel", ("hidden_size", "hidden_size")),
+    ("attention_1/output/dense/bias", "output_dense.bias", ("hidden_size",)),
+    ("LayerNorm/beta", "layer_norm.beta", ("hidden_size",)),
+    ("LayerNorm/gamma", "layer_norm.gamma", ("hidden_size",)),
+)
+
+FFN = (
+    ("ffn_1/intermediate/dense/kernel", "intermediate.kernel", ("hidden_size", "intermediate_size")),
+    ("ffn_1/intermediate/dense/bias", "intermediate.bias", ("intermediate_size",)),
+    ("ffn_1/intermediate/output/dense/kernel", "output_dense.kernel", ("intermediate_size", "hidden_size")),
+    ("ffn_1/intermediate/output/dense/bias", "output_dense.bias", ("hidden_size",)),
+    ("LayerNorm_1/beta", "layer_norm.beta", ("hidden_size",)),
+    ("LayerNorm_1/gamma", "layer_norm.gamma", ("hidden_size",)),
+)
+
+POOLER = (
+    ("bert/pooler/dense/kernel", "pooler.kernel", ("hidden_size", "hidden_size")),
+    ("bert/pooler/dense/bias", "pooler.bias", ("hidden_size",)),
+)
+
+# Relative to an AlbertPretrainer.
+PRETRAINING_HEADS = (
+    ("cls/predictions/transform/dense/kernel", "masked_lm.transform.kernel", ("hidden_size", "embedding_size")),
+    ("cls/predictions/transform/dense/bias", "masked_lm.transform.bias", ("embedding_size",)),
+    ("cls/predictions/transform/LayerNorm/beta", "masked_lm.layer_norm.beta", ("embedding_size",)),
+    ("cls/predictions/transform/LayerNorm/gamma", "masked_lm.layer_norm.gamma", ("embedding_size",)),
+    ("cls/predictions/output_bias", "masked_lm.output_bias", ("vocab_size",)),
+    ("cls/seq_relationship/output_weights", "sentence_order.output_weights", (2, "hidden_size")),
+    ("cls/seq_relationship/output_bias", "sentence_order.output_bias", (2,)),
+)
+
+# Checkpoint entries that are never model weights: the step counter and optimizer slots.
+IGNORED_PATTERNS = ("global_step", "/adam_m", "/adam_v", "lamb_m", "lamb_v", "_power")

@@ -1,0 +1,72 @@
+"""The shared encoder: E→H projection, then L layer applications over G groups × K inner blocks."""
+
+import keras
+
+from albert_tf.layers.attention import AttentionSublayer, attention_bias
+from albert_tf.layers.feedforward import FeedForwardSublayer
+from albert_tf.layers.initializers import truncated_normal
+
+
+class AlbertTransformer(keras.layers.Layer):
+    """One attention and one FFN sub-layer object per (group, inner group) that some layer uses.
+
+    Layer l runs inner blocks k = 0..K−1 with the attention of group `group_map[l][0]` and the
+    FFN of group `group_map[l][1]`; every inner-block output is collected (L·K outputs).
+    """
+
+    def __init__(self, config, **kwargs):
+        super().__init__(**kwargs)
+        self.config = config
+        c = config
+        self.embedding_projection = None
+        if c.embedding_size != c.hidden_size:
+            self.embedding_projection = keras.layers.Dense(
+                c.hidden_size, kernel_initializer=truncated_normal(c.initializer_range),
+                name="embedding_hidden_mapping_in")
+        self.layer_groups = tuple(c.group_map())
+        attention_groups = sorted({a for a, _ in self.layer_groups})
+        ffn_groups = sorted({f for _, f in self.layer_groups})
+        # Parallel tuples (not dicts) so Keras and tf.train.Checkpoint track them plainly.
+        self.attention_keys = tuple((g, k) for g in attention_groups for k in range(c.inner_group_num))
+        self.ffn_keys = tuple((g, k) for g in ffn_groups for k in range(c.inner_group_num))
+        self.attention_layers = [
+            AttentionSublayer(c.hidden_size, c.num_attention_heads, c.initializer_range,
+                              c.hidden_dropout_prob, c.attention_probs_dropout_prob,
+                              name=f"group_{g}_inner_group_{k}_attention")
+            for g, k in self.attention_keys]
+        self.ffn_layers = [
+            FeedForwardSublayer(c.hidden_size, c.intermediate_size, c.hidden_act,
+                                c.initializer_range, c.hidden_dropout_prob,
+                                name=f"group_{g}_inner_group_{k}_ffn")
+            for g, k in self.ffn_keys]
+
+    def build(self, input_shape=None):
+        c = self.config
+        if self.embedding_projection is not None:
+            self.embedding_projection.build((None, None, c.embedding_size))
+        for layer in self.attention_layers + self.ffn_layers:
+            layer.build((None, None, c.hidden_size))
+
+    def attention_for(self, group, inner):
+        return self.attention_layers[self.attention_keys.index((group, inner))]
+
+    def ffn_for(self, group, inner):
+        return self.ffn_layers[self.ffn_keys.index((group, inner))]
+
+    def call(self, embedding_output, input_mask, training=False, return_attention=False):
+        x = embedding_output
+        if self.embedding_projection is not None:
+            x = self.embedding_projection(x)
+        bias = attention_bias(input_mask)
+        outputs, probs = [], []
+        for attention_group, ffn_group in self.layer_groups:
+            for inner in range(self.config.inner_group_num):
+                attention = self.attention_for(attention_group, inner)
+                if return_attention:
+                    x, p = attention(x, bias, training=training, return_probs=True)
+                    probs.append(p)
+                else:
+                    x = attention(x, bias, training=training)
+                x = self.ffn_for(ffn_group, inner)(x, training=training)
+                outputs.append(x)
+        return (outputs, probs) if return_attention else outputs

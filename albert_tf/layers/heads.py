@@ -1,0 +1,52 @@
+"""Pooler and pretraining heads, with the original's variable layout."""
+
+import keras
+from keras import ops
+
+from albert_tf.layers.activations import get_activation
+from albert_tf.layers.initializers import truncated_normal
+from albert_tf.layers.normalization import LayerNorm
+
+
+class MaskedLMHead(keras.layers.Layer):
+    """`cls/predictions`: dense H→E + act + LayerNorm, logits against the tied [V,E] table + bias."""
+
+    def __init__(self, embedding_size, vocab_size, hidden_act="gelu", initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.embedding_size = embedding_size
+        self.vocab_size = vocab_size
+        self.transform = keras.layers.Dense(
+            embedding_size, activation=get_activation(hidden_act),
+            kernel_initializer=truncated_normal(initializer_range), name="transform_dense")
+        self.layer_norm = LayerNorm(name="LayerNorm")
+
+    def build(self, hidden_size):
+        self.transform.build((None, hidden_size))
+        self.layer_norm.build((None, self.embedding_size))
+        self.output_bias = self.add_weight(name="output_bias", shape=(self.vocab_size,),
+                                           initializer="zeros")
+
+    def call(self, sequence_output, positions, embedding_table):
+        gathered = ops.take_along_axis(
+            sequence_output, ops.cast(positions, "int32")[:, :, None], axis=1)  # [B,P,H]
+        transformed = self.layer_norm(self.transform(gathered))
+        logits = ops.matmul(transformed, ops.transpose(ops.cast(embedding_table, transformed.dtype)))
+        return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
+
+
+class SentenceOrderHead(keras.layers.Layer):
+    """`cls/seq_relationship`: weights stored [2, H] ([out, in]) as in the original."""
+
+    def __init__(self, initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.initializer_range = initializer_range
+
+    def build(self, hidden_size):
+        self.output_weights = self.add_weight(
+            name="output_weights", shape=(2, hidden_size),
+            initializer=truncated_normal(self.initializer_range))
+        self.output_bias = self.add_weight(name="output_bias", shape=(2,), initializer="zeros")
+
+    def call(self, pooled_output):
+        logits = ops.matmul(pooled_output, ops.transpose(ops.cast(self.output_weights, pooled_output.dtype)))
+        return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")

@@ -1,0 +1,36 @@
+"""Shared test set-up: quiet TensorFlow, paths to ../shared, skips when it is absent."""
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import pathlib
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+SHARED = pathlib.Path(os.environ.get("ALBERT_TF_SHARED", REPO.parent / "shared"))
+FIXTURES = SHARED / "fixtures" / "original"
+DATA = SHARED / "data"
+
+
+def _require(path):
+    if not path.exists():
+        pytest.skip(f"needs {path} (the project's ../shared folder; absent in a plain clone)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir():
+    return _require(FIXTURES)
+
+
+@pytest.fixture(scope="session")
+def data_dir():
+    return _require(DATA)
+
+
+@pytest.fixture(scope="session")
+def spm_model(fixtures_dir):
+    return str(fixtures_dir / "spm" / "spm.model")
