@@ -1,0 +1,1 @@
+"""Data: TFRecord schemas, pretraining instance creation, tf.data readers."""
