@@ -1,0 +1,51 @@
+"""`python -m albert_tf.evaluate_squad` has the official scripts' command line and output keys."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from albert_tf import evaluate_squad
+
+
+def test_v1_command_line_prints_official_keys(data_dir, capsys):
+    folder = data_dir / "squad" / "v1.1"
+    evaluate_squad.main([str(folder / "dev-v1.1.json"),
+                         str(folder / "predictions" / "rnet_plus_ensemble_msra.json")])
+    result = json.loads(capsys.readouterr().out)
+    assert list(result) == ["exact_match", "f1"]
+    assert result["exact_match"] == 82.46925260170293 and result["f1"] == 88.47785965423249
+
+
+def test_v2_with_na_prob_file(data_dir, tmp_path):
+    folder = data_dir / "squad" / "v2.0"
+    out = tmp_path / "eval.json"
+    evaluate_squad.main([str(folder / "dev-v2.0.derived-full.json"),
+                         str(folder / "predictions" / "nstats_bert_predictions.json"),
+                         "--na-prob-file", str(folder / "predictions" / "nstats_bert_null_odds.json"),
+                         "-t", "0.0", "-o", str(out)])
+    result = json.loads(out.read_text())
+    assert list(result) == ["exact", "f1", "total", "HasAns_exact", "HasAns_f1", "HasAns_total",
+                            "NoAns_exact", "NoAns_f1", "NoAns_total", "best_exact",
+                            "best_exact_thresh", "best_f1", "best_f1_thresh"]
+    assert round(result["best_f1"], 4) == 76.1034 and round(result["best_f1_thresh"], 4) == -4.9532
+
+
+def test_bad_prediction_file_is_a_clear_error(data_dir, tmp_path):
+    bad = tmp_path / "pred.json"
+    bad.write_text("{oops")
+    with pytest.raises(SystemExit, match=r"pred\.json: not valid JSON"):
+        evaluate_squad.main([str(data_dir / "squad" / "v1.1" / "dev-v1.1.json"), str(bad)])
+
+
+def test_runs_as_a_module(fixtures_dir, tmp_path):
+    preds = tmp_path / "p.json"
+    data = json.loads((fixtures_dir / "squad" / "squad_v2_tiny.json").read_text())
+    ids = [qa["id"] for a in data["data"] for p in a["paragraphs"] for qa in p["qas"]]
+    preds.write_text(json.dumps({qid: "" for qid in ids}))
+    out = subprocess.run([sys.executable, "-m", "albert_tf.evaluate_squad",
+                          str(fixtures_dir / "squad" / "squad_v2_tiny.json"), str(preds)],
+                         capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout[out.stdout.index("{"):])
+    assert result["total"] == 8 and result["NoAns_exact"] == 100.0 and result["HasAns_f1"] == 0.0
