@@ -1,0 +1,170 @@
+"""SQuAD span heads on the ALBERT encoder, with the original's variables and losses.
+
+`SquadV1Model`: one [2, H] projection → start/end logits (no masking; spec §9.3).
+`SquadV2Model`: masked start log-probs, end log-probs conditioned on a start (teacher-forced in
+training, beam over start_n_top × end_n_top at inference) and an answerability logit (§9.4).
+Both expose `.encoder` and `tf1_head_rows()` so `albert_tf.checkpoint` loads and saves the
+original fine-tuned checkpoint names.
+"""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from albert_tf.config import AlbertConfig
+from albert_tf.layers.initializers import truncated_normal
+from albert_tf.layers.normalization import LayerNorm
+from albert_tf.models import AlbertModel
+
+NEG_INF = 1e30
+
+
+def _encoder(config):
+    if isinstance(config, dict):
+        config = AlbertConfig.from_dict(config)
+    return config, AlbertModel(config)
+
+
+def _encoder_inputs(inputs):
+    return {k: inputs[k] for k in ("input_ids", "input_mask", "segment_ids") if k in inputs}
+
+
+class SquadV1Model(keras.Model):
+    """Outputs `start_logits`, `end_logits` [B, S] (float32); the original calls them log probs."""
+
+    def __init__(self, config, **kwargs):
+        kwargs.setdefault("name", "squad_v1")
+        super().__init__(**kwargs)
+        self.config, self.encoder = _encoder(config)
+        hidden = self.config.hidden_size
+        self.output_weights = self.add_weight(
+            name="output_weights", shape=(2, hidden),
+            initializer=truncated_normal(0.02))  # the original hard-codes 0.02 here
+        self.output_bias = self.add_weight(name="output_bias", shape=(2,), initializer="zeros")
+
+    def tf1_head_rows(self):
+        return [("cls/squad/output_weights", "output_weights", (2, "hidden_size")),
+                ("cls/squad/output_bias", "output_bias", (2,))]
+
+    def call(self, inputs, training=False):
+        sequence = self.encoder(_encoder_inputs(inputs), training=training)["sequence_output"]
+        logits = ops.einsum("bsh,nh->bsn", ops.cast(sequence, "float32"),
+                            ops.cast(self.output_weights, "float32")) + self.output_bias
+        return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
+
+
+def squad_v1_loss(outputs, features):
+    """½ (CE(start) + CE(end)), each averaged over the batch."""
+    def cross_entropy(logits, positions):
+        return ops.mean(keras.losses.sparse_categorical_crossentropy(
+            ops.cast(positions, "int32"), logits, from_logits=True))
+    return 0.5 * (cross_entropy(outputs["start_logits"], features["start_positions"]) +
+                  cross_entropy(outputs["end_logits"], features["end_positions"]))
+
+
+def _masked(logits, p_mask):
+    return logits * (1.0 - p_mask) - NEG_INF * p_mask
+
+
+class SquadV2Model(keras.Model):
+    """Inputs add `p_mask` [B,S] (1 = not an answer position) and, for training,
+    `start_positions` [B] (teacher forcing of the end head).
+
+    Training outputs: `start_log_probs`, `end_log_probs` [B,S], `cls_logits` [B].
+    Inference outputs: `start_top_log_probs`, `start_top_index` [B, start_n_top],
+    `end_top_log_probs`, `end_top_index` [B, start_n_top·end_n_top], `cls_logits` [B].
+    """
+
+    def __init__(self, config, start_n_top: int = 5, end_n_top: int = 5,
+                 dropout_prob: float = 0.1, **kwargs):
+        kwargs.setdefault("name", "squad_v2")
+        super().__init__(**kwargs)
+        self.config, self.encoder = _encoder(config)
+        self.start_n_top, self.end_n_top = start_n_top, end_n_top
+        hidden, init = self.config.hidden_size, truncated_normal(self.config.initializer_range)
+        self.start_dense = keras.layers.Dense(1, kernel_initializer=init, name="start_dense")
+        self.end_dense_0 = keras.layers.Dense(hidden, activation="tanh", kernel_initializer=init,
+                                              name="end_dense_0")
+        self.end_layer_norm = LayerNorm(name="end_LayerNorm")
+        self.end_dense_1 = keras.layers.Dense(1, kernel_initializer=init, name="end_dense_1")
+        self.answer_dense_0 = keras.layers.Dense(hidden, activation="tanh",
+                                                 kernel_initializer=init, name="answer_dense_0")
+        self.answer_dropout = keras.layers.Dropout(dropout_prob)
+        self.answer_dense_1 = keras.layers.Dense(1, use_bias=False, kernel_initializer=init,
+                                                 name="answer_dense_1")
+        for layer, width in ((self.start_dense, hidden), (self.end_dense_0, 2 * hidden),
+                             (self.end_layer_norm, hidden), (self.end_dense_1, hidden),
+                             (self.answer_dense_0, 2 * hidden), (self.answer_dense_1, hidden)):
+            layer.build((None, width))
+
+    def tf1_head_rows(self):
+        h, two_h = "hidden_size", 2 * self.config.hidden_size
+        return [
+            ("start_logits/dense/kernel", "start_dense.kernel", (h, 1)),
+            ("start_logits/dense/bias", "start_dense.bias", (1,)),
+            ("end_logits/dense_0/kernel", "end_dense_0.kernel", (two_h, h)),
+            ("end_logits/dense_0/bias", "end_dense_0.bias", (h,)),
+            ("end_logits/LayerNorm/beta", "end_layer_norm.beta", (h,)),
+            ("end_logits/LayerNorm/gamma", "end_layer_norm.gamma", (h,)),
+            ("end_logits/dense_1/kernel", "end_dense_1.kernel", (h, 1)),
+            ("end_logits/dense_1/bias", "end_dense_1.bias", (1,)),
+            ("answer_class/dense_0/kernel", "answer_dense_0.kernel", (two_h, h)),
+            ("answer_class/dense_0/bias", "answer_dense_0.bias", (h,)),
+            ("answer_class/dense_1/kernel", "answer_dense_1.kernel", (h, 1)),
+        ]
+
+    def _end_logits(self, sequence, start_states, p_mask):
+        """sequence [B,S,H], start_states [B,...,H] broadcast over S → masked end log-probs."""
+        joined = ops.concatenate([sequence, ops.broadcast_to(start_states, ops.shape(sequence))],
+                                 axis=-1)
+        hidden = self.end_layer_norm(self.end_dense_0(joined))
+        logits = ops.cast(ops.squeeze(self.end_dense_1(hidden), -1), "float32")
+        return ops.log_softmax(_masked(logits, p_mask), axis=-1)
+
+    def call(self, inputs, training=False):
+        sequence = self.encoder(_encoder_inputs(inputs), training=training)["sequence_output"]
+        p_mask = ops.cast(inputs["p_mask"], "float32")
+        start_logits = ops.cast(ops.squeeze(self.start_dense(sequence), -1), "float32")
+        start_masked = _masked(start_logits, p_mask)
+        start_log_probs = ops.log_softmax(start_masked, axis=-1)
+        outputs = {}
+        if "start_positions" in inputs:
+            positions = ops.cast(inputs["start_positions"], "int32")
+            start_states = ops.take_along_axis(sequence, positions[:, None, None], axis=1)
+            outputs["start_log_probs"] = start_log_probs
+            outputs["end_log_probs"] = self._end_logits(sequence, start_states, p_mask)
+        else:
+            top_log_probs, top_index = ops.top_k(start_log_probs, k=self.start_n_top)
+            start_states = ops.take_along_axis(sequence, top_index[:, :, None], axis=1)  # [B,k,H]
+            tiled = ops.repeat(sequence[:, None], self.start_n_top, axis=1)             # [B,k,S,H]
+            end_log_probs = self._end_logits(tiled, start_states[:, :, None], p_mask[:, None])
+            end_top_log_probs, end_top_index = ops.top_k(end_log_probs, k=self.end_n_top)
+            flat = self.start_n_top * self.end_n_top
+            outputs.update(start_top_log_probs=top_log_probs, start_top_index=top_index,
+                           end_top_log_probs=ops.reshape(end_top_log_probs, (-1, flat)),
+                           end_top_index=ops.reshape(end_top_index, (-1, flat)))
+        start_weights = ops.softmax(start_masked, axis=-1)
+        start_feature = ops.einsum("bs,bsh->bh", ops.cast(start_weights, sequence.dtype), sequence)
+        answer_input = ops.concatenate([start_feature, sequence[:, 0]], axis=-1)
+        hidden = self.answer_dropout(self.answer_dense_0(answer_input), training=training)
+        outputs["cls_logits"] = ops.cast(ops.squeeze(self.answer_dense_1(hidden), -1), "float32")
+        return outputs
+
+    def get_config(self):
+        return {"config": self.config.to_dict(), "start_n_top": self.start_n_top,
+                "end_n_top": self.end_n_top, "name": self.name}
+
+
+def squad_v2_loss(outputs, features):
+    """½ (NLL(start) + NLL(end)) + ½ · mean sigmoid-CE(cls_logits, is_impossible)."""
+    def nll(log_probs, positions):
+        picked = ops.take_along_axis(ops.cast(log_probs, "float32"),
+                                     ops.cast(positions, "int32")[:, None], axis=1)
+        return -ops.mean(picked)
+    span = 0.5 * (nll(outputs["start_log_probs"], features["start_positions"]) +
+                  nll(outputs["end_log_probs"], features["end_positions"]))
+    labels = ops.cast(features["is_impossible"], "float32")
+    logits = ops.cast(outputs["cls_logits"], "float32")
+    answer = ops.mean(ops.binary_crossentropy(labels[:, None], logits[:, None], from_logits=True))
+    return span + 0.5 * answer
