@@ -63,21 +63,25 @@ def is_max_context(spans: list, span_index: int, position: int) -> bool:
 
 
 class _AlignmentCache:
-    """Alignments keyed by paragraph: every question of a paragraph shares one (the LCS is the
-    slow part of feature creation and depends only on the paragraph)."""
+    """Alignments keyed by paragraph text: every question of a paragraph shares one (the LCS is
+    the slow part of feature creation and depends only on the paragraph). Training examples are
+    shuffled, so this is a dict rather than a last-paragraph slot; it is bounded in size."""
 
-    def __init__(self, sp_model, do_lower_case):
+    def __init__(self, sp_model, do_lower_case, max_entries=4096):
         self.sp_model, self.do_lower_case = sp_model, do_lower_case
-        self._key, self._value = None, None
+        self.max_entries = max_entries
+        self._entries: dict = {}
 
     def get(self, paragraph_text):
-        if paragraph_text != self._key:
+        if paragraph_text not in self._entries:
+            if len(self._entries) >= self.max_entries:
+                self._entries.pop(next(iter(self._entries)))
             pieces = encode_pieces(self.sp_model, preprocess_text(paragraph_text,
                                                                   lower=self.do_lower_case),
                                    return_unicode=False)
-            self._key = paragraph_text
-            self._value = align_paragraph(paragraph_text, pieces, self.do_lower_case)
-        return self._value
+            self._entries[paragraph_text] = align_paragraph(paragraph_text, pieces,
+                                                            self.do_lower_case)
+        return self._entries[paragraph_text]
 
 
 def convert_examples_to_features(examples, sp_model, max_seq_length: int, doc_stride: int,

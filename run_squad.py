@@ -1,0 +1,72 @@
+"""Fine-tunes and evaluates ALBERT on SQuAD v1.1, or v2.0 with `--version_2_with_negative`.
+
+Flags are those of the original `run_squad_v1.py` and `run_squad_v2.py` (same names and
+defaults), so their README command lines run unchanged against this one script.
+"""
+
+from absl import app, flags, logging
+
+flags.DEFINE_string("albert_config_file", None, "The config json file of the ALBERT model.")
+flags.DEFINE_string("vocab_file", None, "The vocabulary file (unused with SentencePiece).")
+flags.DEFINE_string("spm_model_file", None, "The SentencePiece model file.")
+flags.DEFINE_string("output_dir", None, "Where checkpoints, predictions and results go.")
+flags.DEFINE_string("train_file", None, "SQuAD json for training.")
+flags.DEFINE_string("predict_file", None, "SQuAD json for predictions.")
+flags.DEFINE_string("train_feature_file", None, "Training feature TFRecord (written if absent).")
+flags.DEFINE_string("predict_feature_file", None, "Prediction feature TFRecord.")
+flags.DEFINE_string("predict_feature_left_file", None,
+                    "Prediction feature metadata (JSON lines here; a pickle in the original).")
+flags.DEFINE_string("init_checkpoint", None, "Initial (TF1-named) checkpoint.")
+flags.DEFINE_string("albert_hub_module_handle", None, "TF-Hub module (not supported).")
+flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text.")
+flags.DEFINE_integer("max_seq_length", 384, "Maximum total input length in pieces.")
+flags.DEFINE_integer("doc_stride", 128, "Stride between document windows.")
+flags.DEFINE_integer("max_query_length", 64, "Maximum question length in pieces.")
+flags.DEFINE_bool("do_train", False, "Whether to run training.")
+flags.DEFINE_bool("do_predict", False, "Whether to run prediction and evaluation.")
+flags.DEFINE_integer("train_batch_size", 32, "Training batch size.")
+flags.DEFINE_integer("predict_batch_size", 8, "Prediction batch size.")
+flags.DEFINE_float("learning_rate", 5e-5, "Initial learning rate for AdamW.")
+flags.DEFINE_float("num_train_epochs", 3.0, "Number of training epochs.")
+flags.DEFINE_float("warmup_proportion", 0.1, "Proportion of training for linear warmup.")
+flags.DEFINE_integer("save_checkpoints_steps", 1000, "Steps between checkpoints.")
+flags.DEFINE_integer("iterations_per_loop", 1000, "Steps per estimator call (TPU; unused).")
+flags.DEFINE_integer("n_best_size", 20, "Number of n-best predictions per question.")
+flags.DEFINE_integer("max_answer_length", 30, "Maximum answer length in pieces.")
+flags.DEFINE_bool("use_tpu", False, "Whether to use TPU.")
+flags.DEFINE_string("tpu_name", None, "TPU name.")
+flags.DEFINE_string("tpu_zone", None, "TPU zone.")
+flags.DEFINE_string("gcp_project", None, "GCP project.")
+flags.DEFINE_string("master", None, "TensorFlow master URL.")
+flags.DEFINE_integer("num_tpu_cores", 8, "Number of TPU cores.")
+flags.DEFINE_bool("use_einsum", True, "Einsum projections (always on here; kept for the CLI).")
+flags.DEFINE_string("export_dir", None, "Where to export SavedModels for serving.")
+flags.DEFINE_bool("version_2_with_negative", False, "SQuAD v2.0: answerability head and null "
+                  "answers (the original's run_squad_v2.py).")
+flags.DEFINE_integer("start_n_top", 5, "v2: beam size for start positions.")
+flags.DEFINE_integer("end_n_top", 5, "v2: beam size for end positions per start.")
+flags.DEFINE_float("dropout_prob", 0.1, "v2: dropout in the answerability head.")
+
+FLAGS = flags.FLAGS
+
+
+def main(_):
+    from albert_tf.tasks.squad.runner import SquadRunConfig, run_squad
+
+    if FLAGS.albert_hub_module_handle:
+        raise app.UsageError("--albert_hub_module_handle (TF1 hub modules) is not supported; "
+                             "use --init_checkpoint")
+    if FLAGS.use_tpu:
+        logging.warning("--use_tpu: this entry point trains on the default device")
+    fields = SquadRunConfig.__dataclass_fields__
+    run = SquadRunConfig(**{name: FLAGS[name].value for name in fields})
+    result = run_squad(run)
+    for key, value in result.items():
+        logging.info("%s = %s", key, value)
+
+
+if __name__ == "__main__":
+    flags.mark_flag_as_required("albert_config_file")
+    flags.mark_flag_as_required("spm_model_file")
+    flags.mark_flag_as_required("output_dir")
+    app.run(main)

@@ -1,0 +1,105 @@
+"""run_squad end to end on real SQuAD data with a tiny model (a few steps), v1.1 and v2.0."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from albert_tf.config import AlbertConfig
+from albert_tf.tasks.squad import reader
+from albert_tf.tasks.squad.runner import SquadRunConfig, run_squad
+from tests.conftest import REPO
+
+TINY = AlbertConfig(vocab_size=1500, embedding_size=16, hidden_size=32, num_hidden_layers=1,
+                    num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+
+
+def _subset(data, articles, paragraphs):
+    return {"version": data["version"], "data": [
+        {"title": a["title"], "paragraphs": a["paragraphs"][:paragraphs]}
+        for a in data["data"][:articles]]}
+
+
+def _ids(data):
+    return {qa["id"] for a in data["data"] for p in a["paragraphs"] for qa in p["qas"]}
+
+
+@pytest.fixture()
+def config_file(tmp_path):
+    path = tmp_path / "albert_config.json"
+    TINY.to_json_file(path)
+    return str(path)
+
+
+def _split(data_file, tmp_path, paragraphs):
+    train, held_out = reader.split_by_article(reader.load_squad_json(data_file))
+    train, held_out = _subset(train, 1, paragraphs), _subset(held_out, 1, paragraphs)
+    (tmp_path / "train.json").write_text(json.dumps(train))
+    (tmp_path / "predict.json").write_text(json.dumps(held_out))
+    return str(tmp_path / "train.json"), str(tmp_path / "predict.json"), _ids(held_out)
+
+
+def test_v1_script_trains_and_predicts_every_question(data_dir, spm_model, config_file, tmp_path):
+    train, predict, ids = _split(data_dir / "squad" / "v1.1" / "dev-v1.1.json", tmp_path, 2)
+    out = tmp_path / "out"
+    command = [sys.executable, "run_squad.py", f"--albert_config_file={config_file}",
+               f"--spm_model_file={spm_model}", f"--output_dir={out}", f"--train_file={train}",
+               f"--predict_file={predict}", f"--predict_feature_file={tmp_path / 'p.tfrecord'}",
+               f"--predict_feature_left_file={tmp_path / 'p.jsonl'}", "--do_train", "--do_predict",
+               "--max_seq_length=96", "--doc_stride=48", "--max_query_length=24",
+               "--train_batch_size=8", "--num_train_epochs=0.5", "--save_checkpoints_steps=1",
+               "--learning_rate=1e-3", "--predict_batch_size=32"]
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True)
+    predictions = json.loads((out / "predictions.json").read_text())
+    assert set(predictions) == ids
+    nbest = json.loads((out / "nbest_predictions.json").read_text())
+    assert all(0 < len(v) <= 20 for v in nbest.values())
+    results = (out / "eval_results.txt").read_text()
+    assert "best f1 = " in results and "best perf happened at step:" in results
+    assert (out / "model.ckpt-best.index").exists()
+    # a second, predict-only run from the best checkpoint reuses both feature files
+    stamp = (tmp_path / "p.jsonl").stat().st_mtime_ns
+    run = SquadRunConfig(
+        albert_config_file=config_file, spm_model_file=spm_model, output_dir=str(tmp_path / "o2"),
+        predict_file=predict, predict_feature_file=str(tmp_path / "p.tfrecord"),
+        predict_feature_left_file=str(tmp_path / "p.jsonl"), do_predict=True,
+        init_checkpoint=str(out / "model.ckpt-best"), max_seq_length=96, doc_stride=48,
+        max_query_length=24, predict_batch_size=32)
+    again = run_squad(run)
+    assert (tmp_path / "p.jsonl").stat().st_mtime_ns == stamp
+    assert json.loads((tmp_path / "o2" / "predictions.json").read_text()) == predictions
+    assert set(again) == {"exact_match", "f1"}
+
+
+def test_v2_library_run_writes_null_odds_for_every_question(data_dir, spm_model, config_file,
+                                                            tmp_path):
+    train, predict, ids = _split(data_dir / "squad" / "v2.0" / "dev-v2.0.first5articles.json",
+                                 tmp_path, 1)
+    run = SquadRunConfig(
+        albert_config_file=config_file, spm_model_file=spm_model, output_dir=str(tmp_path / "o"),
+        version_2_with_negative=True, train_file=train, predict_file=predict,
+        predict_feature_file=str(tmp_path / "p.tfrecord"),
+        predict_feature_left_file=str(tmp_path / "p.jsonl"), do_train=True, do_predict=True,
+        max_seq_length=96, doc_stride=48, max_query_length=24, train_batch_size=8,
+        num_train_epochs=0.3, save_checkpoints_steps=100, learning_rate=1e-3,
+        predict_batch_size=32)
+    result = run_squad(run)
+    assert {"exact", "f1", "total", "null_score_diff_threshold"} <= set(result)
+    assert result["total"] == len(ids)
+    for name in ("predictions.json", "null_odds.json", "nbest_predictions.json"):
+        assert set(json.loads((tmp_path / "o" / name).read_text())) == ids
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({}, "At least one of"),
+    ({"do_train": True}, "train_file"),
+    ({"do_predict": True, "predict_file": "x.json"}, "predict_feature_file"),
+    ({"do_train": True, "train_file": "t.json", "max_seq_length": 20, "max_query_length": 17},
+     "must be greater than"),
+    ({"do_train": True, "train_file": "t.json", "max_seq_length": 512}, "sequence length 512"),
+])
+def test_flag_validation(changes, message):
+    run = SquadRunConfig(albert_config_file="c", spm_model_file="s", output_dir="o", **changes)
+    with pytest.raises(ValueError, match=message):
+        run.validate(TINY)
