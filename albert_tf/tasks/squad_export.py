@@ -1,0 +1,135 @@
+"""SQuAD SavedModels for TF Serving.
+
+One SavedModel with two signatures:
+* `serving_default`: `input_ids`, `input_mask`, `segment_ids` (and `p_mask` for v2), int32
+  [batch, max_seq_length] → `start_logits`/`end_logits` (v1) or the beam outputs
+  `start_top_log_probs`, `start_top_index`, `end_top_log_probs`, `end_top_index` and
+  `cls_logits` (v2), exactly the model's outputs.
+* `answer_text`: raw strings `question`, `context` [batch] → `answer` (string), `score`
+  (start + end logit / log-prob of the chosen span) and, for v2, `null_score` (the cls logit;
+  the caller compares it with its tuned threshold). Tokenizing, packing, span search and
+  detokenizing run in the graph.
+
+What the in-graph path does not do (done by `run_squad.py`'s Python post-processing instead):
+only the first window of a long context is read (no sliding windows), and the answer is the
+detokenized SentencePiece text, i.e. the *preprocessed* form (lower-cased when
+`do_lower_case`, accents stripped) rather than the exact raw substring, because the raw ↔ piece
+character alignment (a banded LCS) is not expressible as graph ops at reasonable cost. No TFLite
+file is written.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import tensorflow as tf
+
+from albert_tf.tasks.squad import models
+from albert_tf.text.preprocessor import AlbertPreprocessor
+
+NEG = -1e30
+
+
+class SquadServing(tf.Module):
+    def __init__(self, model, spm_model_file, max_seq_length: int, max_query_length: int,
+                 max_answer_length: int, do_lower_case: bool = True):
+        super().__init__()
+        self.model = model
+        self.version_2 = isinstance(model, models.SquadV2Model)
+        self.preprocessor = AlbertPreprocessor(spm_model_file, max_seq_length, do_lower_case)
+        self.max_seq_length = max_seq_length
+        self.max_query_length = max_query_length
+        self.max_answer_length = max_answer_length
+        spec = tf.TensorSpec([None, max_seq_length], tf.int32)
+        names = ["input_ids", "input_mask", "segment_ids"] + (["p_mask"] if self.version_2 else [])
+        self.serve_ids = tf.function(self._serve_ids,
+                                     input_signature=[{n: tf.TensorSpec(spec.shape, spec.dtype, n)
+                                                       for n in names}])
+        self.answer_text = tf.function(self._answer_text, input_signature=[
+            tf.TensorSpec([None], tf.string, "question"),
+            tf.TensorSpec([None], tf.string, "context")])
+
+    def _serve_ids(self, inputs):
+        return self.model(inputs, training=False)
+
+    def pack(self, question, context):
+        """[CLS] question [SEP] context [SEP] (first window only) with SQuAD's segment ids and
+        p_mask (0 for [CLS] and context pieces)."""
+        pre = self.preprocessor
+        query = pre.tokenize(question)[:, :self.max_query_length]
+        room = self.max_seq_length - query.row_lengths() - 3
+        doc = pre.tokenize(context)
+        doc = tf.ragged.boolean_mask(
+            doc, tf.ragged.range(doc.row_lengths()) < tf.expand_dims(room, 1))
+        batch = tf.shape(question)[0]
+        one = lambda value: tf.RaggedTensor.from_tensor(tf.fill([batch, 1], value))  # noqa
+        ids = tf.concat([one(pre.cls_id), query, one(pre.sep_id), doc, one(pre.sep_id)], axis=1)
+        ones = lambda ragged, v: tf.ones_like(ragged) * v  # noqa: E731
+        segments = tf.concat([one(0), ones(query, 0), one(0), ones(doc, 1), one(1)], axis=1)
+        p_mask = tf.concat([one(0), ones(query, 1), one(1), ones(doc, 0), one(1)], axis=1)
+        shape = [None, self.max_seq_length]
+        return ({"input_ids": ids.to_tensor(0, shape=shape),
+                 "input_mask": tf.ones_like(ids).to_tensor(0, shape=shape),
+                 "segment_ids": segments.to_tensor(0, shape=shape),
+                 "p_mask": p_mask.to_tensor(1, shape=shape)}, ids)
+
+    @staticmethod
+    def _context(features):
+        """Context-piece positions ([CLS] is not an answer here, as in post-processing)."""
+        return (features["segment_ids"] == 1) & (features["p_mask"] == 0)
+
+    def _best_span_v1(self, features, outputs):
+        allowed = tf.cast(self._context(features), tf.float32)
+        start = outputs["start_logits"] + (1.0 - allowed) * NEG
+        end = outputs["end_logits"] + (1.0 - allowed) * NEG
+        scores = start[:, :, None] + end[:, None, :]                       # [B, start, end]
+        band = tf.linalg.band_part(tf.ones_like(scores[0]), 0, self.max_answer_length - 1)
+        scores = scores + (1.0 - band)[None] * NEG
+        flat = tf.reshape(scores, [tf.shape(scores)[0], -1])
+        best = tf.argmax(flat, axis=-1, output_type=tf.int32)
+        size = self.max_seq_length
+        return best // size, best % size, tf.reduce_max(flat, axis=-1)
+
+    def _best_span_v2(self, features, outputs):
+        k_end = self.model.end_n_top
+        starts = tf.repeat(outputs["start_top_index"], k_end, axis=1)
+        ends = outputs["end_top_index"]
+        scores = tf.repeat(outputs["start_top_log_probs"], k_end, axis=1) + outputs["end_top_log_probs"]
+        context = self._context(features)
+        in_context = lambda t: tf.gather(context, t, batch_dims=1)  # noqa: E731
+        valid = ((ends >= starts) & (ends < starts + self.max_answer_length) &
+                 in_context(starts) & in_context(ends))
+        scores = tf.where(valid, scores, NEG)
+        best = tf.argmax(scores, axis=-1, output_type=tf.int32)
+        pick = lambda t: tf.gather(t, best, batch_dims=1)  # noqa: E731
+        return pick(starts), pick(ends), pick(scores)
+
+    def _answer_text(self, question, context):
+        features, ids = self.pack(question, context)
+        inputs = dict(features) if self.version_2 else {k: v for k, v in features.items()
+                                                        if k != "p_mask"}
+        outputs = self.model(inputs, training=False)
+        find = self._best_span_v2 if self.version_2 else self._best_span_v1
+        start, end, score = find(features, outputs)
+        positions = tf.ragged.range(start, end + 1)
+        span_ids = tf.gather(features["input_ids"], positions, batch_dims=1)
+        found = score > NEG / 2
+        text = tf.strings.strip(self.preprocessor.sentencepiece.detokenize(span_ids))
+        result = {"answer": tf.where(found, text, ""), "score": score}
+        if self.version_2:
+            result["null_score"] = outputs["cls_logits"]
+        return result
+
+
+def export(model, run, config=None, export_dir=None) -> str:
+    """Writes `<export_dir>/saved_model/<timestamp>` and returns its path."""
+    export_dir = export_dir or run.export_dir
+    module = SquadServing(model, run.spm_model_file, run.max_seq_length, run.max_query_length,
+                          run.max_answer_length, run.do_lower_case)
+    target = os.path.join(export_dir, "saved_model", str(int(time.time())))
+    tmp = target + ".tmp"
+    tf.saved_model.save(module, tmp, signatures={"serving_default": module.serve_ids,
+                                                 "answer_text": module.answer_text})
+    tf.io.gfile.rename(tmp, target, overwrite=True)
+    return target
