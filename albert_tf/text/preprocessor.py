@@ -55,6 +55,8 @@ class AlbertPreprocessor(keras.layers.Layer):
         self.cls_id = _control_id(processor, "[CLS]", self.spm_model_file)
         self.sep_id = _control_id(processor, "[SEP]", self.spm_model_file)
         self.vocab_size = processor.GetPieceSize()
+        self._digit_comma_table = sentencepiece_ops.digit_comma_table(processor)
+        self._comma_id = sentencepiece_ops.comma_id(processor)
         self.sentencepiece = tf_text.SentencepieceTokenizer(model=proto, out_type=tf.int32)
         # Strings are not Keras tensors: skip Keras' input conversion and autocasting.
         self._convert_input_args = False
@@ -69,7 +71,8 @@ class AlbertPreprocessor(keras.layers.Layer):
         strings = tf.convert_to_tensor(strings, tf.string)
         if preprocess:
             strings = self.preprocess(strings)
-        return sentencepiece_ops.encode_ids(self.sentencepiece, strings)
+        return sentencepiece_ops.encode_ids(self.sentencepiece, strings, self._digit_comma_table,
+                                            self._comma_id)
 
     def call(self, inputs):
         if isinstance(inputs, dict):
