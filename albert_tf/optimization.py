@@ -84,6 +84,8 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         self.exclude_from_weight_decay = tuple(exclude_from_weight_decay or ())
         self.clip_norm = clip_norm
         self.skip_nonfinite = skip_nonfinite
+        # Set by albert_tf.training, whose step sums and clips gradients itself.
+        self.external_reduction = False
 
     def build(self, var_list):
         if self.built:
@@ -105,27 +107,44 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         """Whether weight decay applies to this (built-for) variable."""
         return self._decays[self._get_variable_index(variable)]
 
+    def apply_reduced(self, grads, trainable_variables, finite=None):
+        """Applies gradients that are already summed over replicas and clipped (what the
+        training loop does); `finite` (a bool tensor) skips the update when False."""
+        self._pending_finite = finite
+        try:
+            self.apply(grads, trainable_variables)
+        finally:
+            self._pending_finite = None
+
     def _backend_update_step(self, grads, trainable_variables, learning_rate):
-        # Keras clips before the cross-replica sum; the original clips the whole gradient, so
-        # sum first (a no-op on one device), then clip, then update each variable.
         from keras.src import backend as keras_backend
 
         variables = [v.value if isinstance(v, keras_backend.Variable) else v
                      for v in trainable_variables]
-        reduced = self._all_reduce_sum_gradients(list(zip(grads, variables)))
-        grads = [g for g, _ in reduced]
-        # A tied word table gets its gradient as IndexedSlices (the decoder's dense part plus one
-        # row per looked-up token, duplicates not summed); like TF1's clip_by_global_norm, the
-        # norm counts those pieces separately. Only then are they summed into a dense tensor.
-        if self.clip_norm:
-            grads, norm = tf.clip_by_global_norm(grads, self.clip_norm)
-        else:
-            norm = tf.linalg.global_norm(grads)
-        grads = [tf.convert_to_tensor(g) for g in grads]
-        self._finite = tf.math.is_finite(norm) if self.skip_nonfinite else None
+        finite = getattr(self, "_pending_finite", None)
+        if not self.external_reduction:
+            # Keras clips before the cross-replica sum; the original clips the whole gradient,
+            # so sum first (a no-op on one device), then clip, then update each variable.
+            reduced = self._all_reduce_sum_gradients(list(zip(grads, variables)))
+            grads = [g for g, _ in reduced]
+            # A gather's gradient comes as IndexedSlices with one row per looked-up token
+            # (duplicates not summed); like TF1's clip_by_global_norm, the norm counts those
+            # rows separately. Only then are they summed into a dense tensor.
+            if self.clip_norm:
+                grads, norm = tf.clip_by_global_norm(grads, self.clip_norm)
+            else:
+                norm = tf.linalg.global_norm(grads)
+            grads = [tf.convert_to_tensor(g) for g in grads]
+            if self.skip_nonfinite:
+                finite = tf.math.is_finite(norm)
         tf.__internal__.distribute.interim.maybe_merge_call(
-            self._distributed_tf_update_step, self._distribution_strategy,
-            list(zip(grads, variables)), learning_rate)
+            self._update_all, self._distribution_strategy, list(zip(grads, variables)),
+            learning_rate, finite)
+
+    def _update_all(self, distribution, grads_and_vars, learning_rate, finite):
+        for grad, var in grads_and_vars:
+            distribution.extended.update(var, self._update_one, args=(grad, learning_rate, finite),
+                                         group=False)
 
     def _direction(self, gradient, variable):
         index = self._get_variable_index(variable)
@@ -141,12 +160,14 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         return lr * update
 
     def update_step(self, gradient, variable, learning_rate):
+        self._update_one(variable, gradient, learning_rate, None)
+
+    def _update_one(self, variable, gradient, learning_rate, finite):
         gradient = tf.cast(gradient, variable.dtype)
         lr = tf.cast(learning_rate, variable.dtype)
         index, next_m, next_v, update = self._direction(gradient, variable)
         next_w = variable - self._scaled_update(index, update, variable, lr)
         m, v = self._m[index], self._v[index]
-        finite = getattr(self, "_finite", None)
         if finite is not None:
             next_w = tf.where(finite, next_w, variable)
             next_m = tf.where(finite, next_m, m)

@@ -44,7 +44,8 @@ def preprocess_text(inputs, remove_space: bool = True, lower: bool = False) -> s
     return outputs
 
 
-def _is_digit_comma_piece(piece: str) -> bool:
+def is_digit_comma_piece(piece: str) -> bool:
+    """The pieces the original's fix-up re-encodes: longer than one character, digit + ","."""
     return len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit()
 
 
@@ -72,7 +73,7 @@ def encode_pieces(sp_model: spm.SentencePieceProcessor, text, return_unicode: bo
         pieces = sp_model.EncodeAsPieces(text)
     result: list[str] = []
     for piece in pieces:
-        if _is_digit_comma_piece(piece):
+        if is_digit_comma_piece(piece):
             result.extend(split_digit_comma_python3(sp_model, piece))
         else:
             result.append(piece)

@@ -39,6 +39,10 @@ class AlbertTransformer(keras.layers.Layer):
                                 c.initializer_range, c.hidden_dropout_prob,
                                 name=f"group_{g}_inner_group_{k}_ffn")
             for g, k in self.ffn_keys]
+        # Keras' list tracking is invisible to tf.train.Checkpoint: without these attributes a
+        # checkpoint of the model alone would silently miss every block weight.
+        for layer in self.attention_layers + self.ffn_layers:
+            setattr(self, layer.name, layer)
 
     def build(self, input_shape=None):
         c = self.config
