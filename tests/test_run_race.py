@@ -14,7 +14,7 @@ def test_run_race_reports_middle_high_and_all(data_dir, spm_model, tmp_path):
     subprocess.run([sys.executable, "run_race.py", f"--data_dir={data_dir / 'race'}",
                     f"--albert_config_file={config}", f"--spm_model_file={spm_model}",
                     f"--output_dir={out}", "--max_seq_length=64", "--max_qa_length=16",
-                    "--train_step=2", "--warmup_step=1", "--save_checkpoints_steps=1",
+                    "--train_step=1", "--warmup_step=0", "--save_checkpoints_steps=1",
                     "--train_batch_size=4", "--learning_rate=1e-3", "--do_predict"],
                    cwd=REPO, check=True, capture_output=True)
     results = (out / "eval_results.txt").read_text()

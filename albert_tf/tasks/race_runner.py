@@ -10,7 +10,6 @@ from typing import Optional
 import numpy as np
 import tensorflow as tf
 
-from albert_tf import checkpoint
 from albert_tf.config import AlbertConfig
 from albert_tf.tasks import race, race_model
 from albert_tf.tasks.squad import fit
@@ -77,7 +76,7 @@ def accuracy_by_level(model, run, path, examples, batch_size) -> dict:
     return result
 
 
-def run_race(run: RaceRunConfig) -> dict:
+def run_race(run: RaceRunConfig, runtime_config=None) -> dict:
     config = AlbertConfig.from_json_file(run.albert_config_file)
     if run.max_seq_length > config.max_position_embeddings:
         raise ValueError(f"Cannot use sequence length {run.max_seq_length} because the ALBERT "
@@ -86,31 +85,40 @@ def run_race(run: RaceRunConfig) -> dict:
         raise ValueError("At least one of `do_train`, `do_eval` or `do_predict` must be True.")
     tf.io.gfile.makedirs(run.output_dir)
     tokenizer = FullTokenizer(run.vocab_file, run.do_lower_case, run.spm_model_file)
-    model = race_model.RaceModel(config, run.dropout_prob)
-    if run.init_checkpoint:
-        checkpoint.load_tf1_checkpoint(model, run.init_checkpoint)
-    if run.do_train:
-        path, _ = _cache(run, run.train_file, "train", tokenizer)
-        data = race.race_dataset(path, run.max_seq_length, True, run.train_batch_size,
-                                 drop_remainder=True)
-        fit.train(model, race_model.race_loss, data, run.output_dir, run.train_step,
-                  run.warmup_step, run.learning_rate, run.save_checkpoints_steps)
-    result = {}
+    runtime = fit.make_runtime(runtime_config)
+    with runtime.scope():
+        model = race_model.RaceModel(config, run.dropout_prob)
+    evaluate = None
     if run.do_eval:
-        path, examples = _cache(run, run.eval_file, "dev", tokenizer)
+        eval_path, eval_examples = _cache(run, run.eval_file, "dev", tokenizer)
 
         def evaluate(prefix):
-            checkpoint.load_tf1_checkpoint(model, prefix)
-            return accuracy_by_level(model, run, path, examples, run.eval_batch_size)
+            fit.load_weights(model, prefix)
+            return accuracy_by_level(model, run, eval_path, eval_examples, run.eval_batch_size)
+    result = {}
+    if run.do_train:
+        path, _ = _cache(run, run.train_file, "train", tokenizer)
+
+        def dataset_fn(context):
+            return race.race_dataset(path, run.max_seq_length, True,
+                                     context.get_per_replica_batch_size(run.train_batch_size),
+                                     drop_remainder=True)
+        loop = fit.EvalLoop(run.output_dir, evaluate, "eval_accuracy") if evaluate else None
+        fit.train(runtime, model, race_model.race_loss, dataset_fn, run.output_dir,
+                  run.train_batch_size, run.train_step, run.warmup_step, run.learning_rate,
+                  run.save_checkpoints_steps, run.init_checkpoint,
+                  on_checkpoint=loop.on_checkpoint if loop else None)
+        result = loop.finish() if loop else {}
+    elif evaluate is not None:
         result = fit.evaluate_all(run.output_dir, evaluate, "eval_accuracy")
     if run.do_predict:
         # as the original: an evaluation of the best checkpoint on the test split
         path, examples = _cache(run, run.predict_file, "test", tokenizer)
-        best = os.path.join(run.output_dir, "model.ckpt-best")
+        best = os.path.join(run.output_dir, fit.BEST)
         if not tf.io.gfile.exists(best + ".index"):
             raise ValueError(f"--do_predict evaluates {best}, which does not exist: run "
                              f"--do_eval first")
-        checkpoint.load_tf1_checkpoint(model, best)
+        fit.load_weights(model, best)
         test = accuracy_by_level(model, run, path, examples, run.predict_batch_size)
         lines = ["***** Predict results *****"] + [f"{k} = {v}" for k, v in sorted(test.items())]
         lines.append(f"best = {test['eval_accuracy']}")

@@ -1,8 +1,10 @@
-"""Fine-tuning steps and the checkpoint-by-checkpoint evaluation shared by SQuAD and RACE.
+"""Fine-tuning glue shared by SQuAD and RACE on top of `albert_tf.training`.
 
-Stand-in until `albert_tf.training` (the generic runtime) lands: the smallest loop that trains
-with the original's optimizer (`albert_tf.optimization.create_optimizer`, AdamW, clip 1.0) and
-saves TF1-named `model.ckpt-<step>` checkpoints the original code can read.
+`train` runs the generic Trainer (runtime, AdamW with the original's schedule, checkpoints with
+resume) and calls an `EvalLoop` after every checkpoint, which reproduces the original runners'
+eval loop: score each checkpoint, copy the best to `model.ckpt-best`, write `eval_results.txt`
+(`key = value` lines, `saved … to …`, `best <key> = …`, separators) and finally re-score the
+best and note its step.
 """
 
 from __future__ import annotations
@@ -13,38 +15,35 @@ import re
 
 import tensorflow as tf
 
-from albert_tf import checkpoint
 from albert_tf.optimization import create_optimizer
+from albert_tf.training import Runtime, RuntimeConfig, Task, Trainer
+from albert_tf.training.checkpoints import checkpoint_step, copy_checkpoint, init_from_checkpoint
 
 _STEP = re.compile(r"model\.ckpt-(\d+)\.index$")
+BEST = "model.ckpt-best"
 
 
-def train(model, loss_fn, dataset, output_dir, num_train_steps: int, num_warmup_steps: int,
-          learning_rate: float, save_checkpoints_steps: int) -> str:
-    """Runs `num_train_steps` updates; checkpoints every `save_checkpoints_steps` and at the end.
-    Returns the last checkpoint prefix."""
-    optimizer = create_optimizer(learning_rate, num_train_steps, num_warmup_steps, "adamw")
+def make_runtime(runtime_config: RuntimeConfig | None = None) -> Runtime:
+    return Runtime(runtime_config or RuntimeConfig())
 
-    @tf.function
-    def step(features):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(model(features, training=True), features)
-        variables = model.trainable_variables
-        gradients = tape.gradient(loss, variables)
-        # the pooler is unused by span heads: it has no gradient and must not be updated
-        optimizer.apply_gradients([(g, v) for g, v in zip(gradients, variables) if g is not None])
-        return loss
 
-    last = None
-    batches = iter(dataset)
-    for index in range(1, num_train_steps + 1):
-        loss = step(next(batches))
-        if index % 100 == 0 or index == 1:
-            logging.info("step %d loss %.4f", index, float(loss))
-        if index % save_checkpoints_steps == 0 or index == num_train_steps:
-            last = checkpoint.save_tf1_checkpoint(
-                model, os.path.join(output_dir, f"model.ckpt-{index}"), global_step=index)
-    return last
+def train(runtime, model, loss_fn, dataset_fn, output_dir, global_batch_size: int,
+          num_train_steps: int, num_warmup_steps: int, learning_rate: float,
+          save_checkpoints_steps: int, init_checkpoint=None, on_checkpoint=None):
+    """Trains `model` (built inside `runtime.scope()`) with AdamW, as the original fine-tuners.
+    `dataset_fn(input_context)` returns per-replica batches; `loss_fn(outputs, features)`."""
+    with runtime.scope():
+        optimizer = create_optimizer(learning_rate, num_train_steps, num_warmup_steps, "adamw")
+    task = Task(lambda outputs, features: (loss_fn(outputs, features), {}))
+    trainer = Trainer(runtime, model, optimizer, task, output_dir, keep_checkpoint_max=None)
+    return trainer.train(dataset_fn, global_batch_size, num_train_steps,
+                         save_checkpoints_steps=save_checkpoints_steps,
+                         init_checkpoint=init_checkpoint, on_checkpoint=on_checkpoint)
+
+
+def load_weights(model, prefix) -> str:
+    """Model weights from an original (TF1-named) checkpoint or one of ours."""
+    return init_from_checkpoint(model, prefix)
 
 
 def checkpoints_by_step(output_dir) -> list:
@@ -57,50 +56,54 @@ def checkpoints_by_step(output_dir) -> list:
     return sorted(found)
 
 
-def checkpoint_step(prefix) -> int:
-    reader = tf.train.load_checkpoint(prefix)
-    return int(reader.get_tensor("global_step")) if reader.has_tensor("global_step") else 0
+class EvalLoop:
+    """`evaluate(prefix)` → {name: value}; the best by `key` (higher is better) is kept."""
+
+    def __init__(self, output_dir, evaluate, key: str, results_name: str = "eval_results.txt"):
+        self.output_dir, self.evaluate, self.key = os.fspath(output_dir), evaluate, key
+        self.path = os.path.join(self.output_dir, results_name)
+        self.best_prefix = os.path.join(self.output_dir, BEST)
+        self.lines: list = []
+        self.best_value, self.best_result = None, None
+        if tf.io.gfile.exists(self.best_prefix + ".index"):  # seed from an earlier run
+            self.best_result = evaluate(self.best_prefix)
+            self.best_value = self.best_result[key]
+
+    def _write(self):
+        tmp = f"{self.path}.tmp-{os.getpid()}"
+        with tf.io.gfile.GFile(tmp, "w") as writer:
+            writer.write("\n".join(self.lines) + "\n")
+        tf.io.gfile.rename(tmp, self.path, overwrite=True)
+
+    def on_checkpoint(self, step, prefix) -> None:
+        if prefix is None:
+            return
+        result = self.evaluate(prefix)
+        logging.info("step %d: %s", step, result)
+        self.lines += [f"{name} = {value}" for name, value in sorted(result.items())]
+        if self.best_value is None or result[self.key] > self.best_value:
+            self.best_value, self.best_result = result[self.key], result
+            for source, target in copy_checkpoint(prefix, self.best_prefix):
+                self.lines.append(f"saved {source} to {target}")
+        self.lines += [f"best {self.key} = {self.best_value}", "=" * 50]
+        self._write()
+
+    def finish(self) -> dict:
+        """Re-scores `model.ckpt-best` and appends its step; returns its results."""
+        if tf.io.gfile.exists(self.best_prefix + ".index"):
+            self.best_result = self.evaluate(self.best_prefix)
+            self.lines += [f"{name} = {value}" for name, value in sorted(self.best_result.items())]
+            self.lines.append(f"best perf happened at step: {checkpoint_step(self.best_prefix)}")
+            self._write()
+        return self.best_result or {}
 
 
-def copy_checkpoint(prefix, target_prefix) -> list:
-    """Copies the checkpoint's files (index last) to `target_prefix`; returns the copies."""
-    copied = []
-    for suffix in (".data-00000-of-00001", ".index", ".meta"):
-        if tf.io.gfile.exists(prefix + suffix):
-            tf.io.gfile.copy(prefix + suffix, target_prefix + suffix, overwrite=True)
-            copied.append((prefix + suffix, target_prefix + suffix))
-    return copied
-
-
-def evaluate_all(output_dir, evaluate, key: str, results_name: str = "eval_results.txt") -> dict:
-    """The original's eval loop, run after training: seed with `model.ckpt-best` if present,
-    evaluate each checkpoint in step order, keep the best by `key` as `model.ckpt-best`, then
-    re-evaluate the best and note its step. `evaluate(prefix)` → {name: value}."""
-    best_prefix = os.path.join(output_dir, "model.ckpt-best")
-    best_value, best_result = None, None
-    lines = []
-    if tf.io.gfile.exists(best_prefix + ".index"):
-        best_result = evaluate(best_prefix)
-        best_value = best_result[key]
+def evaluate_all(output_dir, evaluate, key: str) -> dict:
+    """The eval loop over checkpoints already in `output_dir` (evaluation without training)."""
+    loop = EvalLoop(output_dir, evaluate, key)
     for step, prefix in checkpoints_by_step(output_dir):
-        result = evaluate(prefix)
-        lines += [f"{name} = {value}" for name, value in sorted(result.items())]
-        if best_value is None or result[key] > best_value:
-            best_value, best_result = result[key], result
-            for source, target in copy_checkpoint(prefix, best_prefix):
-                lines.append(f"saved {source} to {target}")
-        lines += [f"best {key} = {best_value}", "=" * 50]
-    if best_result is not None and tf.io.gfile.exists(best_prefix + ".index"):
-        final = evaluate(best_prefix)
-        lines += [f"{name} = {value}" for name, value in sorted(final.items())]
-        lines.append(f"best perf happened at step: {checkpoint_step(best_prefix)}")
-        best_result = final
-    path = os.path.join(output_dir, results_name)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with tf.io.gfile.GFile(tmp, "w") as writer:
-        writer.write("\n".join(lines) + "\n")
-    tf.io.gfile.rename(tmp, path, overwrite=True)
-    return best_result or {}
+        loop.on_checkpoint(step, prefix)
+    return loop.finish()
 
 
 def inference_fn(model):

@@ -11,7 +11,6 @@ from typing import Optional
 import numpy as np
 import tensorflow as tf
 
-from albert_tf import checkpoint
 from albert_tf.config import AlbertConfig
 from albert_tf.tasks.squad import feature_io, fit, metrics, models, postprocess, reader
 from albert_tf.tasks.squad.features import convert_examples_to_features
@@ -168,45 +167,57 @@ def score_predictions(run: SquadRunConfig, dataset, examples, features, results)
     return final
 
 
-def run_squad(run: SquadRunConfig) -> dict:
-    """Train and/or predict as the flags say; returns the best checkpoint's scores (or {})."""
+def run_squad(run: SquadRunConfig, runtime_config=None) -> dict:
+    """Train and/or predict as the flags say; returns the best checkpoint's scores (or {}).
+
+    With training and prediction, every saved checkpoint is scored as it is written (the
+    original ran this loop beside training) and the best is kept as `model.ckpt-best`.
+    """
     config = AlbertConfig.from_json_file(run.albert_config_file)
     run.validate(config)
     tf.io.gfile.makedirs(run.output_dir)
     sp = load_sentencepiece(run.spm_model_file)
-    model = build_model(run, config)
-    if run.init_checkpoint:
-        checkpoint.load_tf1_checkpoint(model, run.init_checkpoint)
-    if run.do_train:
-        num_examples = prepare_train_features(run, sp)
-        num_steps = int(num_examples / run.train_batch_size * run.num_train_epochs)
-        data = feature_io.dataset(run.train_feature_file, run.max_seq_length, True,
-                                  run.train_batch_size, with_p_mask=run.version_2_with_negative,
-                                  drop_remainder=True)
-        loss = models.squad_v2_loss if run.version_2_with_negative else models.squad_v1_loss
-        fit.train(model, loss, data, run.output_dir, max(num_steps, 1),
-                  int(num_steps * run.warmup_proportion), run.learning_rate,
-                  run.save_checkpoints_steps)
-    result = {}
+    runtime = fit.make_runtime(runtime_config)
+    with runtime.scope():
+        model = build_model(run, config)
+    evaluate = None
     if run.do_predict:
         examples, features = prepare_predict_features(run, sp)
         dataset = reader.load_squad_json(run.predict_file)["data"]
 
-        def evaluate(prefix):
-            checkpoint.load_tf1_checkpoint(model, prefix)
+        def evaluate(prefix=None):
+            if prefix is not None:
+                fit.load_weights(model, prefix)
             scores = score_predictions(run, dataset, examples, features,
                                        predict_raw_results(model, run))
             logging.info("%s: %s", prefix, scores)
             return scores
+    result = {}
+    if run.do_train:
+        num_examples = prepare_train_features(run, sp)
+        num_steps = max(int(num_examples / run.train_batch_size * run.num_train_epochs), 1)
 
-        if fit.checkpoints_by_step(run.output_dir) or tf.io.gfile.exists(
-                _output(run, "model.ckpt-best.index")):
+        def dataset_fn(context):
+            return feature_io.dataset(
+                run.train_feature_file, run.max_seq_length, True,
+                context.get_per_replica_batch_size(run.train_batch_size),
+                with_p_mask=run.version_2_with_negative, drop_remainder=True)
+        loss = models.squad_v2_loss if run.version_2_with_negative else models.squad_v1_loss
+        loop = fit.EvalLoop(run.output_dir, evaluate, "f1") if evaluate else None
+        fit.train(runtime, model, loss, dataset_fn, run.output_dir, run.train_batch_size,
+                  num_steps, int(num_steps * run.warmup_proportion), run.learning_rate,
+                  run.save_checkpoints_steps, run.init_checkpoint,
+                  on_checkpoint=loop.on_checkpoint if loop else None)
+        result = loop.finish() if loop else {}
+    elif evaluate is not None:
+        if run.init_checkpoint:  # the original v1 crashed on predict-only runs (spec §14.28)
+            result = evaluate(run.init_checkpoint)
+        else:
             result = fit.evaluate_all(run.output_dir, evaluate, "f1")
-        else:  # predict-only from init_checkpoint (the original v1 crashed here: spec §14.28)
-            result = score_predictions(run, dataset, examples, features,
-                                       predict_raw_results(model, run))
     if run.export_dir:
         from albert_tf.tasks import squad_export
 
-        squad_export.export(model, run, config)
+        if not run.do_train and run.init_checkpoint and not run.do_predict:
+            fit.load_weights(model, run.init_checkpoint)
+        squad_export.export(model, run)
     return result
