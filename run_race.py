@@ -41,6 +41,17 @@ flags.DEFINE_integer("num_tpu_cores", 8, "Number of TPU cores.")
 FLAGS = flags.FLAGS
 
 
+def _runtime_config():
+    """--use_tpu selects the TPU strategy of the shared runtime; otherwise one device."""
+    from albert_tf.training import RuntimeConfig
+
+    if not FLAGS.use_tpu:
+        return RuntimeConfig()
+    return RuntimeConfig(distribution_strategy="tpu", tpu_name=FLAGS.tpu_name,
+                         tpu_zone=FLAGS.tpu_zone, gcp_project=FLAGS.gcp_project,
+                         master=FLAGS.master)
+
+
 def main(_):
     from albert_tf.tasks.race_runner import RaceRunConfig, run_race
 
@@ -49,7 +60,8 @@ def main(_):
     if FLAGS.task_name.lower() != "race":
         raise app.UsageError(f"Task not found: {FLAGS.task_name}")
     fields = RaceRunConfig.__dataclass_fields__
-    result = run_race(RaceRunConfig(**{name: FLAGS[name].value for name in fields}))
+    result = run_race(RaceRunConfig(**{name: FLAGS[name].value for name in fields}),
+                      _runtime_config())
     for key, value in sorted(result.items()):
         logging.info("%s = %s", key, value)
 

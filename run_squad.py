@@ -50,17 +50,26 @@ flags.DEFINE_float("dropout_prob", 0.1, "v2: dropout in the answerability head."
 FLAGS = flags.FLAGS
 
 
+def _runtime_config():
+    """--use_tpu selects the TPU strategy of the shared runtime; otherwise one device."""
+    from albert_tf.training import RuntimeConfig
+
+    if not FLAGS.use_tpu:
+        return RuntimeConfig()
+    return RuntimeConfig(distribution_strategy="tpu", tpu_name=FLAGS.tpu_name,
+                         tpu_zone=FLAGS.tpu_zone, gcp_project=FLAGS.gcp_project,
+                         master=FLAGS.master)
+
+
 def main(_):
     from albert_tf.tasks.squad.runner import SquadRunConfig, run_squad
 
     if FLAGS.albert_hub_module_handle:
         raise app.UsageError("--albert_hub_module_handle (TF1 hub modules) is not supported; "
                              "use --init_checkpoint")
-    if FLAGS.use_tpu:
-        logging.warning("--use_tpu: this entry point trains on the default device")
     fields = SquadRunConfig.__dataclass_fields__
     run = SquadRunConfig(**{name: FLAGS[name].value for name in fields})
-    result = run_squad(run)
+    result = run_squad(run, _runtime_config())
     for key, value in result.items():
         logging.info("%s = %s", key, value)
 

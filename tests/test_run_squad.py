@@ -103,3 +103,27 @@ def test_flag_validation(changes, message):
     run = SquadRunConfig(albert_config_file="c", spm_model_file="s", output_dir="o", **changes)
     with pytest.raises(ValueError, match=message):
         run.validate(TINY)
+
+
+ORIGINAL_FLAGS = {  # spec §9.6: every flag of run_squad_v1.py / run_squad_v2.py with its default
+    "albert_config_file": None, "vocab_file": None, "spm_model_file": None, "output_dir": None,
+    "train_file": None, "predict_file": None, "train_feature_file": None,
+    "predict_feature_file": None, "predict_feature_left_file": None, "init_checkpoint": None,
+    "albert_hub_module_handle": None, "do_lower_case": "true", "max_seq_length": "384",
+    "doc_stride": "128", "max_query_length": "64", "do_train": "false", "do_predict": "false",
+    "train_batch_size": "32", "predict_batch_size": "8", "learning_rate": "5e-05",
+    "num_train_epochs": "3.0", "warmup_proportion": "0.1", "save_checkpoints_steps": "1000",
+    "iterations_per_loop": "1000", "n_best_size": "20", "max_answer_length": "30",
+    "use_tpu": "false", "tpu_name": None, "tpu_zone": None, "gcp_project": None, "master": None,
+    "num_tpu_cores": "8", "use_einsum": "true", "export_dir": None, "start_n_top": "5",
+    "end_n_top": "5", "dropout_prob": "0.1"}
+
+
+def test_script_has_every_original_flag_and_default():
+    text = subprocess.run([sys.executable, "run_squad.py", "--helpshort"], cwd=REPO,
+                          capture_output=True, text=True).stdout
+    for name, default in ORIGINAL_FLAGS.items():
+        assert f"--{name}:" in text or f"--[no]{name}:" in text, name
+        if default is not None:
+            block = text.split(f"{name}:", 1)[1].split("\n  --", 1)[0]
+            assert f"(default: '{default}')" in block, name

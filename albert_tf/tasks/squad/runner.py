@@ -8,7 +8,6 @@ import logging
 import os
 from typing import Optional
 
-import numpy as np
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
