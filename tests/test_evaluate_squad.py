@@ -1,7 +1,7 @@
 """`python -m albert_tf.evaluate_squad` has the official scripts' command line and output keys."""
 
 import json
-import subprocess
+import runpy
 import sys
 
 import pytest
@@ -39,13 +39,15 @@ def test_bad_prediction_file_is_a_clear_error(data_dir, tmp_path):
         evaluate_squad.main([str(data_dir / "squad" / "v1.1" / "dev-v1.1.json"), str(bad)])
 
 
-def test_runs_as_a_module(fixtures_dir, tmp_path):
+def test_runs_as_a_module(fixtures_dir, tmp_path, monkeypatch, capsys):
     preds = tmp_path / "p.json"
     data = json.loads((fixtures_dir / "squad" / "squad_v2_tiny.json").read_text())
     ids = [qa["id"] for a in data["data"] for p in a["paragraphs"] for qa in p["qas"]]
     preds.write_text(json.dumps({qid: "" for qid in ids}))
-    out = subprocess.run([sys.executable, "-m", "albert_tf.evaluate_squad",
-                          str(fixtures_dir / "squad" / "squad_v2_tiny.json"), str(preds)],
-                         capture_output=True, text=True, check=True)
-    result = json.loads(out.stdout[out.stdout.index("{"):])
+    # what `python -m albert_tf.evaluate_squad DATA PRED` runs, without a second interpreter
+    monkeypatch.setattr(sys, "argv", ["evaluate_squad", str(fixtures_dir / "squad" /
+                                                            "squad_v2_tiny.json"), str(preds)])
+    monkeypatch.delitem(sys.modules, "albert_tf.evaluate_squad", raising=False)
+    runpy.run_module("albert_tf.evaluate_squad", run_name="__main__")
+    result = json.loads(capsys.readouterr().out)
     assert result["total"] == 8 and result["NoAns_exact"] == 100.0 and result["HasAns_f1"] == 0.0
