@@ -171,3 +171,16 @@ def test_keras_config_round_trip():
     model = AlbertModel(_small())
     again = AlbertModel.from_config(model.get_config())
     assert again.config == model.config
+
+
+@pytest.mark.parametrize("overrides", [{}, {"share_parameters": "attention"}])
+def test_object_checkpoints_hold_every_weight(tmp_path, overrides):
+    model = AlbertPretrainer(_small(**overrides))
+    assert len(model.weights) == len({id(w) for w in model.weights})
+    path = tf.train.Checkpoint(model=model).write(str(tmp_path / "ckpt"))
+    saved = [n for n in tf.train.load_checkpoint(path).get_variable_to_shape_map() if n.startswith("model/")]
+    assert len(saved) == len(model.weights)
+    again = AlbertPretrainer(_small(**overrides))
+    tf.train.Checkpoint(model=again).read(path).assert_existing_objects_matched()
+    batch = _batch(again.config)
+    np.testing.assert_array_equal(model(batch)["masked_lm_logits"], again(batch)["masked_lm_logits"])
