@@ -59,7 +59,7 @@ def generate(corpus: list, options, encoder, ngram_lengths: list | None = None) 
 
 
 def run(options, files, encoder, writer, counters, doc_counts, record_stats: stats.RecordStatistics,
-        ngram_lengths) -> None:
+        ngram_lengths) -> dict:
     corpus = read_corpus(files, options, encoder, counters, doc_counts)
     logging.info("read %d documents; generating instances in memory (--exact_original)", len(corpus))
     example_encoder = _example_encoder(options)
@@ -69,6 +69,7 @@ def run(options, files, encoder, writer, counters, doc_counts, record_stats: sta
         record_stats.add(instance.input_ids, instance.len_a, instance.masked_lm_positions,
                          instance.masked_lm_ids, instance.sentence_order_label, encoder.mask_id)
     ngram_lengths.update(lengths)
+    return {}
 
 
 def _example_encoder(options):

@@ -88,34 +88,17 @@ def _lazy_shuffled(items: list, rng):
         yield items[k]
 
 
-def _select_ngrams(order, cand, num_to_predict, draw_ngram, taken, blocked, ngram_lengths):
-    """Yields index lists of n-grams chosen in `order`, with the original's fallback and skips.
-
-    `taken` counts what is already selected (a list used as a counter), `blocked` is a set of
-    indices that may not be selected again. The caller consumes each yielded list before the
-    next is chosen (its draws interleave with the 80/10/10 draws).
-    """
-    n_cand = len(cand)
-    for idx in order:
-        if taken[0] >= num_to_predict:
-            break
-        n = draw_ngram()
-        index_set = None
-        room = num_to_predict - taken[0]
-        # Fall back to shorter n-grams until one fits; skip the start when even 1 word does not.
-        for m in range(n, 0, -1):
-            words = cand[idx:idx + m]
-            candidate = words[0] if len(words) == 1 else [i for w in words for i in w]
-            if len(candidate) <= room:
-                index_set = candidate
-                break
-        if index_set is None:
-            continue
-        if not blocked.isdisjoint(index_set):
-            continue  # no partial masking of an n-gram that overlaps a chosen one
-        if ngram_lengths is not None:
-            ngram_lengths.append(min(m, n_cand - idx))
-        yield index_set
+def _choose_ngram(idx, cand, room, draw_ngram):
+    """Token indices of the n-gram of words starting at cand[idx], with the original's fallback:
+    draw n, then try n, n-1, ..., 1 words until it fits in `room`; None when even 1 word does not.
+    Returns (indices, words used)."""
+    n = draw_ngram()
+    for m in range(n, 0, -1):
+        words = cand[idx:idx + m]
+        indices = words[0] if len(words) == 1 else [i for w in words for i in w]
+        if len(indices) <= room:
+            return indices, len(words)
+    return None, 0
 
 
 def create_masked_lm_predictions(tokens: list[int], cfg: MaskingConfig, rng,
@@ -126,14 +109,18 @@ def create_masked_lm_predictions(tokens: list[int], cfg: MaskingConfig, rng,
     """
     cls_code, sep_code = cfg.cls_code, cfg.sep_code
     whole_word = cfg.do_whole_word_mask
+    # Candidate words: [CLS]/[SEP] are skipped but do not end a word (a continuation piece
+    # after [SEP] joins the word before it, as in the original).
     cand: list[list[int]] = []
+    word = None
     for i, code in enumerate(tokens):
         if code == cls_code or code == sep_code:
             continue
-        if whole_word and cand and not code & 1:
-            cand[-1].append(i)
+        if code & 1 or word is None or not whole_word:
+            word = [i]
+            cand.append(word)
         else:
-            cand.append([i])
+            word.append(i)
     output = [code >> 1 for code in tokens]
     boundary = [code & 1 for code in tokens]
     if cfg.masked_lm_prob == 0:
@@ -153,9 +140,14 @@ def create_masked_lm_predictions(tokens: list[int], cfg: MaskingConfig, rng,
     last_word = len(replacement_ids) - 1
     masked: list[tuple[int, int]] = []
     covered: set[int] = set()
-    taken = [0]
-    for index_set in _select_ngrams(candidates, cand, num_to_predict, draw_ngram, taken,
-                                    covered, ngram_lengths):
+    for idx in candidates:
+        if len(masked) >= num_to_predict:
+            break
+        index_set, words = _choose_ngram(idx, cand, num_to_predict - len(masked), draw_ngram)
+        if index_set is None or not covered.isdisjoint(index_set):
+            continue  # too long even as 1 word, or overlaps a masked n-gram (no partial masking)
+        if ngram_lengths is not None:
+            ngram_lengths.append(words)
         for index in index_set:
             covered.add(index)
             label = output[index]
@@ -164,7 +156,6 @@ def create_masked_lm_predictions(tokens: list[int], cfg: MaskingConfig, rng,
             elif random() >= 0.5:  # else: keep the original token
                 output[index] = replacement_ids[randint(0, last_word)]
             masked.append((index, label))
-        taken[0] = len(masked)
 
     if cfg.replay_unused_shuffle or cfg.do_permutation:
         rng.shuffle(order)
@@ -176,14 +167,16 @@ def create_masked_lm_predictions(tokens: list[int], cfg: MaskingConfig, rng,
 
 
 def _permute(order, cand, num_to_predict, draw_ngram, rng, covered, output):
-    """The original's `do_permutation` targets: selected tokens swapped among themselves."""
+    """The original's `do_permutation` targets: more n-grams chosen the same way (avoiding masked
+    ones), then their tokens swapped among themselves; the labels are the tokens before."""
     selected: set[int] = set()
-    blocked = set(covered)
-    taken = [0]
-    for index_set in _select_ngrams(order, cand, num_to_predict, draw_ngram, taken, blocked, None):
+    for idx in order:
+        if len(selected) >= num_to_predict:
+            break
+        index_set, _ = _choose_ngram(idx, cand, num_to_predict - len(selected), draw_ngram)
+        if index_set is None or not covered.isdisjoint(index_set) or not selected.isdisjoint(index_set):
+            continue
         selected.update(index_set)
-        blocked.update(index_set)
-        taken[0] = len(selected)
     sources = sorted(selected)
     targets = list(sources)
     rng.shuffle(targets)

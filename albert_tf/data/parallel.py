@@ -15,6 +15,7 @@ import collections
 import dataclasses
 import multiprocessing
 import random
+import sys
 import time
 from typing import Iterable, Iterator, NamedTuple
 
@@ -38,6 +39,7 @@ class BlockResult(NamedTuple):
     ngram_lengths: collections.Counter
     doc_counts: collections.Counter
     input_bytes: int
+    peak_rss_mb: float  # of the process that made it
 
 
 def iter_blocks(docs: Iterable[list[str]], block_bytes: int, counters: documents.InputCounters) -> Iterator[Block]:
@@ -104,7 +106,16 @@ class BlockProcessor:
                                      instance.masked_lm_ids, instance.sentence_order_label, mask_id)
         random.Random(f"{self.seed}/block/{block.index}").shuffle(records)
         return BlockResult(block.index, records, record_stats, collections.Counter(lengths),
-                           doc_counts, block.input_bytes)
+                           doc_counts, block.input_bytes, peak_rss_mb())
+
+
+def peak_rss_mb() -> float:
+    try:
+        import resource
+    except ImportError:  # Windows
+        return float("nan")
+    scale = 1 / 1024 ** 2 if sys.platform == "darwin" else 1 / 1024  # bytes on macOS, else KiB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
 
 
 _PROCESSOR: BlockProcessor | None = None
@@ -140,30 +151,36 @@ def process_blocks(blocks: Iterable[Block], processor: BlockProcessor, num_worke
                 yield pending.popleft().get()
         while pending:
             yield pending.popleft().get()
+        pool.close()
+        pool.join()  # reaped workers count in the parent's resource usage (summary's peak memory)
 
 
 class ShuffleBuffer:
     """Seeded, bounded shuffle across blocks: mixes neighbouring blocks' records before writing."""
 
-    def __init__(self, size: int, seed: int):
+    def __init__(self, size: int, seed: int, write):
         self._size = size
         self._rng = random.Random(f"{seed}/output")
         self._buffer: list = []
+        self._write = write
 
-    def push(self, record: bytes):
-        if self._size == 0:
-            yield record
-            return
-        if len(self._buffer) < self._size:
-            self._buffer.append(record)
-            return
-        j = self._rng.randrange(self._size)
-        yield self._buffer[j]
-        self._buffer[j] = record
+    def extend(self, records: list) -> None:
+        buffer, size, write = self._buffer, self._size, self._write
+        randbelow = self._rng._randbelow
+        for record in records:
+            if len(buffer) < size:
+                buffer.append(record)
+            elif size:
+                j = randbelow(size)
+                write(buffer[j])
+                buffer[j] = record
+            else:
+                write(record)
 
-    def drain(self):
+    def drain(self) -> None:
         self._rng.shuffle(self._buffer)
-        yield from self._buffer
+        for record in self._buffer:
+            self._write(record)
         self._buffer = []
 
 
@@ -193,7 +210,8 @@ class Progress:
                      self.instances, self.instances / elapsed, elapsed, eta)
 
 
-def run(options, files, encoder, writer, counters, doc_counts, record_stats, ngram_lengths) -> None:
+def run(options, files, encoder, writer, counters, doc_counts, record_stats, ngram_lengths) -> dict:
+    """Streams the corpus through the workers into `writer`; returns extra summary fields."""
     lines = documents.iter_lines(files, counters, on_undecodable=options.undecodable_lines,
                                  ignore_decode_errors=options.input_file_mode == "rb",
                                  max_line_bytes=options.max_line_bytes)
@@ -202,14 +220,15 @@ def run(options, files, encoder, writer, counters, doc_counts, record_stats, ngr
     blocks = iter_blocks(docs, options.block_bytes, counters)
     processor = BlockProcessor(options, encoder)
     progress = Progress(sum(documents.file_size(f) for f in files), options.progress_interval_s)
-    shuffle = ShuffleBuffer(options.shuffle_buffer, options.random_seed)
+    shuffle = ShuffleBuffer(options.shuffle_buffer, options.random_seed, writer.write)
+    num_blocks, worker_peak = 0, 0.0
     for result in process_blocks(blocks, processor, options.workers()):
-        for record in result.records:
-            for out in shuffle.push(record):
-                writer.write(out)
+        shuffle.extend(result.records)
+        num_blocks += 1
+        worker_peak = max(worker_peak, result.peak_rss_mb)
         record_stats.merge(result.record_stats)
         ngram_lengths.update(result.ngram_lengths)
         doc_counts.update(result.doc_counts)
         progress.update(result)
-    for out in shuffle.drain():
-        writer.write(out)
+    shuffle.drain()
+    return {"blocks": num_blocks, "peak_rss_mb_worker": round(worker_peak, 1)}

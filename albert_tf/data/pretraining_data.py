@@ -33,10 +33,12 @@ def run(options: PretrainingDataOptions) -> dict:
     ngram_lengths: collections.Counter = collections.Counter()
     mode = exact_original if options.exact_original else parallel
     with pretraining_writer.RoundRobinWriter(output_files) as writer:
-        mode.run(options, files, encoder, writer, counters, doc_counts, record_stats, ngram_lengths)
+        extra = mode.run(options, files, encoder, writer, counters, doc_counts, record_stats,
+                         ngram_lengths)
     elapsed = time.monotonic() - start
     summary = build_summary(options, files, output_files, counters, doc_counts, record_stats,
                             ngram_lengths, elapsed)
+    summary.update(extra)
     path = summary_path(options)
     pretraining_writer.write_json_atomic(path, summary)
     print(json.dumps(summary, indent=1), flush=True)
@@ -68,6 +70,7 @@ def build_summary(options, files, output_files, counters, doc_counts, record_sta
         "instances_per_s": round(record_stats.instances / elapsed, 1) if elapsed > 0 else None,
         "documents_per_s": round(doc_counts["documents"] / elapsed, 1) if elapsed > 0 else None,
         "input_mb_per_s": round(counters.input_bytes / 1e6 / elapsed, 3) if elapsed > 0 else None,
+        "peak_rss_mb_main": round(parallel.peak_rss_mb(), 1),
     }
     summary.update(record_stats.as_dict())
     return summary

@@ -29,31 +29,18 @@ _VARINT_TABLE = [_varint(v) for v in range(1 << 16)]
 
 
 def _packed_int64(values) -> bytes:
-    if max(values) < 0x80 and min(values) >= 0:
+    low, high = min(values), max(values)
+    if low >= 0 and high < 0x80:
         return bytes(values)
-    table = _VARINT_TABLE
-    try:
+    if low >= 0 and high < len(_VARINT_TABLE):
+        table = _VARINT_TABLE
         return b"".join([table[v] for v in values])
-    except IndexError:
-        return b"".join([_varint(v) for v in values])
+    return b"".join([_varint(v) for v in values])
 
 
 def _field(tag: bytes, payload: bytes) -> bytes:
     return tag + _VARINT_TABLE[len(payload)] + payload if len(payload) < 1 << 16 \
         else tag + _varint(len(payload)) + payload
-
-
-def _int64_feature(values) -> bytes:
-    return _field(b"\x1a", _field(b"\x0a", _packed_int64(values)))  # Feature.int64_list
-
-
-def _float_feature(packed_le_floats: bytes) -> bytes:
-    return _field(b"\x12", _field(b"\x0a", packed_le_floats))  # Feature.float_list
-
-
-def _map_entry(name: str, feature: bytes) -> bytes:
-    key = name.encode()
-    return _field(b"\x0a", _field(b"\x0a", key) + _field(b"\x12", feature))
 
 
 _FLOAT_ONE = struct.pack("<f", 1.0)
@@ -69,17 +56,17 @@ class ExampleEncoder:
     def __init__(self, max_seq_length: int, max_predictions_per_seq: int, do_permutation: bool = False):
         self.max_seq_length = max_seq_length
         self.num_predictions = max_predictions_per_seq * (2 if do_permutation else 1)
+        self._prefixes: dict = {}  # (feature, payload length) → its map-entry bytes before the payload
+        self._zeros = bytes(max(max_seq_length, self.num_predictions))
+        self._small_positions = max_seq_length <= 0x80  # positions are then one varint byte each
 
     def features(self, instance: Instance) -> dict:
         """Feature name → padded value list (the original's `write_instance_to_example_files`)."""
         n = len(instance.input_ids)
-        if n > self.max_seq_length:
-            raise ValueError(f"instance of {n} tokens exceeds max_seq_length {self.max_seq_length}")
+        self._check(instance)
         pad = [0] * (self.max_seq_length - n)
         len_b = n - instance.len_a - 2
         num_masked = len(instance.masked_lm_positions)
-        if num_masked > self.num_predictions:
-            raise ValueError(f"{num_masked} predictions exceed {self.num_predictions}")
         pred_pad = [0] * (self.num_predictions - num_masked)
         return {
             "input_ids": list(instance.input_ids) + pad,
@@ -92,15 +79,58 @@ class ExampleEncoder:
             "next_sentence_labels": [instance.sentence_order_label],
         }
 
+    def _check(self, instance: Instance) -> None:
+        if len(instance.input_ids) > self.max_seq_length:
+            raise ValueError(f"instance of {len(instance.input_ids)} tokens exceeds "
+                             f"max_seq_length {self.max_seq_length}")
+        if len(instance.masked_lm_positions) > self.num_predictions:
+            raise ValueError(f"{len(instance.masked_lm_positions)} predictions exceed "
+                             f"{self.num_predictions}")
+
+    def _prefix(self, name: str, payload_length: int) -> bytes:
+        key = (name, payload_length)
+        prefix = self._prefixes.get(key)
+        if prefix is None:
+            list_tag = b"\x12" if name == "masked_lm_weights" else b"\x1a"
+            inner = len(_field(b"\x0a", bytes(payload_length)))
+            feature_header = list_tag + _varint(inner) + b"\x0a" + _varint(payload_length)
+            feature_length = len(feature_header) + payload_length
+            entry_body = _field(b"\x0a", name.encode()) + b"\x12" + _varint(feature_length) + feature_header
+            prefix = b"\x0a" + _varint(len(entry_body) + payload_length) + entry_body
+            self._prefixes[key] = prefix
+        return prefix
+
     def serialize(self, instance: Instance) -> bytes:
-        features = self.features(instance)
+        """The record's bytes: equal to the Example's deterministic protobuf serialization."""
+        self._check(instance)
+        seq, preds, zeros = self.max_seq_length, self.num_predictions, self._zeros
+        n = len(instance.input_ids)
+        len_a = instance.len_a
         num_masked = len(instance.masked_lm_positions)
-        encoded = {name: _int64_feature(values) for name, values in features.items()
-                   if name != "masked_lm_weights"}
-        encoded["masked_lm_weights"] = _float_feature(
-            _FLOAT_ONE * num_masked + _FLOAT_ZERO * (self.num_predictions - num_masked))
-        body = b"".join([_map_entry(name, encoded[name]) for name in _KEY_ORDER])
-        return _field(b"\x0a", body)  # Example.features
+        pad = zeros[:seq - n]
+        pred_pad = zeros[:preds - num_masked]
+        if self._small_positions or not num_masked:
+            positions = bytes(instance.masked_lm_positions)
+        else:
+            positions = _packed_int64(instance.masked_lm_positions)
+        payloads = {  # values as packed varints (0/1 flags are one byte each)
+            "input_ids": _packed_int64(instance.input_ids) + pad,
+            "input_mask": b"\x01" * n + pad,
+            "masked_lm_ids": (_packed_int64(instance.masked_lm_ids) if num_masked else b"") + pred_pad,
+            "masked_lm_positions": positions + pred_pad,
+            "masked_lm_weights": _FLOAT_ONE * num_masked + _FLOAT_ZERO * (preds - num_masked),
+            "next_sentence_labels": b"\x01" if instance.sentence_order_label else b"\x00",
+            "segment_ids": zeros[:len_a + 2] + b"\x01" * (n - len_a - 2) + pad,
+            "token_boundary": bytes(instance.token_boundary) + pad,
+        }
+        parts = []
+        prefix = self._prefix
+        for name in _KEY_ORDER:
+            payload = payloads[name]
+            parts.append(prefix(name, len(payload)))
+            parts.append(payload)
+        body = b"".join(parts)
+        return b"\x0a" + _varint(len(body)) + body  # Example.features
 
 
 def to_example(instance: Instance, encoder: ExampleEncoder):

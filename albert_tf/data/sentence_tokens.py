@@ -116,9 +116,10 @@ class SentenceEncoder:
         """Codes per sentence (already preprocessed); an empty list where nothing tokenizes."""
         if self._sp is None:
             return [self.codes_of_pieces(self._wordpiece.tokenize(s)) for s in sentences]
+        # One thread: the parallelism is in the worker processes.
         code_of_id, slow_ids = self._code_of_id, self._slow_ids
         out = []
-        for sentence, ids in zip(sentences, self._sp.encode(sentences, out_type=int)):
+        for sentence, ids in zip(sentences, self._sp.encode(sentences, out_type=int, num_threads=1)):
             if slow_ids.isdisjoint(ids):
                 out.append(list(map(code_of_id.__getitem__, ids)))
             else:

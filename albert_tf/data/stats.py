@@ -53,30 +53,44 @@ def instance_observations(input_ids, len_a: int, positions, label_ids, label: in
     }
 
 
-@dataclasses.dataclass
 class RecordStatistics:
-    """Histograms over records, for the run summary."""
+    """Histograms over records, for the run summary (picklable, mergeable)."""
 
-    instances: int = 0
-    tokens: int = 0  # real tokens ([CLS] and [SEP] included)
-    masked: int = 0
-    histograms: dict = dataclasses.field(
-        default_factory=lambda: {name: collections.Counter() for name in OBSERVED})
+    def __init__(self):
+        self.instances = 0
+        self.tokens = 0  # real tokens ([CLS] and [SEP] included)
+        self.masked = 0
+        self._histograms = {name: collections.Counter() for name in OBSERVED}
+        self._pending: dict[str, list] = {name: [] for name in OBSERVED}  # counted lazily, in bulk
 
     def add(self, input_ids, len_a: int, positions, label_ids, label: int, mask_id: int) -> None:
         self.instances += 1
         self.tokens += len(input_ids)
         self.masked += len(positions)
+        pending = self._pending
         for name, values in instance_observations(input_ids, len_a, positions, label_ids, label,
                                                   mask_id).items():
-            self.histograms[name].update(values)
+            pending[name].extend(values)
+
+    @property
+    def histograms(self) -> dict[str, collections.Counter]:
+        for name, values in self._pending.items():
+            if values:
+                self._histograms[name].update(values)
+                values.clear()
+        return self._histograms
 
     def merge(self, other: "RecordStatistics") -> None:
         self.instances += other.instances
         self.tokens += other.tokens
         self.masked += other.masked
+        mine, theirs = self.histograms, other.histograms
         for name in OBSERVED:
-            self.histograms[name].update(other.histograms[name])
+            mine[name].update(theirs[name])
+
+    def __getstate__(self):
+        self.histograms  # count the pending values before pickling
+        return self.__dict__
 
     def as_dict(self) -> dict:
         def hist(counter):
