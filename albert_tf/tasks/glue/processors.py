@@ -124,10 +124,6 @@ LEADERBOARD_NAMES = {"cola": "CoLA", "mnli": "MNLI-m", "mismnli": "MNLI-mm", "mr
                      "rte": "RTE", "sst-2": "SST-2", "sts-b": "STS-B", "qqp": "QQP",
                      "qnli": "QNLI", "wnli": "WNLI", "ax": "AX"}
 
-# The metric that picks the best checkpoint (the original's choice).
-SELECTION_METRIC = {"cola": "matthew_corr", "sts-b": "pearson"}
-
-
 def read_tsv(path: str) -> list[tuple[int, list[str]]]:
     """(1-based line number, fields) per line; no quote processing, as the original."""
     if not tf.io.gfile.exists(path):
