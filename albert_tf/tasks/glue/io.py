@@ -84,7 +84,7 @@ def format_submit_results(guids, predictions, label_list) -> str:
     lines = ["index\tprediction"]
     for guid, prediction in zip(guids, predictions):
         if label_list == [None]:
-            lines.append(f"{guid}\t{np.float32(prediction)}")
+            lines.append(f"{guid}\t{str(np.float32(prediction))}")
         else:
             lines.append(f"{guid}\t{label_list[int(prediction)]}")
     return "\n".join(lines) + "\n"
