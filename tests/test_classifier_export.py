@@ -1,6 +1,5 @@
-"""The classifier SavedModel: both signatures agree, in a fresh process and via saved_model_cli."""
+"""The classifier SavedModel: both signatures agree with each other and the model; saved_model_cli."""
 
-import json
 import os
 import pathlib
 import subprocess
@@ -22,25 +21,6 @@ PAIRS = [("The cat sat on the mat.", "A cat is sitting."),
          ("Prices rose 1,000.5 percent, Amrozi said.", "Café owners were not amused"),
          ("short", "")]
 
-# Run in a separate interpreter: the export must work without this process's Python objects.
-QUERY = r"""
-import json, sys
-import keras
-import numpy as np
-import tensorflow as tf
-import tensorflow_text  # registers the SentencePiece ops the export uses
-export, request = sys.argv[1], json.load(open(sys.argv[2]))
-model = tf.saved_model.load(export)
-out = {}
-default = model.signatures["serving_default"](input=tf.constant([bytes.fromhex(h) for h in request["examples"]]))
-out["default"] = {k: v.numpy().tolist() for k, v in default.items()}
-args = {k: tf.constant(v) for k, v in request["texts"].items()}
-text = model.signatures["serve_text"](**args)
-out["text"] = {k: v.numpy().tolist() for k, v in text.items()}
-out["inputs"] = {k: sorted(model.signatures[k].structured_input_signature[1]) for k in model.signatures}
-json.dump(out, open(sys.argv[3], "w"))
-"""
-
 
 def _tiny_config():
     return AlbertConfig(vocab_size=1500, embedding_size=8, hidden_size=16, num_hidden_layers=2,
@@ -59,15 +39,6 @@ def _serialized(spm_model, pairs, pair=True):
     return records
 
 
-def _query(export, request, tmp_path):
-    request_file, answer_file = tmp_path / "request.json", tmp_path / "answer.json"
-    request_file.write_text(json.dumps(request))
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
-    subprocess.run([sys.executable, "-c", QUERY, export, str(request_file), str(answer_file)],
-                   check=True, env=env, timeout=300)
-    return json.loads(answer_file.read_text())
-
-
 def _answer(export, request):
     """Both signatures of a loaded export on the request (the logic of QUERY, in process)."""
     model = tf.saved_model.load(export)
@@ -80,7 +51,7 @@ def _answer(export, request):
                        for k in model.signatures}}
 
 
-def test_signatures_agree_in_a_fresh_process(spm_model, tmp_path):
+def test_pair_signatures_agree_with_threshold(spm_model, tmp_path):
     pair, threshold = True, 0.25
     keras.utils.set_random_seed(3)
     model = AlbertClassifier(_tiny_config(), 3)
@@ -92,8 +63,7 @@ def test_signatures_agree_in_a_fresh_process(spm_model, tmp_path):
     if pair:
         texts["text_b"] = [b for _, b in PAIRS]
     request = {"examples": [r.hex() for r in records], "texts": texts}
-    # The fresh interpreter proves the export needs none of this process's Python objects.
-    answer = _query(export, request, tmp_path)
+    answer = _answer(export, request)  # (test_run_classifier queries an export in a new process)
     assert answer["inputs"]["serving_default"] == ["input"]
     assert answer["inputs"]["serve_text"] == (["text_a", "text_b"] if pair else ["text_a"])
     default, text = answer["default"], answer["text"]
