@@ -178,3 +178,19 @@ def test_bad_inputs_get_clear_errors(spm_model, tmp_path):
         layer(tf.constant([1, 2]))
     with pytest.raises(ValueError, match="one or two segments"):
         layer((tf.constant(["a"]),) * 3)
+
+
+def test_keras_functional_model_and_config(spm_model):
+    import keras
+
+    layer = AlbertPreprocessor(spm_model, 16, do_lower_case=True)
+    first, second = keras.Input(shape=(), dtype="string"), keras.Input(shape=(1,), dtype="string")
+    model = keras.Model([first, second], layer((first, second)))
+    texts_a, texts_b = tf.constant(["Hello World"]), tf.constant([["Second one"]])
+    got = model([texts_a, texts_b])
+    want = layer((texts_a, tf.reshape(texts_b, [-1])))
+    np.testing.assert_array_equal(got["input_ids"].numpy(), want["input_ids"].numpy())
+    clone = AlbertPreprocessor.from_config(layer.get_config())
+    assert (clone.max_seq_length, clone.do_lower_case) == (16, True)
+    np.testing.assert_array_equal(clone(texts_a)["input_ids"].numpy(),
+                                  layer(texts_a)["input_ids"].numpy())

@@ -15,7 +15,12 @@ def test_digit_comma_pieces_are_split_as_the_python_tokenizer(fixtures_dir):
     # The model really yields digit-comma pieces, so the fix-up runs.
     assert "\u25812006," in processor.EncodeAsPieces(texts[0])
     assert "2," in processor.EncodeAsPieces(texts[1])
-    got = sentencepiece_ops.encode_ids(op, tf.constant(texts)).to_list()
+    table = sentencepiece_ops.digit_comma_table(processor)
+    comma = sentencepiece_ops.comma_id(processor)
+    got = sentencepiece_ops.encode_ids(op, tf.constant(texts), table, comma).to_list()
+    # Batches without any flagged piece take the short branch.
+    plain = sentencepiece_ops.encode_ids(op, tf.constant(texts[3:]), table, comma).to_list()
+    assert plain == got[3:]
     for text, ids in zip(texts, got):
         assert ids == tokenization.encode_ids(processor, text), text
     assert processor.PieceToId("\u25812006,") not in got[0]
@@ -23,10 +28,14 @@ def test_digit_comma_pieces_are_split_as_the_python_tokenizer(fixtures_dir):
     assert got[0] != op.tokenize(texts[0]).numpy().tolist()
 
 
-def test_pattern_uses_python_digits():
-    texts = ["9,", "\u25819,", ",", "a,", "\u0663,", "\u00b2,", "12,x", "x9,", "\u2460,"]
-    pieces = tf.constant(texts)
-    match = tf.strings.regex_full_match(pieces, sentencepiece_ops.digit_comma_pattern())
-    want = [len(p) > 1 and p[-1] == "," and p[-2].isdigit()
-            for p in texts]
-    assert match.numpy().tolist() == want
+def test_table_flags_pieces_by_the_python_rule(fixtures_dir):
+    processor = tokenization.load_sentencepiece(str(fixtures_dir / "spm" / "spm_digitcomma.model"))
+    table = sentencepiece_ops.digit_comma_table(processor)
+    flagged = {processor.IdToPiece(i) for i in range(len(table)) if table[i]}
+    # The 11 digit-comma pieces added to this model (fixtures README §1), and nothing else.
+    assert flagged == {"0,", "1,", "2,", "5,", "00,", "000,", "\u25811,", "\u25813,", "\u258110,",
+                       "2005,", "\u25812006,"}
+    plain = tokenization.load_sentencepiece(str(fixtures_dir / "spm" / "spm.model"))
+    assert not sentencepiece_ops.digit_comma_table(plain).any()
+    assert tokenization.is_digit_comma_piece("\u0663,") and tokenization.is_digit_comma_piece("\u00b2,")
+    assert not tokenization.is_digit_comma_piece(",") and not tokenization.is_digit_comma_piece("a,")

@@ -1,8 +1,8 @@
 """The original `preprocess_text` written with TensorFlow string ops, for tf.data and serving.
 
-Python's notions of "whitespace", "combining character" and "digit" differ from RE2's `\\s`,
-`\\p{M}` and `\\d`, so the character classes used here are enumerated from Python's own
-`str.isspace`, `unicodedata.combining` and `str.isdigit` when the graph is built. That keeps the
+Python's notions of "whitespace" and "combining character" differ from RE2's `\\s` and
+`\\p{M}`, so the character classes used here are enumerated from Python's own `str.isspace`
+and `unicodedata.combining` when the graph is built. That keeps the
 graph exactly as selective as the Python tokenizer (for the Unicode version of this Python).
 """
 
@@ -48,12 +48,6 @@ def combining_class() -> str:
     return _re2_class(_ranges(unicodedata.combining))
 
 
-@functools.lru_cache(maxsize=None)
-def digit_class() -> str:
-    """RE2 class of the characters for which Python's `str.isdigit()` is true (not only ASCII)."""
-    return _re2_class(_ranges(str.isdigit))
-
-
 def drop_invalid_utf8(text: tf.Tensor) -> tf.Tensor:
     """Drops bytes that are not valid UTF-8, as the original's `decode("utf-8", "ignore")`."""
     return tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="ignore")
@@ -92,14 +86,19 @@ def lower_case(text: tf.Tensor) -> tf.Tensor:
     """Python's `str.lower` on UTF-8 strings, NUL characters included.
 
     `tf.strings.lower` stops at the first NUL (it treats the value as a C string), so the text
-    is split at NULs, each part lower-cased, and the NULs put back.
+    is split at NULs, each part lower-cased, and the parts joined again with NULs. NUL is
+    neither cased nor case-ignorable, so this also keeps the final-sigma rule as Python applies
+    it. Plain ops only (no tf.cond, no validating ragged constructors): control flow makes
+    `tf.data` map functions several times slower.
     """
     shape = tf.shape(text)
-    parts = tf.strings.split(tf.reshape(text, [-1]), "\x00")
-    lowered = tf.ragged.map_flat_values(tf.strings.lower, parts, encoding="utf-8")
-    position = tf.ragged.range(parts.row_lengths())
-    is_last = tf.equal(position, tf.expand_dims(parts.row_lengths() - 1, -1))
-    separator = tf.ragged.map_flat_values(
-        lambda last: tf.where(last, tf.constant(""), tf.constant("\x00")), is_last)
-    joined = tf.strings.reduce_join(tf.strings.join([lowered, separator]), axis=-1)
-    return tf.reshape(joined, shape)
+    flat = tf.reshape(text, [-1])
+    parts = tf.strings.split(flat, "\x00")
+    lowered = tf.strings.lower(parts.flat_values, encoding="utf-8")
+    # Every part gets a NUL after it; the one after the last part is cut off below.
+    joined = tf.strings.unsorted_segment_join(
+        tf.strings.join([lowered, tf.fill(tf.shape(lowered), "\x00")]), parts.value_rowids(),
+        tf.shape(flat)[0])
+    length = tf.strings.length(joined)
+    trimmed = tf.strings.substr(joined, tf.zeros_like(length), tf.maximum(length - 1, 0))
+    return tf.reshape(trimmed, shape)

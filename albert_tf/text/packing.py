@@ -23,39 +23,45 @@ def truncated_lengths(len_a: tf.Tensor, len_b: tf.Tensor, max_seq_length: int):
     return keep_a, keep_b
 
 
-def _head(ids: tf.RaggedTensor, keep: tf.Tensor) -> tf.RaggedTensor:
-    position = tf.ragged.range(ids.row_lengths())
-    return tf.ragged.boolean_mask(ids, position < tf.expand_dims(keep, -1))
-
-
 def pack(ids_a: tf.RaggedTensor, ids_b, max_seq_length: int, cls_id: int, sep_id: int):
-    """Dict of int32 [B, max_seq_length] `input_ids`, `input_mask`, `segment_ids`, zero padded."""
+    """Dict of int32 [B, max_seq_length] `input_ids`, `input_mask`, `segment_ids`, zero padded.
+
+    Built with dense gathers rather than ragged concatenation: position j of a row holds [CLS]
+    at 0, A[j-1] up to the kept length of A, [SEP], then B and its [SEP], then padding.
+    """
     if max_seq_length < 3:
         raise ValueError(f"max_seq_length must be at least 3, got {max_seq_length}")
-    ids_a = tf.cast(ids_a, tf.int32)
-    batch = ids_a.nrows()
-    len_a = ids_a.row_lengths()
+    values_a = tf.cast(ids_a.flat_values, tf.int32)
+    splits_a = tf.cast(ids_a.row_splits, tf.int64)
+    len_a = splits_a[1:] - splits_a[:-1]
     if ids_b is None:
-        ids_b = tf.RaggedTensor.from_row_lengths(tf.zeros([0], tf.int32), tf.zeros_like(len_a))
-    ids_b = tf.cast(ids_b, tf.int32)
-    len_b = ids_b.row_lengths()
+        values_b, splits_b = tf.zeros([0], tf.int32), tf.zeros_like(splits_a)
+    else:
+        values_b = tf.cast(ids_b.flat_values, tf.int32)
+        splits_b = tf.cast(ids_b.row_splits, tf.int64)
+    len_b = splits_b[1:] - splits_b[:-1]
     keep_a, keep_b = truncated_lengths(len_a, len_b, max_seq_length)
-    head_a, head_b = _head(ids_a, keep_a), _head(ids_b, keep_b)
+    has_b = tf.cast(keep_b > 0, tf.int64)
 
-    has_b = tf.cast(keep_b > 0, len_b.dtype)
-    column = tf.ones([batch, 1], tf.int32)
-    cls = tf.RaggedTensor.from_tensor(column * cls_id)
-    sep = tf.RaggedTensor.from_tensor(column * sep_id)
-    sep_b = tf.RaggedTensor.from_row_lengths(
-        tf.fill([tf.reduce_sum(has_b)], tf.constant(sep_id, tf.int32)), has_b)
-    first = tf.concat([cls, head_a, sep], axis=1)
-    second = tf.concat([head_b, sep_b], axis=1)
-    input_ids = tf.concat([first, second], axis=1)
-    segment_ids = tf.concat([tf.zeros_like(first), tf.ones_like(second)], axis=1)
-    input_mask = tf.ones_like(input_ids)
-    shape = [None, max_seq_length]
-    return {
-        "input_ids": input_ids.to_tensor(0, shape=shape),
-        "input_mask": input_mask.to_tensor(0, shape=shape),
-        "segment_ids": segment_ids.to_tensor(0, shape=shape),
-    }
+    column = lambda x: tf.expand_dims(x, -1)  # noqa: E731
+    position = tf.range(max_seq_length, dtype=tf.int64)[tf.newaxis, :]
+    end_a = column(keep_a) + 1                      # position of the first [SEP]
+    start_b = end_a + 1
+    end_b = start_b + column(keep_b)                # position of B's [SEP] when B is present
+    length = end_b + column(has_b)                  # positions < length are real tokens
+
+    in_a = (position >= 1) & (position < end_a)
+    in_b = (position >= start_b) & (position < end_b)
+    index_a = tf.where(in_a, column(splits_a[:-1]) + position - 1, 0)
+    index_b = tf.where(in_b, column(splits_b[:-1]) + position - start_b, 0)
+    pad = tf.zeros_like(position, tf.int32)
+    from_a = tf.gather(tf.concat([values_a, [0]], 0), index_a)
+    from_b = tf.gather(tf.concat([values_b, [0]], 0), index_b)
+    is_sep = (position == end_a) | ((position == end_b) & (column(has_b) > 0))
+    input_ids = tf.where(position == 0, cls_id, pad)
+    input_ids = tf.where(in_a, from_a, input_ids)
+    input_ids = tf.where(in_b, from_b, input_ids)
+    input_ids = tf.where(is_sep, sep_id, input_ids)
+    input_mask = tf.cast(position < length, tf.int32)
+    segment_ids = tf.cast((position >= start_b) & (position < length), tf.int32)
+    return {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
