@@ -91,6 +91,43 @@ def init_from_checkpoint(model, path, init_from_group0=False):
     return f"checkpoint {prefix}: model weights restored"
 
 
+def checkpoint_step(prefix) -> int:
+    """The global step stored in a checkpoint: ours (the optimizer's iterations) or a TF1 one
+    (`global_step`); 0 when it has none."""
+    reader = tf.train.load_checkpoint(os.fspath(prefix))
+    for name in reader.get_variable_to_shape_map():
+        if name == "global_step" or name.startswith(("optimizer/_iterations/",
+                                                      "optimizer/iterations/")):
+            return int(reader.get_tensor(name))
+    return 0
+
+
+def export_tf1_checkpoint(albert_directory, export_path, checkpoint_name=None) -> str:
+    """Turns a checkpoint written by our training (in a run_pretraining output_dir, which holds
+    `albert_config.json`) into a TF1-named one with `bert/*`, `cls/*` and `global_step` and no
+    optimizer slots, like the archives the original ships. `checkpoint_name` is a file prefix
+    inside the directory (e.g. `model.ckpt-best`, `model.ckpt-5000`) or None/`latest`."""
+    from albert_tf.checkpoint import save_tf1_checkpoint
+    from albert_tf.config import AlbertConfig
+    from albert_tf.models import AlbertPretrainer
+
+    directory = os.fspath(albert_directory)
+    config_file = os.path.join(directory, "albert_config.json")
+    if not tf.io.gfile.exists(config_file):
+        raise FileNotFoundError(f"{config_file} not found: --albert_directory must be a "
+                                f"run_pretraining output_dir")
+    if checkpoint_name in (None, "", "latest"):
+        prefix = resolve_checkpoint(directory)
+    else:
+        prefix = resolve_checkpoint(os.path.join(directory, checkpoint_name))
+    if is_tf1_checkpoint(prefix):
+        raise ValueError(f"{prefix} already has TF1 names; nothing to export")
+    model = AlbertPretrainer(AlbertConfig.from_json_file(config_file))
+    status = tf.train.Checkpoint(model=model).read(prefix)
+    status.expect_partial().assert_existing_objects_matched()
+    return save_tf1_checkpoint(model, os.fspath(export_path), checkpoint_step(prefix))
+
+
 def copy_checkpoint(src_prefix, dst_prefix) -> list[tuple[str, str]]:
     """Copies a checkpoint's files (index, data shards, and a .meta if any) to `dst_prefix`,
     each through a temporary name; returns [(src, dst)] per file. Leaves the `checkpoint` state

@@ -38,7 +38,8 @@ class Trainer:
         tf.io.gfile.makedirs(self.output_dir)
         with runtime.scope():
             optimizer.build(model.trainable_variables)
-        self.train_step = TrainStep(runtime, model, optimizer, task)
+        self.step_builder = TrainStep(runtime, model, optimizer, task)
+        self.train_step = self.step_builder  # the callable run once per step (tests wrap it)
         self._eval_step = None
         self.state = None
 
@@ -47,8 +48,8 @@ class Trainer:
         return int(self.optimizer.iterations.numpy())
 
     def _make_state(self):
-        extra = {"loss_scale": self.train_step.loss_scale,
-                 "loss_scale_good_steps": self.train_step.good_steps}
+        extra = {"loss_scale": self.step_builder.loss_scale,
+                 "loss_scale_good_steps": self.step_builder.good_steps}
         return CheckpointState(self.output_dir, self.model, self.optimizer,
                                self.keep_checkpoint_max, self.runtime.is_chief,
                                self.runtime.task_id, **extra)
@@ -101,7 +102,7 @@ class Trainer:
         return step
 
     def _check_batch(self, global_batch_size):
-        parts = self.runtime.num_replicas * self.train_step.accumulation
+        parts = self.runtime.num_replicas * self.step_builder.accumulation
         if global_batch_size % parts:
             raise ValueError(
                 f"global batch size {global_batch_size} is not divisible by replicas × "
