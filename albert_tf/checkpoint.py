@@ -50,14 +50,14 @@ def _rows(root, rows, prefix="", required=True):
 def encoder_entries(encoder, required=True) -> list[Entry]:
     """Entries of an `AlbertModel`, in checkpoint order."""
     result = _rows(encoder, names.EMBEDDINGS, required=required)
-    if encoder.encoder.embedding_projection is not None:
+    if encoder.transformer.embedding_projection is not None:
         result += _rows(encoder, names.PROJECTION, required=required)
     blocks = []
-    for g, k in encoder.encoder.attention_keys:
-        blocks += _rows(encoder.encoder.attention_for(g, k), names.ATTENTION,
+    for g, k in encoder.transformer.attention_keys:
+        blocks += _rows(encoder.transformer.attention_for(g, k), names.ATTENTION,
                         names.BLOCK_PREFIX.format(g=g, k=k), required)
-    for g, k in encoder.encoder.ffn_keys:
-        blocks += _rows(encoder.encoder.ffn_for(g, k), names.FFN,
+    for g, k in encoder.transformer.ffn_keys:
+        blocks += _rows(encoder.transformer.ffn_for(g, k), names.FFN,
                         names.BLOCK_PREFIX.format(g=g, k=k), required)
     result += sorted(blocks, key=lambda e: e.name)
     result += _rows(encoder, names.POOLER, required=required)

@@ -17,8 +17,8 @@ EMBEDDINGS = (
 
 # Only present when embedding_size != hidden_size.
 PROJECTION = (
-    ("bert/encoder/embedding_hidden_mapping_in/kernel", "encoder.embedding_projection.kernel", ("embedding_size", "hidden_size")),
-    ("bert/encoder/embedding_hidden_mapping_in/bias", "encoder.embedding_projection.bias", ("hidden_size",)),
+    ("bert/encoder/embedding_hidden_mapping_in/kernel", "transformer.embedding_projection.kernel", ("embedding_size", "hidden_size")),
+    ("bert/encoder/embedding_hidden_mapping_in/bias", "transformer.embedding_projection.bias", ("hidden_size",)),
 )
 
 BLOCK_PREFIX = "bert/encoder/transformer/group_{g}/inner_group_{k}/"

@@ -32,7 +32,7 @@ class AlbertModel(keras.Model):
         self.embeddings = AlbertEmbeddings(
             c.vocab_size, c.embedding_size, c.type_vocab_size, c.max_position_embeddings,
             c.initializer_range, c.hidden_dropout_prob, name="embeddings")
-        self.encoder = AlbertTransformer(c, name="encoder")
+        self.transformer = AlbertTransformer(c, name="transformer")
         self.pooler = keras.layers.Dense(
             c.hidden_size, activation="tanh",
             kernel_initializer=truncated_normal(c.initializer_range), name="pooler")
@@ -40,7 +40,7 @@ class AlbertModel(keras.Model):
 
     def build(self, input_shape=None):
         self.embeddings.build()
-        self.encoder.build()
+        self.transformer.build()
         self.pooler.build((None, self.config.hidden_size))
         self.built = True
 
@@ -49,7 +49,7 @@ class AlbertModel(keras.Model):
         input_mask = _input(inputs, "input_mask", input_ids, 1)
         segment_ids = _input(inputs, "segment_ids", input_ids, 0)
         embedding_output, word_output = self.embeddings(input_ids, segment_ids, training=training)
-        encoded = self.encoder(embedding_output, input_mask, training=training,
+        encoded = self.transformer(embedding_output, input_mask, training=training,
                                return_attention=return_attention)
         outputs, probs = encoded if return_attention else (encoded, None)
         sequence_output = outputs[-1]

@@ -44,7 +44,8 @@ def preprocess_text(inputs, remove_space: bool = True, lower: bool = False) -> s
     return outputs
 
 
-def _is_digit_comma_piece(piece: str) -> bool:
+def is_digit_comma_piece(piece: str) -> bool:
+    """The pieces the original's fix-up re-encodes: longer than one character, digit + ","."""
     return len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit()
 
 
@@ -72,7 +73,7 @@ def encode_pieces(sp_model: spm.SentencePieceProcessor, text, return_unicode: bo
         pieces = sp_model.EncodeAsPieces(text)
     result: list[str] = []
     for piece in pieces:
-        if _is_digit_comma_piece(piece):
+        if is_digit_comma_piece(piece):
             result.extend(split_digit_comma_python3(sp_model, piece))
         else:
             result.append(piece)
@@ -81,6 +82,17 @@ def encode_pieces(sp_model: spm.SentencePieceProcessor, text, return_unicode: bo
 
 def encode_ids(sp_model: spm.SentencePieceProcessor, text, sample: bool = False) -> list[int]:
     return [sp_model.PieceToId(piece) for piece in encode_pieces(sp_model, text, sample=sample)]
+
+
+def tokenize_sentencepiece_as_is(sp_model: spm.SentencePieceProcessor, text) -> list[str]:
+    """Quirk kept on purpose: SentencePiece-mode `FullTokenizer.tokenize` does no preprocessing.
+
+    The original ignores `do_lower_case` here and does not run `preprocess_text`, so upper case,
+    accents and control characters (NUL, BEL, ZWSP, ...) reach SentencePiece unchanged and come
+    out however its normaliser treats them. Every original caller preprocesses first; a caller
+    that does not gets cased pieces, exactly like the original.
+    """
+    return encode_pieces(sp_model, text, return_unicode=False)
 
 
 def load_sentencepiece(model_file: str) -> spm.SentencePieceProcessor:
@@ -150,10 +162,13 @@ class FullTokenizer:
         if vocab.keys() == self.vocab.keys() and all(vocab[k] == self.vocab[k] for k in vocab):
             return
         diff = next((k for k in vocab if self.vocab.get(k) != vocab[k]), None)
+        detail = ""
+        if diff is not None:
+            detail = (f"; piece {diff!r} is id {vocab[diff]} in the vocab file but "
+                      f"{self.vocab.get(diff, 'absent')} in the model")
         raise TokenizerError(
             f"vocab file {vocab_file} disagrees with SentencePiece model {self.spm_model_file}: "
-            f"{len(vocab)} vs {len(self.vocab)} pieces"
-            + (f"; first difference at piece {diff!r}" if diff is not None else ""))
+            f"{len(vocab)} vs {len(self.vocab)} pieces{detail}")
 
     @classmethod
     def from_scratch(cls, vocab_file, do_lower_case, spm_model_file):
@@ -161,7 +176,7 @@ class FullTokenizer:
 
     def tokenize(self, text) -> list[str]:
         if self.sp_model is not None:
-            return encode_pieces(self.sp_model, text, return_unicode=False)
+            return tokenize_sentencepiece_as_is(self.sp_model, text)
         return self._wordpiece.tokenize(convert_to_unicode(text))
 
     def convert_tokens_to_ids(self, tokens) -> list[int]:

@@ -79,7 +79,7 @@ class SentenceEncoder:
             # Ids whose piece text is not known from the id alone (unknown pieces) or that the
             # digit-comma fix-up splits: sentences holding one take the piece-by-piece path.
             self._slow_ids = frozenset(
-                [unk] + [i for i, p in enumerate(pieces) if tokenization._is_digit_comma_piece(p)])
+                [unk] + [i for i, p in enumerate(pieces) if tokenization.is_digit_comma_piece(p)])
 
     @staticmethod
     def _special_id(token, to_id, unk):

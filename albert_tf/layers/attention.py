@@ -59,7 +59,8 @@ class AttentionSublayer(keras.layers.Layer):
         v = self._heads(self.value(x))
         # Scale the product, not q: the order the original uses, so rounding matches.
         scores = ops.einsum("bfnd,btnd->bnft", q, k)
-        scores = ops.cast(scores, "float32") * (1.0 / math.sqrt(self.head_size)) + bias
+        # Softmax in float32; Keras may have autocast `bias` to the compute dtype on the way in.
+        scores = ops.cast(scores, "float32") * (1.0 / math.sqrt(self.head_size)) + ops.cast(bias, "float32")
         probs = ops.softmax(scores, axis=-1)
         attention = ops.cast(probs, self.compute_dtype)
         if self.attention_dropout is not None:

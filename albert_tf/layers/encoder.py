@@ -39,6 +39,10 @@ class AlbertTransformer(keras.layers.Layer):
                                 c.initializer_range, c.hidden_dropout_prob,
                                 name=f"group_{g}_inner_group_{k}_ffn")
             for g, k in self.ffn_keys]
+        # Keras tracks the lists for `weights`, but TF's object graph (tf.train.Checkpoint,
+        # SavedModel) does not see into them: name each sub-layer as an attribute too.
+        for layer in self.attention_layers + self.ffn_layers:
+            setattr(self, layer.name, layer)
 
     def build(self, input_shape=None):
         c = self.config

@@ -1,0 +1,15 @@
+"""SavedModel exports for TF Serving and `tf.saved_model.load`.
+
+- `export_encoder`: TF-Hub encoder convention (`input_word_ids`, `input_mask`, `input_type_ids`
+  → `pooled_output`, `sequence_output`, `encoder_outputs`), plus the original hub module's
+  `tokens`, `sop` and `mlm` signatures when given an `AlbertPretrainer`.
+- `export_preprocessing`: raw text → the three encoder inputs, tokenizer inside the graph.
+Task exports (classifier, SQuAD) live beside their tasks and reuse `write_saved_model`.
+"""
+
+from albert_tf.export.encoder import EncoderModule, export_encoder
+from albert_tf.export.preprocessing import PreprocessingModule, export_preprocessing
+from albert_tf.export.saved_model import versioned_dir, write_saved_model
+
+__all__ = ["EncoderModule", "export_encoder", "PreprocessingModule", "export_preprocessing",
+           "versioned_dir", "write_saved_model"]

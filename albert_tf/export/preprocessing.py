@@ -1,0 +1,49 @@
+"""Preprocessing SavedModel: raw UTF-8 text → `input_word_ids`, `input_mask`, `input_type_ids`."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from albert_tf.export.saved_model import write_saved_model
+from albert_tf.text import AlbertPreprocessor
+
+_TEXT = tf.TensorSpec([None], tf.string)
+
+
+class PreprocessingModule(tf.Module):
+    """SentencePiece runs inside the graph; the .model file also travels as an asset so a
+    consumer can rebuild the Python tokenizer from the export alone (`tokenization_info`)."""
+
+    def __init__(self, spm_model_file, max_seq_length: int, do_lower_case: bool = True):
+        super().__init__(name="albert_preprocessing")
+        self.preprocessor = AlbertPreprocessor(spm_model_file, max_seq_length, do_lower_case)
+        self.spm_model_asset = tf.saved_model.Asset(spm_model_file)
+        self.do_lower_case = tf.Variable(do_lower_case, trainable=False, name="do_lower_case")
+        self.max_seq_length = tf.Variable(max_seq_length, trainable=False, name="max_seq_length")
+
+    @staticmethod
+    def _rename(packed):
+        return {"input_word_ids": packed["input_ids"], "input_mask": packed["input_mask"],
+                "input_type_ids": packed["segment_ids"]}
+
+    @tf.function(input_signature=[_TEXT])
+    def serve(self, text):
+        return self._rename(self.preprocessor(text))
+
+    @tf.function(input_signature=[_TEXT, _TEXT])
+    def serve_pair(self, text_a, text_b):
+        return self._rename(self.preprocessor((text_a, text_b)))
+
+    @tf.function(input_signature=[])
+    def tokenization_info(self):
+        return {"spm_model_file": self.spm_model_asset.asset_path,
+                "do_lower_case": tf.identity(self.do_lower_case),
+                "max_seq_length": tf.identity(self.max_seq_length)}
+
+
+def export_preprocessing(spm_model_file, export_dir, max_seq_length: int = 128,
+                         do_lower_case: bool = True) -> str:
+    module = PreprocessingModule(spm_model_file, max_seq_length, do_lower_case)
+    signatures = {"serving_default": module.serve, "serve_pair": module.serve_pair,
+                  "tokenization_info": module.tokenization_info}
+    return write_saved_model(module, export_dir, signatures)

@@ -1,0 +1,79 @@
+"""Checks an export the way a server would see it: load it in a fresh process, call signatures.
+
+`verify_in_fresh_process(export_dir, calls)` runs `python -m albert_tf.export.verify` on
+{signature: {input name: array}} and returns {signature: {output name: array}}; nothing from
+the exporting process (Python objects, traced functions, the .model file) can leak in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+
+def _save(calls: dict, path: str) -> None:
+    flat = {}
+    for signature, inputs in calls.items():
+        for name, value in inputs.items():
+            flat[f"{signature}::{name}"] = np.asarray(value)
+    np.savez(path, **flat)
+
+
+def _load(path: str) -> dict:
+    result: dict = {}
+    with np.load(path, allow_pickle=False) as data:
+        for key in data.files:
+            signature, name = key.split("::", 1)
+            result.setdefault(signature, {})[name] = data[key]
+    return result
+
+
+def verify_in_fresh_process(export_dir, calls: dict, timeout: int = 600) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        inputs, outputs = os.path.join(tmp, "inputs.npz"), os.path.join(tmp, "outputs.npz")
+        _save(calls, inputs)
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+        proc = subprocess.run(
+            [sys.executable, "-m", "albert_tf.export.verify", os.fspath(export_dir), inputs, outputs],
+            capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
+        if proc.returncode != 0:
+            raise RuntimeError(f"loading {export_dir} in a fresh process failed:\n{proc.stderr[-3000:]}")
+        return _load(outputs)
+
+
+def compare(expected: dict, actual: dict, atol: float = 1e-5) -> dict:
+    """Max abs difference per signature/output; raises when one exceeds `atol`."""
+    report = {}
+    for signature, outputs in expected.items():
+        for name, value in outputs.items():
+            got = actual[signature][name]
+            if np.asarray(value).dtype.kind in "iub":
+                diff = float(np.max(np.asarray(got) != np.asarray(value))) if np.size(value) else 0.0
+            else:
+                diff = float(np.max(np.abs(np.asarray(got, np.float64) - np.asarray(value, np.float64))))
+            report[f"{signature}/{name}"] = diff
+            if not diff <= atol:
+                raise AssertionError(f"{signature}/{name}: export differs from the Keras model by {diff:g}")
+    return report
+
+
+def _main(export_dir: str, inputs_path: str, outputs_path: str) -> None:
+    import tensorflow as tf
+
+    loaded = tf.saved_model.load(export_dir)
+    results = {}
+    for signature, inputs in _load(inputs_path).items():
+        fn = loaded.signatures[signature]
+        tensors = {k: tf.constant(v) for k, v in inputs.items()}
+        results[signature] = {k: v.numpy() for k, v in fn(**tensors).items()}
+    _save(results, outputs_path)
+    print(json.dumps({s: sorted(o) for s, o in results.items()}))
+
+
+if __name__ == "__main__":
+    _main(*sys.argv[1:4])

@@ -1,0 +1,67 @@
+"""Truncation and `[CLS] A [SEP] (B [SEP])` packing of id sequences, as the original's features."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+
+def truncated_lengths(len_a: tf.Tensor, len_b: tf.Tensor, max_seq_length: int):
+    """Kept lengths of A and B under the original's rule.
+
+    A row whose B has no pieces is packed as a single sentence (keeps `max_seq_length - 2`
+    pieces of A), as the original, which tests `if tokens_b`. Pairs keep `max_seq_length - 3`
+    pieces in total, popping the last piece of the longer list, B on ties; the closed form of
+    that loop is: A keeps `min(len_a, max(budget - len_b, ceil(budget / 2)))`, B the rest.
+    """
+    has_b = len_b > 0
+    budget = tf.where(has_b, tf.constant(max_seq_length - 3, len_a.dtype),
+                      tf.constant(max_seq_length - 2, len_a.dtype))
+    half_up = (budget + 1) // 2
+    keep_a = tf.where(has_b, tf.minimum(len_a, tf.maximum(budget - len_b, half_up)),
+                      tf.minimum(len_a, budget))
+    keep_b = tf.minimum(len_b, budget - keep_a)
+    return keep_a, keep_b
+
+
+def pack(ids_a: tf.RaggedTensor, ids_b, max_seq_length: int, cls_id: int, sep_id: int):
+    """Dict of int32 [B, max_seq_length] `input_ids`, `input_mask`, `segment_ids`, zero padded.
+
+    Built with dense gathers rather than ragged concatenation: position j of a row holds [CLS]
+    at 0, A[j-1] up to the kept length of A, [SEP], then B and its [SEP], then padding.
+    """
+    if max_seq_length < 3:
+        raise ValueError(f"max_seq_length must be at least 3, got {max_seq_length}")
+    values_a = tf.cast(ids_a.flat_values, tf.int32)
+    splits_a = tf.cast(ids_a.row_splits, tf.int64)
+    len_a = splits_a[1:] - splits_a[:-1]
+    if ids_b is None:
+        values_b, splits_b = tf.zeros([0], tf.int32), tf.zeros_like(splits_a)
+    else:
+        values_b = tf.cast(ids_b.flat_values, tf.int32)
+        splits_b = tf.cast(ids_b.row_splits, tf.int64)
+    len_b = splits_b[1:] - splits_b[:-1]
+    keep_a, keep_b = truncated_lengths(len_a, len_b, max_seq_length)
+    has_b = tf.cast(keep_b > 0, tf.int64)
+
+    column = lambda x: tf.expand_dims(x, -1)  # noqa: E731
+    position = tf.range(max_seq_length, dtype=tf.int64)[tf.newaxis, :]
+    end_a = column(keep_a) + 1                      # position of the first [SEP]
+    start_b = end_a + 1
+    end_b = start_b + column(keep_b)                # position of B's [SEP] when B is present
+    length = end_b + column(has_b)                  # positions < length are real tokens
+
+    in_a = (position >= 1) & (position < end_a)
+    in_b = (position >= start_b) & (position < end_b)
+    index_a = tf.where(in_a, column(splits_a[:-1]) + position - 1, 0)
+    index_b = tf.where(in_b, column(splits_b[:-1]) + position - start_b, 0)
+    pad = tf.zeros_like(position, tf.int32)
+    from_a = tf.gather(tf.concat([values_a, [0]], 0), index_a)
+    from_b = tf.gather(tf.concat([values_b, [0]], 0), index_b)
+    is_sep = (position == end_a) | ((position == end_b) & (column(has_b) > 0))
+    input_ids = tf.where(position == 0, cls_id, pad)
+    input_ids = tf.where(in_a, from_a, input_ids)
+    input_ids = tf.where(in_b, from_b, input_ids)
+    input_ids = tf.where(is_sep, sep_id, input_ids)
+    input_mask = tf.cast(position < length, tf.int32)
+    segment_ids = tf.cast((position >= start_b) & (position < length), tf.int32)
+    return {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}

@@ -1,0 +1,175 @@
+"""Trains an ALBERT SentencePiece model with the original README's options.
+
+    python -m albert_tf.train_spm --input=corpus/*.txt --model_prefix=30k-clean --vocab_size=30000
+
+Defaults follow the README's `spm_train` command: unigram, `<pad>`=0, `<unk>`=1, no BOS/EOS,
+control symbols `[CLS]`, `[SEP]`, `[MASK]` (ids 2-4), the user-defined symbols
+`( ) " - . – £ €`, character coverage 0.99995, 10M shuffled input sentences. Text is read
+through `tf.io.gfile` (so gs:// inputs work) one line per sentence; `<model_prefix>.vocab` and
+`<model_prefix>.model` appear only once complete (the .model last).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+
+import sentencepiece as spm
+import tensorflow as tf
+from absl import app, flags, logging
+
+CONTROL_SYMBOLS = ("[CLS]", "[SEP]", "[MASK]")
+USER_DEFINED_SYMBOLS = ("(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac")
+SPECIAL_IDS = {"<pad>": 0, "<unk>": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4}
+
+
+def expand_inputs(inputs) -> list[str]:
+    """Comma-separated string or list of files/globs → sorted file list (error names the pattern)."""
+    if isinstance(inputs, str):
+        inputs = inputs.split(",")
+    files: list[str] = []
+    for pattern in (p.strip() for p in inputs):
+        if not pattern:
+            continue
+        matched = sorted(tf.io.gfile.glob(pattern))
+        if not matched:
+            raise FileNotFoundError(f"--input pattern {pattern!r} matches no file")
+        files.extend(matched)
+    if not files:
+        raise ValueError("no input files given")
+    return files
+
+
+class _SentenceReader:
+    """Yields non-blank lines of the input files and prints a progress line now and then."""
+
+    def __init__(self, files, progress_every: int, stream=None):
+        self.files = files
+        self.progress_every = progress_every
+        self.stream = stream
+        self.sentences = 0
+        self.bytes = 0
+
+    def _progress(self, note: str) -> None:
+        print(f"train_spm: {note}: {self.sentences} sentences, {self.bytes / 1e6:.1f} MB read",
+              file=self.stream or sys.stderr, flush=True)
+
+    def __iter__(self):
+        for index, path in enumerate(self.files):
+            with tf.io.gfile.GFile(path, "rb") as reader:
+                for line_number, raw in enumerate(reader, 1):
+                    try:
+                        line = raw.decode("utf-8")
+                    except UnicodeDecodeError:
+                        # As the original readers do: undecodable bytes are dropped.
+                        logging.log_first_n(logging.WARNING, "%s:%d is not valid UTF-8; invalid "
+                                            "bytes dropped", 5, path, line_number)
+                        line = raw.decode("utf-8", "ignore")
+                    line = line.strip()
+                    if not line:
+                        continue
+                    self.sentences += 1
+                    self.bytes += len(raw)
+                    if self.sentences % self.progress_every == 0:
+                        self._progress(f"file {index + 1}/{len(self.files)}")
+                    yield line
+        self._progress("input done")
+
+
+def _publish(source: str, target: str) -> None:
+    temporary = f"{target}.tmp-{os.getpid()}"
+    tf.io.gfile.copy(source, temporary, overwrite=True)
+    tf.io.gfile.rename(temporary, target, overwrite=True)
+
+
+def check_special_ids(model_file: str) -> None:
+    processor = spm.SentencePieceProcessor(model_file=model_file)
+    wrong = {piece: processor.PieceToId(piece) for piece, want in SPECIAL_IDS.items()
+             if processor.PieceToId(piece) != want or processor.IdToPiece(want) != piece}
+    if wrong:
+        raise RuntimeError(f"{model_file}: special pieces have unexpected ids {wrong}; "
+                           f"expected {SPECIAL_IDS}")
+
+
+def train_sentencepiece(input_files, model_prefix: str, vocab_size: int = 30000, *,
+                        model_type: str = "unigram", character_coverage: float = 0.99995,
+                        input_sentence_size: int = 10_000_000, shuffle_input_sentence: bool = True,
+                        control_symbols=CONTROL_SYMBOLS, user_defined_symbols=USER_DEFINED_SYMBOLS,
+                        num_threads: int | None = None, progress_every: int = 100_000,
+                        quiet: bool = True, **extra_options) -> tuple[str, str]:
+    """Trains and writes `<model_prefix>.model` and `.vocab` atomically; returns both paths.
+
+    `input_files`: files or globs (list or comma-separated string), one sentence per line.
+    `extra_options` go to `SentencePieceTrainer.train` unchanged (e.g. `seed_sentencepiece_size`).
+    """
+    files = expand_inputs(input_files)
+    if vocab_size <= len(SPECIAL_IDS) + len(user_defined_symbols):
+        raise ValueError(f"vocab_size {vocab_size} leaves no room beyond the special and "
+                         "user-defined symbols")
+    reader = _SentenceReader(files, progress_every)
+    start = time.time()
+    with tempfile.TemporaryDirectory(prefix="train_spm_") as workdir:
+        local_prefix = os.path.join(workdir, "spm")
+        options = dict(
+            model_type=model_type, vocab_size=vocab_size, pad_id=0, unk_id=1, bos_id=-1,
+            eos_id=-1, control_symbols=list(control_symbols),
+            user_defined_symbols=list(user_defined_symbols),
+            character_coverage=character_coverage, input_sentence_size=input_sentence_size,
+            shuffle_input_sentence=shuffle_input_sentence,
+            num_threads=num_threads or os.cpu_count() or 1)
+        if quiet:
+            options["minloglevel"] = 1
+        options.update(extra_options)
+        try:
+            spm.SentencePieceTrainer.train(sentence_iterator=iter(reader),
+                                           model_prefix=local_prefix, **options)
+        except RuntimeError as error:
+            raise RuntimeError(f"SentencePiece training on {len(files)} file(s) "
+                               f"({files[0]}, ...) failed: {error}") from None
+        check_special_ids(local_prefix + ".model")
+        parent = os.path.dirname(model_prefix)
+        if parent:
+            tf.io.gfile.makedirs(parent)
+        _publish(local_prefix + ".vocab", model_prefix + ".vocab")
+        _publish(local_prefix + ".model", model_prefix + ".model")
+    print(f"train_spm: wrote {model_prefix}.model and .vocab ({vocab_size} pieces, "
+          f"{reader.sentences} sentences, {time.time() - start:.1f}s)", file=sys.stderr,
+          flush=True)
+    return model_prefix + ".model", model_prefix + ".vocab"
+
+
+FLAGS = flags.FLAGS
+
+
+def define_flags() -> None:
+    flags.DEFINE_string("input", None, "Comma-separated text files or globs, one sentence a line.")
+    flags.DEFINE_string("model_prefix", None, "Output prefix: writes <prefix>.model and .vocab.")
+    flags.DEFINE_integer("vocab_size", 30000, "Number of pieces.")
+    flags.DEFINE_string("model_type", "unigram", "unigram, bpe, char or word.")
+    flags.DEFINE_float("character_coverage", 0.99995, "Share of characters the model covers.")
+    flags.DEFINE_integer("input_sentence_size", 10_000_000, "At most this many sentences used.")
+    flags.DEFINE_bool("shuffle_input_sentence", True, "Sample the sentences at random.")
+    flags.DEFINE_list("control_symbols", list(CONTROL_SYMBOLS), "Control symbols (ids from 2).")
+    flags.DEFINE_list("user_defined_symbols", list(USER_DEFINED_SYMBOLS),
+                      "User-defined symbols, after the control symbols.")
+    flags.DEFINE_integer("num_threads", None, "Trainer threads (default: all cores).")
+    flags.DEFINE_bool("quiet", True, "Hide SentencePiece's own log (progress lines remain).")
+    flags.mark_flags_as_required(["input", "model_prefix"])
+
+
+def main(argv) -> None:
+    del argv
+    train_sentencepiece(
+        FLAGS.input, FLAGS.model_prefix, FLAGS.vocab_size, model_type=FLAGS.model_type,
+        character_coverage=FLAGS.character_coverage,
+        input_sentence_size=FLAGS.input_sentence_size,
+        shuffle_input_sentence=FLAGS.shuffle_input_sentence,
+        control_symbols=FLAGS.control_symbols, user_defined_symbols=FLAGS.user_defined_symbols,
+        num_threads=FLAGS.num_threads, quiet=FLAGS.quiet)
+
+
+if __name__ == "__main__":
+    define_flags()
+    app.run(main)

@@ -1,0 +1,136 @@
+"""The generic train/eval loop: `Trainer(runtime, model, optimizer, task, output_dir)`."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import tensorflow as tf
+from absl import logging
+
+from albert_tf.training.checkpoints import CheckpointState, init_from_checkpoint
+from albert_tf.training.logs import MetricSums, StepLogger
+from albert_tf.training.steps import EvalStep, Task, TrainStep
+
+
+class NonFiniteLossError(FloatingPointError):
+    """The loss became NaN or infinite; the run stops and writes no new checkpoint."""
+
+
+class Trainer:
+    """Trains `model` with `optimizer` on `task` under `runtime`, checkpointing in `output_dir`.
+
+    Build the model and the optimizer inside `runtime.scope()` before creating the trainer.
+    `dataset_fn(input_context)` must return a dataset of *per-replica* batches of feature dicts
+    (batch size `input_context.get_per_replica_batch_size(global_batch_size)`, sharded by
+    `input_context` when it has several input pipelines).
+    """
+
+    def __init__(self, runtime, model, optimizer, task: Task, output_dir, keep_checkpoint_max=5,
+                 write_summaries=True):
+        self.runtime = runtime
+        self.model = model
+        self.optimizer = optimizer
+        self.task = task
+        self.output_dir = os.fspath(output_dir)
+        self.keep_checkpoint_max = keep_checkpoint_max
+        self.write_summaries = write_summaries and runtime.is_chief
+        tf.io.gfile.makedirs(self.output_dir)
+        with runtime.scope():
+            optimizer.build(model.trainable_variables)
+        self.step_builder = TrainStep(runtime, model, optimizer, task)
+        self.train_step = self.step_builder  # the callable run once per step (tests wrap it)
+        self._eval_step = None
+        self.state = None
+
+    @property
+    def step(self) -> int:
+        return int(self.optimizer.iterations.numpy())
+
+    def _make_state(self):
+        extra = {"loss_scale": self.step_builder.loss_scale,
+                 "loss_scale_good_steps": self.step_builder.good_steps}
+        return CheckpointState(self.output_dir, self.model, self.optimizer,
+                               self.keep_checkpoint_max, self.runtime.is_chief,
+                               self.runtime.task_id, **extra)
+
+    def _distribute(self, dataset_fn):
+        return self.runtime.strategy.distribute_datasets_from_function(dataset_fn)
+
+    def train(self, dataset_fn, global_batch_size, num_train_steps, save_checkpoints_steps=1000,
+              log_every_steps=100, init_checkpoint=None, init_from_group0=False,
+              on_checkpoint=None):
+        """Runs until the step reaches `num_train_steps`, resuming from the latest checkpoint in
+        output_dir if any (else from `init_checkpoint`, model weights only). `on_checkpoint(step,
+        path)` runs after every save (eval hooks, best-checkpoint keeping). Returns the last
+        logged values. As with the original's Estimator, a resumed run restarts its input
+        pipeline (the position in the data is not part of the checkpoint)."""
+        self._check_batch(global_batch_size)
+        iterator = iter(self._distribute(dataset_fn))
+        self.state = self._make_state()
+        restored = self.state.restore_latest()
+        if restored:
+            logging.info("resuming from %s at step %d", restored, self.step)
+        elif init_checkpoint:
+            logging.info("initialised from %s",
+                         init_from_checkpoint(self.model, init_checkpoint, init_from_group0))
+        logger = StepLogger(self.output_dir, log_every_steps, global_batch_size, num_train_steps,
+                            self.step, self.write_summaries)
+        last_saved = self.step if restored else None
+        values = None
+        while self.step < num_train_steps:
+            loss, metrics, lr, _ = self.train_step(iterator)
+            step = self.step
+            loss = float(loss)
+            if not math.isfinite(loss):
+                raise NonFiniteLossError(
+                    f"loss is {loss} at step {step}; stopping without writing a checkpoint "
+                    f"(the latest one in {self.output_dir} is from step {last_saved})")
+            values = logger.record(step, loss, metrics, lr) or values
+            if save_checkpoints_steps and step % save_checkpoints_steps == 0:
+                last_saved = self._save(step, on_checkpoint)
+        if last_saved != self.step:
+            self._save(self.step, on_checkpoint)
+        return values
+
+    def _save(self, step, on_checkpoint):
+        path = self.state.save(step)
+        if path:
+            logging.info("saved checkpoint %s", path)
+        if on_checkpoint is not None:
+            on_checkpoint(step, path)
+        return step
+
+    def _check_batch(self, global_batch_size):
+        parts = self.runtime.num_replicas * self.step_builder.accumulation
+        if global_batch_size % parts:
+            raise ValueError(
+                f"global batch size {global_batch_size} is not divisible by replicas × "
+                f"gradient_accumulation_steps = {parts}")
+
+    def restore(self, checkpoint=None):
+        """For evaluation without training: loads `checkpoint` (ours or TF1), or the latest in
+        output_dir. Returns what was loaded."""
+        if checkpoint:
+            return init_from_checkpoint(self.model, checkpoint)
+        state = self._make_state()
+        latest = state.latest
+        if latest is None:
+            raise FileNotFoundError(f"no checkpoint to evaluate in {self.output_dir}")
+        state.checkpoint.restore(latest).expect_partial()
+        return f"checkpoint {latest}"
+
+    def evaluate(self, dataset_fn, steps):
+        """Runs `steps` batches through `task.metric_fn`; returns {name: Σnum/Σden}."""
+        if self.task.metric_fn is None:
+            raise ValueError("the task has no metric_fn to evaluate")
+        if self._eval_step is None:
+            self._eval_step = EvalStep(self.runtime, self.model, self.task)
+        iterator = iter(self._distribute(dataset_fn))
+        sums = MetricSums()
+        for _ in range(int(steps)):
+            try:
+                sums.add(self._eval_step(iterator))
+            except (StopIteration, tf.errors.OutOfRangeError):
+                break
+        return sums.result()

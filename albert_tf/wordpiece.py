@@ -1,0 +1,143 @@
+"""BERT's WordPiece tokenizer, the path `FullTokenizer` takes without a SentencePiece model.
+
+The released Chinese ALBERT models use it. Basic tokenization (cleaning, CJK splitting,
+lower-casing with accent stripping, punctuation splitting) is followed by greedy
+longest-match-first WordPiece with "##" continuation pieces (spec §5.5).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+UNK_TOKEN = "[UNK]"
+MAX_INPUT_CHARS_PER_WORD = 200
+
+# CJK Unified Ideographs and their extensions/compatibility blocks. Hangul, kana and
+# full-width Latin are deliberately not in it: they are written with spaces.
+_CJK_RANGES = (
+    (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
+)
+
+
+def is_whitespace(char: str) -> bool:
+    """Space, tab, newline, carriage return or a Zs space separator."""
+    return char in " \t\n\r" or unicodedata.category(char) == "Zs"
+
+
+def is_control(char: str) -> bool:
+    """Cc/Cf characters other than tab, newline and carriage return (counted as whitespace)."""
+    if char in "\t\n\r":
+        return False
+    return unicodedata.category(char) in ("Cc", "Cf")
+
+
+def is_punctuation(char: str) -> bool:
+    """All non-alphanumeric ASCII symbols (e.g. "$", "^", "`") and every Unicode P* character."""
+    code = ord(char)
+    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
+        return True
+    return unicodedata.category(char).startswith("P")
+
+
+def is_cjk(code: int) -> bool:
+    return any(start <= code <= end for start, end in _CJK_RANGES)
+
+
+def whitespace_tokenize(text: str) -> list[str]:
+    return text.strip().split()
+
+
+def clean_text(text: str) -> str:
+    """Drops NUL, U+FFFD and control characters; every whitespace character becomes a space."""
+    out = []
+    for char in text:
+        if ord(char) in (0, 0xFFFD) or is_control(char):
+            continue
+        out.append(" " if is_whitespace(char) else char)
+    return "".join(out)
+
+
+def space_cjk(text: str) -> str:
+    return "".join(f" {char} " if is_cjk(ord(char)) else char for char in text)
+
+
+def strip_accents(text: str) -> str:
+    """NFD, then nonspacing marks (category Mn) removed."""
+    return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
+
+
+def split_punctuation(token: str) -> list[str]:
+    pieces: list[str] = []
+    start_new = True
+    for char in token:
+        if is_punctuation(char):
+            pieces.append(char)
+            start_new = True
+        else:
+            if start_new:
+                pieces.append("")
+            pieces[-1] += char
+            start_new = False
+    return pieces
+
+
+class BasicTokenizer:
+    """Cleaning, CJK splitting, optional lower-casing + accent stripping, punctuation splitting."""
+
+    def __init__(self, do_lower_case: bool = True):
+        self.do_lower_case = do_lower_case
+
+    def tokenize(self, text: str) -> list[str]:
+        text = space_cjk(clean_text(text))
+        tokens: list[str] = []
+        for token in whitespace_tokenize(text):
+            if self.do_lower_case:
+                token = strip_accents(token.lower())
+            tokens.extend(split_punctuation(token))
+        return whitespace_tokenize(" ".join(tokens))
+
+
+class WordpieceTokenizer:
+    """Greedy longest-match-first sub-words; a word that cannot be covered becomes `[UNK]`."""
+
+    def __init__(self, vocab, unk_token: str = UNK_TOKEN,
+                 max_input_chars_per_word: int = MAX_INPUT_CHARS_PER_WORD):
+        self.vocab = vocab
+        self.unk_token = unk_token
+        self.max_input_chars_per_word = max_input_chars_per_word
+
+    def tokenize(self, text: str) -> list[str]:
+        output: list[str] = []
+        for word in whitespace_tokenize(text):
+            output.extend(self._word_pieces(word))
+        return output
+
+    def _word_pieces(self, word: str) -> list[str]:
+        if len(word) > self.max_input_chars_per_word:
+            return [self.unk_token]
+        pieces: list[str] = []
+        start = 0
+        while start < len(word):
+            for end in range(len(word), start, -1):
+                candidate = word[start:end] if start == 0 else "##" + word[start:end]
+                if candidate in self.vocab:
+                    pieces.append(candidate)
+                    start = end
+                    break
+            else:
+                return [self.unk_token]
+        return pieces
+
+
+class BertTokenizer:
+    """Basic tokenization then WordPiece, as the original `FullTokenizer` without an SP model."""
+
+    def __init__(self, vocab, do_lower_case: bool = True):
+        self.vocab = vocab
+        self.basic = BasicTokenizer(do_lower_case=do_lower_case)
+        self.wordpiece = WordpieceTokenizer(vocab)
+
+    def tokenize(self, text: str) -> list[str]:
+        return [piece for token in self.basic.tokenize(text)
+                for piece in self.wordpiece.tokenize(token)]

@@ -1,0 +1,57 @@
+"""export_checkpoints: our training checkpoints → TF1 names (+ global_step, no slots)."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf import AlbertConfig, AlbertPretrainer
+from albert_tf.checkpoint import load_tf1_checkpoint
+from albert_tf.optimization import create_optimizer
+from albert_tf.training import Runtime, RuntimeConfig, Trainer
+from albert_tf.training.checkpoints import export_tf1_checkpoint
+from albert_tf.training.pretraining import pretraining_task
+from test_training_checkpoints import CONFIG
+
+
+def random_features(batch=4, seq=12, preds=3, vocab=40):
+    rng = np.random.RandomState(1)
+    return {"input_ids": rng.randint(5, vocab, (batch, seq)).astype(np.int32),
+            "input_mask": np.ones((batch, seq), np.int32),
+            "segment_ids": np.zeros((batch, seq), np.int32),
+            "masked_lm_positions": rng.randint(1, seq, (batch, preds)).astype(np.int32),
+            "masked_lm_ids": rng.randint(5, vocab, (batch, preds)).astype(np.int32),
+            "masked_lm_weights": np.ones((batch, preds), np.float32),
+            "next_sentence_labels": rng.randint(0, 2, (batch, 1)).astype(np.int32)}
+
+
+def test_export_latest_named_and_best(tmp_path):
+    config = AlbertConfig.from_dict(CONFIG)
+    (tmp_path / "albert_config.json").write_text(config.to_json_string())
+    runtime = Runtime(RuntimeConfig())
+    with runtime.scope():
+        model = AlbertPretrainer(config)
+        optimizer = create_optimizer(1e-2, 10, 1, "adamw")
+    trainer = Trainer(runtime, model, optimizer, pretraining_task(), tmp_path)
+    features = {k: tf.constant(v) for k, v in random_features().items()}
+    snapshots = {}
+    trainer.train(lambda ctx: tf.data.Dataset.from_tensors(features).repeat(), 4, 4,
+                  save_checkpoints_steps=2,
+                  on_checkpoint=lambda step, path: snapshots.update(
+                      {step: [w.numpy() for w in model.weights]}))
+    for name, step in ((None, 4), ("latest", 4), ("model.ckpt-2", 2)):
+        out = export_tf1_checkpoint(tmp_path, tmp_path / f"export_{name}" / "model.ckpt", name)
+        reader = tf.train.load_checkpoint(out)
+        names = reader.get_variable_to_shape_map()
+        assert int(reader.get_tensor("global_step")) == step
+        assert all(n.startswith(("bert/", "cls/")) or n == "global_step" for n in names)
+        assert "cls/predictions/output_bias" in names
+        fresh = AlbertPretrainer(config)
+        report = load_tf1_checkpoint(fresh, out)
+        assert not report.missing and not report.unused
+        for got, want in zip(fresh.weights, snapshots[step]):
+            np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_export_needs_albert_config(tmp_path):
+    with pytest.raises(FileNotFoundError, match="albert_config.json not found"):
+        export_tf1_checkpoint(tmp_path, tmp_path / "x")

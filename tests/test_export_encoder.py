@@ -1,0 +1,85 @@
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, checkpoint, preset
+from albert_tf.export import export_encoder, versioned_dir
+from albert_tf.export.pipeline import expected_encoder_outputs, sample_inputs
+from albert_tf.export.verify import compare, verify_in_fresh_process
+
+
+@pytest.fixture(scope="module")
+def golden_export(tmp_path_factory, fixtures_dir):
+    config = AlbertConfig.from_json_file(fixtures_dir / "model" / "albert_config.json")
+    model = AlbertPretrainer(config)
+    checkpoint.load_tf1_checkpoint(model, str(fixtures_dir / "model" / "ckpt"))
+    path = export_encoder(model, str(tmp_path_factory.mktemp("export") / "encoder" / "1"))
+    return model, config, path
+
+
+def test_every_signature_matches_keras_in_a_fresh_process(golden_export):
+    model, config, path = golden_export
+    calls, expected = expected_encoder_outputs(model, config)
+    assert set(calls) == {"serving_default", "tokens", "sop", "mlm"}
+    report = compare(expected, verify_in_fresh_process(path, calls))
+    assert max(report.values()) <= 1e-5
+
+
+def test_saved_model_cli_lists_the_documented_signatures(golden_export):
+    _, _, path = golden_export
+    cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
+    command = [cli] if os.path.exists(cli) else [sys.executable, "-m", "tensorflow.python.tools.saved_model_cli"]
+    out = subprocess.run(command + ["show", "--dir", path, "--all"], capture_output=True, text=True,
+                         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), check=True).stdout
+    for name in ("serving_default", "tokens", "sop", "mlm"):
+        assert f"signature_def['{name}']" in out
+    for name in ("input_word_ids", "input_type_ids", "pooled_output", "sequence_output",
+                 "encoder_outputs", "sop_log_probs", "mlm_logits", "mlm_positions"):
+        assert name in out
+
+
+def test_hub_call_convention_and_keras_layer(golden_export):
+    model, config, path = golden_export
+    ids, mask, types, _ = sample_inputs(config)
+    inputs = {"input_word_ids": tf.constant(ids), "input_mask": tf.constant(mask),
+              "input_type_ids": tf.constant(types)}
+    expected = model.encoder({"input_ids": ids, "input_mask": mask, "segment_ids": types})
+    loaded = tf.saved_model.load(path)
+    out = loaded(inputs, training=False)
+    assert isinstance(out["encoder_outputs"], list) and len(out["encoder_outputs"]) == 4
+    np.testing.assert_allclose(out["pooled_output"], expected["pooled_output"], atol=1e-5)
+    layer = keras.layers.TFSMLayer(path)
+    np.testing.assert_allclose(layer(inputs)["sequence_output"], expected["sequence_output"], atol=1e-5)
+
+
+def test_encoder_only_model_has_no_pretraining_signatures(tmp_path):
+    config = AlbertConfig(vocab_size=30, embedding_size=8, hidden_size=12, num_hidden_layers=2,
+                          num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
+    path = export_encoder(AlbertModel(config), str(tmp_path / "1"))
+    assert set(tf.saved_model.load(path).signatures) == {"serving_default", "tokens"}
+
+
+def test_shared_weights_are_saved_once_for_base(tmp_path):
+    config = preset("albert_base_v2")
+    path = export_encoder(AlbertModel(config), str(tmp_path / "1"))
+    loaded = tf.saved_model.load(path)
+    floats = sum(int(np.prod(v.shape)) for v in loaded.variables if v.dtype == tf.float32)
+    assert floats == 11_683_584 and len(loaded.trainable_variables) == 25
+    data = sum(os.path.getsize(os.path.join(path, "variables", f))
+               for f in os.listdir(os.path.join(path, "variables")) if ".data-" in f)
+    assert 46e6 < data < 48e6  # about 47 MB: one copy of the shared block, not twelve
+
+
+def test_versions_and_no_overwrite(tmp_path):
+    assert versioned_dir(tmp_path / "m").endswith(os.path.join("m", "1"))
+    (tmp_path / "m" / "3").mkdir(parents=True)
+    assert versioned_dir(tmp_path / "m").endswith(os.path.join("m", "4"))
+    config = AlbertConfig(vocab_size=30, embedding_size=8, hidden_size=12, num_hidden_layers=1,
+                          num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
+    with pytest.raises(FileExistsError):
+        export_encoder(AlbertModel(config), str(tmp_path / "m" / "3"))

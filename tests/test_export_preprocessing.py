@@ -1,0 +1,46 @@
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf import tokenization
+from albert_tf.export import export_preprocessing
+from albert_tf.export.verify import verify_in_fresh_process
+
+TEXTS = ["The quick brown fox jumps over the lazy dog.", "Héllo  Wörld, 1,000.5 naïve ﬁle!"]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory, spm_model):
+    return export_preprocessing(spm_model, str(tmp_path_factory.mktemp("pre") / "1"), max_seq_length=24)
+
+
+def _python_ids(spm_model, text_a, text_b=None, length=24):
+    tok = tokenization.FullTokenizer(None, True, spm_model)
+    a = tok.convert_tokens_to_ids(tok.tokenize(tokenization.preprocess_text(text_a, lower=True)))
+    b = [] if text_b is None else tok.convert_tokens_to_ids(tok.tokenize(tokenization.preprocess_text(text_b, lower=True)))
+    budget = length - (3 if text_b is not None else 2)
+    while len(a) + len(b) > budget:
+        (a if len(a) > len(b) else b).pop()
+    ids = [2] + a + [3] + (b + [3] if text_b is not None else [])
+    return ids + [0] * (length - len(ids))
+
+
+def test_single_and_pair_signatures_in_a_fresh_process(exported, spm_model):
+    out = verify_in_fresh_process(exported, {
+        "serving_default": {"text": np.array(TEXTS)},
+        "serve_pair": {"text_a": np.array(TEXTS), "text_b": np.array(TEXTS[::-1])}})
+    for i, text in enumerate(TEXTS):
+        assert out["serving_default"]["input_word_ids"][i].tolist() == _python_ids(spm_model, text)
+        assert out["serve_pair"]["input_word_ids"][i].tolist() == _python_ids(spm_model, text, TEXTS[::-1][i])
+    assert out["serve_pair"]["input_type_ids"].max() == 1
+    assert out["serving_default"]["input_mask"].dtype == np.int32
+
+
+def test_model_travels_as_an_asset(exported, spm_model):
+    info = tf.saved_model.load(exported).signatures["tokenization_info"]()
+    path = info["spm_model_file"].numpy().decode()
+    assert path.startswith(exported) and os.path.exists(path)
+    assert open(path, "rb").read() == open(spm_model, "rb").read()
+    assert bool(info["do_lower_case"].numpy()) and int(info["max_seq_length"].numpy()) == 24

@@ -1,0 +1,176 @@
+"""run_pretraining.py end to end (TFRecord → train → eval → export_checkpoints.py), flags,
+eval_results.txt, --use_tpu without a TPU, bf16/XLA smoke."""
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf.checkpoint import load_tf1_checkpoint, tf1_weights
+from albert_tf.data import schema
+from albert_tf.training.pretraining_job import (PretrainingOptions, format_eval_results,
+                                                run_pretraining, write_eval_results)
+from conftest import REPO
+from test_optimization import assert_matches_golden, golden_features
+
+
+def write_golden_records(model_dir, path, copies=1):
+    features = golden_features(model_dir)
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for _ in range(copies):
+            for i in range(3):
+                feats = {k: (schema.float_feature(v[i]) if k == "masked_lm_weights"
+                             else schema.int_feature(v[i].ravel())) for k, v in features.items()}
+                feats["token_boundary"] = schema.int_feature(np.zeros(24, np.int64))
+                writer.write(tf.train.Example(
+                    features=tf.train.Features(feature=feats)).SerializeToString())
+    return path
+
+
+def run_script(*args):
+    result = subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return result.stderr
+
+
+def test_cli_reproduces_golden_three_steps_and_exports_tf1(fixtures_dir, tmp_path):
+    """Batch 3 = the 3 golden records, so every batch is the golden batch (in some order)."""
+    model_dir = fixtures_dir / "model"
+    records = write_golden_records(model_dir, tmp_path / "golden.tfrecord")
+    out = tmp_path / "out"
+    log = run_script(
+        "run_pretraining.py",
+        f"--albert_config_file={model_dir / 'albert_config_train_nodropout.json'}",
+        f"--input_file={records}", f"--output_dir={out}",
+        f"--init_checkpoint={model_dir / 'ckpt' / 'model.ckpt'}",
+        "--max_seq_length=24", "--max_predictions_per_seq=5", "--train_batch_size=3",
+        "--learning_rate=1e-3", "--num_train_steps=10", "--num_warmup_steps=2",
+        "--save_checkpoints_steps=3", "--log_every_steps=1", "--optimizer=lamb",
+        "--do_eval", "--eval_batch_size=3", "--max_eval_steps=2")
+    steps = re.findall(r"step (\d+)/10 loss=(\S+) .*learning_rate=(\S+)", log)
+    assert [int(s) for s, _, _ in steps] == list(range(1, 11))
+    losses = [float(l) for _, l, _ in steps[:3]]
+    lrs = [float(r) for _, _, r in steps[:3]]
+    assert json.loads((out / "albert_config.json").read_text())["hidden_size"] == 32
+    eval_lines = (out / "eval_results.txt").read_text().splitlines()
+    assert [line.split(" = ")[0] for line in eval_lines] == [
+        "global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
+        "sentence_order_accuracy", "sentence_order_loss"]
+    assert eval_lines[0] == "global_step = 10"
+    exported = tmp_path / "export" / "model.ckpt"
+    run_script("export_checkpoints.py", f"--albert_directory={out}",
+               "--checkpoint_name=model.ckpt-3", f"--export_path={exported}")
+    reader = tf.train.load_checkpoint(str(exported))
+    names = reader.get_variable_to_shape_map()
+    assert int(reader.get_tensor("global_step")) == 3
+    assert not [n for n in names if "adam" in n or "optimizer" in n]
+    values = {n: reader.get_tensor(n) for n in names}
+    assert_matches_golden(model_dir / "train_lamb_resourcevars", values,
+                          losses, lrs, atol=1e-5)
+
+
+def options(model_dir, records, out, **overrides):
+    base = dict(albert_config_file=str(model_dir / "albert_config_train_nodropout.json"),
+                input_file=str(records), output_dir=str(out), max_seq_length=24,
+                max_predictions_per_seq=5, train_batch_size=3, eval_batch_size=3,
+                learning_rate=1e-3, num_train_steps=3, num_warmup_steps=1,
+                save_checkpoints_steps=3, log_every_steps=1, max_eval_steps=2)
+    base.update(overrides)
+    return PretrainingOptions(**base)
+
+
+def test_eval_only_evaluates_a_tf1_checkpoint_like_the_forward_golden(fixtures_dir, tmp_path):
+    model_dir = fixtures_dir / "model"
+    records = write_golden_records(model_dir, tmp_path / "golden.tfrecord")
+    results = run_pretraining(options(
+        model_dir, records, tmp_path / "out", do_train=False, do_eval=True,
+        init_checkpoint=str(model_dir / "ckpt" / "model.ckpt")))
+    golden = np.load(model_dir / "forward_golden.npz")
+    assert results["global_step"] == 0
+    assert results["loss"] == pytest.approx(float(golden["total_loss"]), abs=1e-5)
+    weights = golden["masked_lm_weights"].ravel()
+    mlm = float((golden["masked_lm_example_loss"] * weights).sum() / weights.sum())
+    assert results["masked_lm_loss"] == pytest.approx(mlm, abs=1e-5)
+    assert results["sentence_order_loss"] == pytest.approx(
+        float(golden["sentence_order_loss"]), abs=1e-5)
+
+
+def test_eval_results_format_and_best_checkpoint_lines(tmp_path):
+    (tmp_path / "model.ckpt-7.index").write_bytes(b"i")
+    (tmp_path / "model.ckpt-7.data-00000-of-00001").write_bytes(b"d")
+    tf.compat.v1.train.update_checkpoint_state(str(tmp_path), "model.ckpt-7")
+    results = {"masked_lm_accuracy": 0.25, "loss": 3.5, "global_step": 7,
+               "masked_lm_loss": 2.0, "sentence_order_accuracy": 0.5,
+               "sentence_order_loss": 1.5}
+    assert format_eval_results(results)[:2] == ["global_step = 7", "loss = 3.5"]
+    lines = write_eval_results(str(tmp_path), results)
+    assert lines[0] == "global_step = 7"
+    assert lines[1].startswith("saved ") and lines[1].endswith("model.ckpt-best.data-00000-of-00001")
+    assert lines[2].endswith("model.ckpt-best.index") and lines[3] == "loss = 3.5"
+    assert (tmp_path / "model.ckpt-best.data-00000-of-00001").read_bytes() == b"d"
+    assert (tmp_path / "eval_results.txt").read_text().splitlines() == lines
+
+
+def test_use_tpu_without_a_tpu_fails_fast(fixtures_dir, tmp_path):
+    model_dir = fixtures_dir / "model"
+    records = write_golden_records(model_dir, tmp_path / "golden.tfrecord")
+    with pytest.raises(RuntimeError, match="no TPU could be reached"):
+        run_pretraining(options(model_dir, records, tmp_path / "out", use_tpu=True,
+                                tpu_name="no-such-tpu"))
+
+
+def test_bad_flags_are_clear_errors(fixtures_dir, tmp_path):
+    model_dir = fixtures_dir / "model"
+    records = write_golden_records(model_dir, tmp_path / "golden.tfrecord")
+    with pytest.raises(ValueError, match="At least one of `do_train` or `do_eval`"):
+        run_pretraining(options(model_dir, records, tmp_path, do_train=False))
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        run_pretraining(options(model_dir, tmp_path / "missing-*.tfrecord", tmp_path))
+    with pytest.raises(ValueError, match="masked_lm_budget"):
+        run_pretraining(options(model_dir, records, tmp_path, masked_lm_budget=5))
+
+
+def test_sigkill_after_a_checkpoint_then_restart_matches_uninterrupted_run(fixtures_dir, tmp_path):
+    import os
+    import signal
+
+    model_dir = fixtures_dir / "model"
+    records = write_golden_records(model_dir, tmp_path / "golden.tfrecord")
+
+    def command(out):
+        return [sys.executable, "run_pretraining.py",
+                f"--albert_config_file={model_dir / 'albert_config_train_nodropout.json'}",
+                f"--input_file={records}", f"--output_dir={out}",
+                f"--init_checkpoint={model_dir / 'ckpt' / 'model.ckpt'}",
+                "--max_seq_length=24", "--max_predictions_per_seq=5", "--train_batch_size=3",
+                "--learning_rate=1e-3", "--num_train_steps=150", "--num_warmup_steps=10",
+                "--save_checkpoints_steps=20", "--log_every_steps=50"]
+
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    proc = subprocess.Popen(command(tmp_path / "killed"), cwd=REPO, env=env, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for line in proc.stderr:
+            if "saved checkpoint" in line:
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    assert not (tmp_path / "killed" / "model.ckpt-150.index").exists()
+    resumed_log = run_script(*command(tmp_path / "killed")[1:])
+    assert "resuming from" in resumed_log
+    run_script(*command(tmp_path / "straight")[1:])
+    resumed = tf.train.load_checkpoint(str(tmp_path / "killed" / "model.ckpt-150"))
+    straight = tf.train.load_checkpoint(str(tmp_path / "straight" / "model.ckpt-150"))
+    names = [n for n in straight.get_variable_to_shape_map() if n.startswith(("model/", "optimizer/"))]
+    assert len(names) > 60
+    for name in names:
+        np.testing.assert_allclose(resumed.get_tensor(name), straight.get_tensor(name),
+                                   atol=1e-5, rtol=1e-5, err_msg=name)

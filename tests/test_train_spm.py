@@ -1,0 +1,68 @@
+"""SentencePiece training: README options, special ids, atomic outputs, the command line."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import sentencepiece as spm
+
+from albert_tf import tokenization, train_spm
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="module")
+def corpus(data_dir, tmp_path_factory):
+    """Two small real files: an inaugural address and the start of wikitext-2 valid."""
+    folder = tmp_path_factory.mktemp("corpus")
+    source = data_dir / "pretrain" / "wikitext-2_v1" / "valid.txt"
+    lines = source.read_text("utf-8").splitlines()[:300]
+    (folder / "wiki.txt").write_text("\n".join(lines) + "\n", "utf-8")
+    inaugural = data_dir / "pretrain" / "nltk_inaugural" / "1789-Washington.txt"
+    (folder / "speech.txt").write_bytes(inaugural.read_bytes())
+    return folder
+
+
+def test_library_trains_with_readme_options(corpus, tmp_path, capsys):
+    model, vocab = train_spm.train_sentencepiece(
+        f"{corpus}/wiki.txt,{corpus}/speech*", str(tmp_path / "out" / "tiny"), 300,
+        num_threads=1, progress_every=100)
+    assert model.endswith("tiny.model") and os.path.exists(model) and os.path.exists(vocab)
+    assert sorted(os.listdir(tmp_path / "out")) == ["tiny.model", "tiny.vocab"]  # no temporaries
+    progress = capsys.readouterr().err
+    assert "train_spm: file 1/2: 100 sentences" in progress and "wrote" in progress
+    processor = spm.SentencePieceProcessor(model_file=model)
+    assert processor.GetPieceSize() == 300
+    pieces = [processor.IdToPiece(i) for i in range(13)]
+    assert pieces == ["<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]", "(", ")", '"', "-", ".",
+                      "\u2013", "\u00a3", "\u20ac"]
+    assert processor.IsControl(2) and processor.IsControl(4) and not processor.IsControl(7)
+    assert processor.bos_id() == -1 and processor.eos_id() == -1
+    # The trained pair is usable by the tokenizer, vocab file included.
+    tokenizer = tokenization.FullTokenizer(vocab, True, model)
+    ids = tokenizer.convert_tokens_to_ids(tokenizer.tokenize("the people (of) the states."))
+    assert 5 in ids and 6 in ids and 9 in ids  # "(", ")" and "." are whole pieces
+
+
+def test_command_line(corpus, tmp_path):
+    prefix = tmp_path / "cli"
+    result = subprocess.run(
+        [sys.executable, "-m", "albert_tf.train_spm", f"--input={corpus}/speech.txt",
+         f"--model_prefix={prefix}", "--vocab_size=200", "--num_threads=1"],
+        cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "train_spm: input done" in result.stderr
+    processor = spm.SentencePieceProcessor(model_file=str(prefix) + ".model")
+    assert [processor.PieceToId(p) for p in ("<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]")] == [
+        0, 1, 2, 3, 4]
+
+
+def test_bad_inputs(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nothing-here"):
+        train_spm.train_sentencepiece(str(tmp_path / "nothing-here*.txt"), str(tmp_path / "m"), 100)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", "utf-8")
+    with pytest.raises(RuntimeError, match="empty.txt"):
+        train_spm.train_sentencepiece(str(empty), str(tmp_path / "m"), 100)
+    assert not (tmp_path / "m.model").exists() and not (tmp_path / "m.vocab").exists()

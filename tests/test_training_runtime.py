@@ -1,0 +1,180 @@
+"""Runtime on CPU: MirroredStrategy over 2 logical CPUs = one device, 2-worker
+MultiWorkerMirroredStrategy on loopback, accumulation 4×2 = batch 8, bf16 / fp16 / XLA."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf import AlbertConfig, AlbertPretrainer
+from albert_tf.optimization import create_optimizer
+from albert_tf.training import Runtime, RuntimeConfig, Trainer
+from albert_tf.training.pretraining import pretraining_task
+from albert_tf.training.runtime import RuntimeError_
+from conftest import REPO
+
+TINY = dict(vocab_size=60, embedding_size=8, hidden_size=16, num_hidden_layers=2,
+            num_attention_heads=2, intermediate_size=24, max_position_embeddings=16,
+            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+
+
+def batch_features(batch=8, seq=12, preds=4, vocab=60, seed=3):
+    """Random pretraining features whose masked-LM weight counts differ between examples, so a
+    loss normalised per replica or micro-batch would not equal the global-batch loss."""
+    rng = np.random.RandomState(seed)
+    weights = (np.arange(preds)[None, :] < rng.randint(1, preds + 1, (batch, 1))).astype(np.float32)
+    return {"input_ids": rng.randint(5, vocab, (batch, seq)).astype(np.int32),
+            "input_mask": (np.arange(seq)[None, :] < rng.randint(6, seq + 1, (batch, 1))).astype(np.int32),
+            "segment_ids": (np.arange(seq)[None, :] >= seq // 2).astype(np.int32).repeat(batch, 0),
+            "masked_lm_positions": rng.randint(1, 6, (batch, preds)).astype(np.int32),
+            "masked_lm_ids": rng.randint(5, vocab, (batch, preds)).astype(np.int32),
+            "masked_lm_weights": weights,
+            "next_sentence_labels": rng.randint(0, 2, (batch, 1)).astype(np.int32)}
+
+
+def train_tiny(out, steps=3, global_batch=8, lr=5e-3, **runtime_kwargs):
+    """Trains the tiny model from a fixed init; returns (losses, grad norms, weights)."""
+    runtime = Runtime(RuntimeConfig(**runtime_kwargs))
+    try:
+        with runtime.scope():
+            keras.utils.set_random_seed(7)
+            model = AlbertPretrainer(AlbertConfig.from_dict(TINY))
+            optimizer = create_optimizer(lr, 10, 1, "lamb",
+                                         skip_nonfinite=runtime_kwargs.get("mixed_precision") == "fp16")
+        trainer = Trainer(runtime, model, optimizer, pretraining_task(), out)
+        features = batch_features()
+        per_replica = global_batch // runtime.num_replicas
+        dataset = lambda ctx: tf.data.Dataset.from_tensor_slices(features).batch(per_replica).repeat()
+        step, losses, norms = trainer.train_step, [], []
+
+        def recording(iterator):
+            loss, metrics, lr_, norm = step(iterator)
+            losses.append(float(loss))
+            norms.append(float(norm))
+            return loss, metrics, lr_, norm
+
+        trainer.train_step = recording
+        trainer.train(dataset, global_batch, steps, save_checkpoints_steps=0)
+        return losses, norms, [w.numpy() for w in model.weights]
+    finally:
+        keras.mixed_precision.set_dtype_policy("float32")
+
+
+def assert_same_run(a, b, atol=1e-5):
+    np.testing.assert_allclose(a[0], b[0], atol=atol, rtol=1e-5)
+    for x, y in zip(a[2], b[2]):
+        np.testing.assert_allclose(x, y, atol=atol, rtol=1e-5)
+
+
+def test_accumulating_four_micro_batches_of_two_equals_batch_eight(tmp_path):
+    whole = train_tiny(tmp_path / "a")
+    accumulated = train_tiny(tmp_path / "b", gradient_accumulation_steps=4)
+    assert max(whole[1]) > 1.0, "clipping must be active for the comparison to mean something"
+    assert_same_run(whole, accumulated)
+
+
+@pytest.fixture(scope="module")
+def fp32_reference(tmp_path_factory):
+    return train_tiny(tmp_path_factory.mktemp("ref"), steps=4)
+
+
+@pytest.mark.parametrize("kwargs", [dict(mixed_precision="bf16"), dict(jit_compile=True),
+                                    dict(mixed_precision="fp16")],
+                         ids=["bf16", "xla", "fp16"])
+def test_reduced_precision_and_xla_train_without_nan(tmp_path, kwargs, fp32_reference):
+    reference = fp32_reference
+    losses, norms, weights = train_tiny(tmp_path / "run", steps=4, **kwargs)
+    assert all(np.isfinite(losses)) and all(np.isfinite(w).all() for w in weights)
+    assert losses[-1] < losses[0]
+    tolerance = 1e-4 if kwargs.get("jit_compile") else 0.05  # XLA is fp32; bf16/fp16 are not
+    np.testing.assert_allclose(losses, reference[0], atol=tolerance)
+
+
+def test_bad_runtime_values_are_clear_errors():
+    with pytest.raises(RuntimeError_, match="distribution_strategy must be one of"):
+        RuntimeConfig(distribution_strategy="gpu")
+    with pytest.raises(RuntimeError_, match="mixed_precision must be one of"):
+        RuntimeConfig(mixed_precision="int8")
+    with pytest.raises(RuntimeError_, match="TF_CONFIG"):
+        Runtime(RuntimeConfig(distribution_strategy="multi_worker_mirrored"))
+
+
+MIRRORED_SCRIPT = textwrap.dedent("""
+    import sys, json, pathlib, numpy as np, tensorflow as tf
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    sys.path[:0] = [".", "tests"]
+    from test_training_runtime import train_tiny
+    out = pathlib.Path(sys.argv[1])
+    one = train_tiny(out / "one")
+    two = train_tiny(out / "two", distribution_strategy="mirrored",
+                     devices=("/cpu:0", "/cpu:1"))
+    np.savez(out / "result.npz", loss_one=one[0], loss_two=two[0], norm_one=one[1],
+             **{f"one_{i}": w for i, w in enumerate(one[2])},
+             **{f"two_{i}": w for i, w in enumerate(two[2])})
+""")
+
+
+def test_mirrored_over_two_cpus_equals_one_device(tmp_path):
+    result = subprocess.run([sys.executable, "-c", MIRRORED_SCRIPT, str(tmp_path)], cwd=REPO,
+                            capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert result.returncode == 0, result.stderr[-4000:]
+    z = np.load(tmp_path / "result.npz")
+    assert z["norm_one"].max() > 1.0
+    np.testing.assert_allclose(z["loss_two"], z["loss_one"], atol=1e-5, rtol=1e-5)
+    count = len([k for k in z.files if k.startswith("one_")])
+    for i in range(count):
+        np.testing.assert_allclose(z[f"two_{i}"], z[f"one_{i}"], atol=1e-5, rtol=1e-5)
+
+
+def free_ports(n):
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def test_multi_worker_mirrored_two_processes_write_one_checkpoint(fixtures_dir, tmp_path):
+    from test_run_pretraining import write_golden_records
+
+    model_dir = fixtures_dir / "model"
+    records = write_golden_records(model_dir, tmp_path / "golden.tfrecord", copies=2)
+    out = tmp_path / "out"
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in free_ports(2)]}
+    args = [sys.executable, "run_pretraining.py",
+            f"--albert_config_file={model_dir / 'albert_config_train_nodropout.json'}",
+            f"--input_file={records}", f"--output_dir={out}",
+            f"--init_checkpoint={model_dir / 'ckpt' / 'model.ckpt'}",
+            "--max_seq_length=24", "--max_predictions_per_seq=5", "--train_batch_size=4",
+            "--num_train_steps=3", "--num_warmup_steps=1", "--save_checkpoints_steps=100",
+            "--log_every_steps=1", "--distribution_strategy=multi_worker_mirrored"]
+    procs = []
+    for index in range(2):
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
+               "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": "worker",
+                                                                     "index": index}})}
+        procs.append(subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True))
+    logs = []
+    for proc in procs:
+        try:
+            logs.append(proc.communicate(timeout=400)[0])
+        finally:
+            proc.kill()
+    for proc, log in zip(procs, logs):
+        assert proc.returncode == 0, log[-4000:]
+    assert "replicas\": 2" in logs[0]
+    assert "step 3/3" in logs[0] and "step 3/3" in logs[1]
+    assert sorted(p.name for p in out.glob("*.index")) == ["model.ckpt-3.index"]
+    assert not list(out.glob(".worker_*"))

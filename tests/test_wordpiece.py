@@ -1,0 +1,54 @@
+"""WordPiece path on a vocabulary built here: Chinese, accents, punctuation, unknown words."""
+
+import pytest
+
+from albert_tf import tokenization, wordpiece
+
+VOCAB_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "中", "国", "人", "你", "好",
+                "un", "##want", "##ed", "want", "runn", "##ing", "run", "cafe", ",", ".", "!",
+                "$", "hello", "world", "resume", "##s", "a", "##b", "##c"]
+
+
+@pytest.fixture()
+def vocab_file(tmp_path):
+    path = tmp_path / "vocab.txt"
+    path.write_text("\n".join(VOCAB_TOKENS) + "\n", "utf-8")
+    return str(path)
+
+
+def test_full_tokenizer_wordpiece_path(vocab_file):
+    tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=True)
+    tokens = tokenizer.tokenize("UNwant\u00e9d,running 中国人你好! Caf\u00e9 $ zzz r\u00e9sum\u00e9s")
+    assert tokens == ["un", "##want", "##ed", ",", "runn", "##ing", "中", "国", "人", "你", "好",
+                      "!", "cafe", "$", "[UNK]", "resume", "##s"]
+    ids = tokenizer.convert_tokens_to_ids(tokens)
+    assert ids[:3] == [10, 11, 12] and ids[14] == 1
+    assert tokenizer.convert_ids_to_tokens(ids) == tokens
+    with pytest.raises(KeyError):
+        tokenizer.convert_tokens_to_ids(["not-in-vocab"])
+
+
+def test_cased_keeps_accents_and_case(vocab_file):
+    tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=False)
+    assert tokenizer.tokenize("Caf\u00e9 hello") == ["[UNK]", "hello"]
+    assert tokenizer.tokenize("cafe\u0301") == ["[UNK]"]
+
+
+def test_basic_tokenizer_cleaning_cjk_and_punctuation():
+    basic = wordpiece.BasicTokenizer(do_lower_case=True)
+    text = "a\x00b\ufffd\u200bc\td\u3000e\u4e2d\u3042f\U00020000 g.h\u2014i\u00bfj^k"
+    # NUL, U+FFFD and the Cf ZWSP vanish; tab and ideographic space split; only true CJK
+    # ideographs are isolated (hiragana "あ" is not); "^" is ASCII punctuation though category Sk.
+    assert basic.tokenize(text) == ["abc", "d", "e", "\u4e2d", "\u3042f", "\U00020000", "g", ".",
+                                    "h", "\u2014", "i", "\u00bf", "j", "^", "k"]
+    assert wordpiece.BasicTokenizer(do_lower_case=False).tokenize("H\u00e9!") == ["H\u00e9", "!"]
+
+
+def test_wordpiece_greedy_longest_match_and_limits():
+    vocab = {t: i for i, t in enumerate(VOCAB_TOKENS)}
+    tokenizer = wordpiece.WordpieceTokenizer(vocab)
+    assert tokenizer.tokenize("abc running unwanted") == [
+        "a", "##b", "##c", "runn", "##ing", "un", "##want", "##ed"]
+    assert tokenizer.tokenize("abx") == ["[UNK]"]
+    assert tokenizer.tokenize("a" + "b" * 199) == ["a"] + ["##b"] * 199
+    assert tokenizer.tokenize("a" + "b" * 200) == ["[UNK]"]
