@@ -88,3 +88,30 @@ def test_exact_mode_files_round_robin_to_the_fixture_digest(tmp_path, fixtures_d
         digest.update(tf.train.Example.FromString(record).SerializeToString(deterministic=True))
     expected = json.loads((folder / "run_info.json").read_text())
     assert digest.hexdigest() == expected["sha256_of_concat_deterministic_serialized_examples"]
+
+
+def test_wordpiece_mode(tmp_path):
+    """Without a SentencePiece model: WordPiece tokens, '##' pieces continue words."""
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##want", "##ed", "run", "##ning",
+             "the", "dog", "cat", "sat", ".", "is"]
+    (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    sentences = ["The dog sat.", "The cat is running.", "Unwanted dog.", "The cat sat."]
+    (tmp_path / "in.txt").write_text("\n\n".join("\n".join(sentences[k:] + sentences[:k]) for k in range(4)))
+    summary = _run(input_file=str(tmp_path / "in.txt"), output_file=str(tmp_path / "o.tfrecord"),
+                   vocab_file=str(tmp_path / "vocab.txt"), max_seq_length=24, max_predictions_per_seq=4,
+                   dupe_factor=2, num_workers=1)
+    assert summary["documents"] == 4 and summary["instances"] > 0
+    spec = {"input_ids": tf.io.FixedLenFeature([24], tf.int64),
+            "token_boundary": tf.io.FixedLenFeature([24], tf.int64),
+            "masked_lm_positions": tf.io.FixedLenFeature([4], tf.int64)}
+    for record in tf.data.TFRecordDataset(str(tmp_path / "o.tfrecord")):
+        parsed = tf.io.parse_single_example(record, spec)
+        masked = set(parsed["masked_lm_positions"].numpy().tolist())
+        for position, (token, start) in enumerate(zip(parsed["input_ids"].numpy(),
+                                                      parsed["token_boundary"].numpy())):
+            if position in masked:
+                continue  # the token there may be a replacement
+            if token in (6, 7, 9):  # ##want ##ed ##ning
+                assert start == 0
+            elif token in (2, 3, 5, 8, 10, 11, 12, 13, 14, 15):
+                assert start == 1
