@@ -58,7 +58,8 @@ def run_once(corpus: pathlib.Path, out_dir: pathlib.Path, workers: int, exact: b
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if completed.returncode != 0:
-        raise SystemExit(f"command failed ({completed.returncode}): {' '.join(command)}\n{completed.stderr[-3000:]}")
+        raise SystemExit(f"command failed ({completed.returncode}): {' '.join(command)}\n"
+                         f"{completed.stderr[-3000:]}")
     summary = json.loads((out_dir / "pretraining.tfrecord.summary.json").read_text())
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     instances = summary["instances"]
