@@ -30,7 +30,7 @@ def sentences_of(text: str) -> list[str]:
     result = []
     for paragraph in re.split(r"\n\s*\n", text):
         lines = paragraph.splitlines()
-        if not lines or any(_CODE_LINE.match(line) for line in lines):
+        if not lines or any(_CODE_LINE.search(line) for line in lines):
             continue
         flat = " ".join(line.strip() for line in lines)
         for sentence in _SENTENCE_END.split(flat):

@@ -162,7 +162,7 @@ def make_records(options: DemoOptions, spm: dict) -> dict:
                 vocab_file=spm["vocab"], spm_model_file=spm["model"],
                 max_seq_length=options.max_seq_length,
                 max_predictions_per_seq=options.max_predictions_per_seq,
-                dupe_factor=options.dupe_factor if name == "train" else 1,
+                dupe_factor=options.dupe_factor if name == "train" else 3,
                 random_seed=options.seed, num_workers=options.num_workers)
             run.validate()
             summaries[name] = pretraining_data.run(run)
