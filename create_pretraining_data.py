@@ -49,7 +49,7 @@ flags.DEFINE_enum("undecodable_lines", "skip", list(documents.UNDECODABLE_POLICI
                   "A line that is not valid UTF-8 is reported (file:line) and skipped, or stops the run.")
 flags.DEFINE_integer("max_line_bytes", 1_000_000,
                      "Longer lines keep only their first bytes (counted in the summary); 0 = no cap.")
-flags.DEFINE_integer("block_bytes", 1 << 20,
+flags.DEFINE_integer("block_bytes", 1_048_576,
                      "Streaming mode: text per unit of work; random-document segments are drawn "
                      "from the same block. Memory grows with it (times workers and dupe_factor).")
 flags.DEFINE_integer("shuffle_buffer", 10_000,

@@ -58,7 +58,8 @@ def run_once(corpus: pathlib.Path, out_dir: pathlib.Path, workers: int, exact: b
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if completed.returncode != 0:
-        raise SystemExit(f"command failed ({completed.returncode}): {' '.join(command)}\n{completed.stderr[-3000:]}")
+        raise SystemExit(f"command failed ({completed.returncode}): {' '.join(command)}\n"
+                         f"{completed.stderr[-3000:]}")
     summary = json.loads((out_dir / "pretraining.tfrecord.summary.json").read_text())
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     instances = summary["instances"]
@@ -83,6 +84,15 @@ def run_once(corpus: pathlib.Path, out_dir: pathlib.Path, workers: int, exact: b
     }
 
 
+def baseline_rss_mb() -> float:
+    """Peak RSS of a process that only imports the generator (TensorFlow comes with the package)."""
+    code = ("import resource, albert_tf.data.pretraining_data; "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}, check=True)
+    return round(float(out.stdout.split()[-1]), 1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2)
@@ -96,6 +106,7 @@ def main() -> None:
     corpus_1x = pretraining_corpus.build(pretrain, work / "corpus_1x.txt")
     print("corpus:", json.dumps(corpus_1x))
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()}")
+    print(f"baseline: peak RSS of importing the package = {baseline_rss_mb()} MB")
     results = [run_once(pathlib.Path(corpus_1x["path"]), work / "out_1x_w", args.workers),
                run_once(pathlib.Path(corpus_1x["path"]), work / "out_1x_w1", 1)]
     if args.with_exact:

@@ -4,11 +4,15 @@ Flow of the original: read and tokenize every document; shuffle the documents; `
 passes over all of them; shuffle all instances; write them round-robin. One `random.Random(seed)`
 drives everything except the n-gram length, which comes from numpy's legacy global RNG — here a
 private `RandomState(seed)`, which is what the original gives after `np.random.seed(seed)`.
+
+Input the original could not read differs by design: undecodable lines are skipped or fail
+(`--undecodable_lines`; the original raised), lines over `--max_line_bytes` are cut (0 = no cap).
 """
 
 from __future__ import annotations
 
 import random
+import time
 
 from absl import logging
 
@@ -50,10 +54,15 @@ def generate(corpus: list, options, encoder, ngram_lengths: list | None = None) 
     mask_cfg = options.masking_config(encoder)
     rng.shuffle(corpus)
     result = []
-    for _ in range(options.dupe_factor):
+    start = time.monotonic()
+    for dupe in range(options.dupe_factor):
         for document_index in range(len(corpus)):
             result.extend(instances.create_instances_from_document(
                 corpus, document_index, instance_cfg, mask_cfg, rng, draw_ngram, ngram_lengths))
+        elapsed = time.monotonic() - start
+        logging.info("progress: pass %d/%d, %d instances (%.1f/s), ETA %.0fs", dupe + 1,
+                     options.dupe_factor, len(result), len(result) / max(elapsed, 1e-9),
+                     elapsed / (dupe + 1) * (options.dupe_factor - dupe - 1))
     rng.shuffle(result)
     return result
 

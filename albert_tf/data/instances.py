@@ -36,22 +36,28 @@ class InstanceConfig:
 def truncate_seq_pair(tokens_a: list, tokens_b: list, max_num_tokens: int, rng):
     """Trims the longer list (B on ties) from a random end until the pair fits; returns new lists.
 
-    The original deletes in place one token at a time (quadratic on long sentences); this moves
-    two cursors instead, with the same draws and the same result.
+    The original deletes one token per step, front or back on a draw, from whichever list is then
+    longer. Which list a step trims does not depend on the draws: first the longer one until the
+    lengths meet, then B, A, B, ... alternately. So all draws are made at once, in the same order,
+    and each list is cut once (the original's per-token deletion is quadratic on long sentences).
     """
-    a0, a1, b0, b1 = 0, len(tokens_a), 0, len(tokens_b)
+    len_a, len_b = len(tokens_a), len(tokens_b)
+    excess = len_a + len_b - max_num_tokens
+    if excess <= 0:
+        return tokens_a, tokens_b
     random = rng.random
-    while (a1 - a0) + (b1 - b0) > max_num_tokens:
-        if a1 - a0 > b1 - b0:
-            if random() < 0.5:
-                a0 += 1
-            else:
-                a1 -= 1
-        elif random() < 0.5:
-            b0 += 1
-        else:
-            b1 -= 1
-    return tokens_a[a0:a1], tokens_b[b0:b1]
+    fronts = [random() < 0.5 for _ in range(excess)]
+    lead = min(abs(len_a - len_b), excess)  # steps on the longer list before the lengths meet
+    alternating = fronts[lead:]
+    cut_a, cut_b = len(alternating) // 2, (len(alternating) + 1) // 2
+    front_a, front_b = sum(alternating[1::2]), sum(alternating[0::2])
+    if len_a > len_b:
+        cut_a += lead
+        front_a += sum(fronts[:lead])
+    else:
+        cut_b += lead
+        front_b += sum(fronts[:lead])
+    return (tokens_a[front_a:len_a - (cut_a - front_a)], tokens_b[front_b:len_b - (cut_b - front_b)])
 
 
 def _concat(sentences) -> list:

@@ -78,16 +78,6 @@ class MaskingConfig:
     full_candidate_shuffle: bool = True
 
 
-def _lazy_shuffled(items: list, rng):
-    """Yields `items` in uniformly random order, drawing only for the elements consumed."""
-    randbelow = rng._randbelow
-    n = len(items)
-    for k in range(n):
-        j = k + randbelow(n - k)
-        items[k], items[j] = items[j], items[k]
-        yield items[k]
-
-
 def _choose_ngram(idx, cand, room, draw_ngram):
     """Token indices of the n-gram of words starting at cand[idx], with the original's fallback:
     draw n, then try n, n-1, ..., 1 words until it fits in `room`; None when even 1 word does not.
@@ -129,21 +119,23 @@ def create_masked_lm_predictions(tokens: list[int], cfg: MaskingConfig, rng,
     num_to_predict = min(cfg.max_predictions_per_seq,
                          max(1, int(round(len(tokens) * cfg.masked_lm_prob))))
     order = list(range(len(cand)))
-    if cfg.full_candidate_shuffle:
+    lazy = not cfg.full_candidate_shuffle
+    if not lazy:
         rng.shuffle(order)
-        candidates = order
-    else:
-        candidates = _lazy_shuffled(order, rng)
-
+    randbelow = rng._randbelow  # for the lazy shuffle: same distribution, draws only as needed
     random, randint = rng.random, rng.randint
     mask_id, replacement_ids = cfg.mask_id, cfg.replacement_ids
     last_word = len(replacement_ids) - 1
     masked: list[tuple[int, int]] = []
     covered: set[int] = set()
-    for idx in candidates:
+    n_cand = len(cand)
+    for k in range(n_cand):
         if len(masked) >= num_to_predict:
             break
-        index_set, words = _choose_ngram(idx, cand, num_to_predict - len(masked), draw_ngram)
+        if lazy:  # Fisher-Yates one step at a time
+            j = k + randbelow(n_cand - k)
+            order[k], order[j] = order[j], order[k]
+        index_set, words = _choose_ngram(order[k], cand, num_to_predict - len(masked), draw_ngram)
         if index_set is None or not covered.isdisjoint(index_set):
             continue  # too long even as 1 word, or overlaps a masked n-gram (no partial masking)
         if ngram_lengths is not None:

@@ -42,7 +42,8 @@ class BlockResult(NamedTuple):
     peak_rss_mb: float  # of the process that made it
 
 
-def iter_blocks(docs: Iterable[list[str]], block_bytes: int, counters: documents.InputCounters) -> Iterator[Block]:
+def iter_blocks(docs: Iterable[list[str]], block_bytes: int,
+                counters: documents.InputCounters) -> Iterator[Block]:
     """Consecutive documents grouped until a block holds at least `block_bytes` of text."""
     batch: list = []
     size = 0
@@ -137,7 +138,8 @@ def _pool_context():
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
-def process_blocks(blocks: Iterable[Block], processor: BlockProcessor, num_workers: int) -> Iterator[BlockResult]:
+def process_blocks(blocks: Iterable[Block], processor: BlockProcessor,
+                   num_workers: int) -> Iterator[BlockResult]:
     """Results in block order; with workers, at most 2 × workers + 1 blocks are in flight."""
     if num_workers <= 1:
         for block in blocks:

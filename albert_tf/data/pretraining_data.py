@@ -36,6 +36,8 @@ def run(options: PretrainingDataOptions) -> dict:
         extra = mode.run(options, files, encoder, writer, counters, doc_counts, record_stats,
                          ngram_lengths)
     elapsed = time.monotonic() - start
+    if record_stats.instances == 0:
+        logging.warning("no instances: the input holds no document with text (%s)", options.input_file)
     summary = build_summary(options, files, output_files, counters, doc_counts, record_stats,
                             ngram_lengths, elapsed)
     summary.update(extra)

@@ -47,6 +47,8 @@ _FLOAT_ONE = struct.pack("<f", 1.0)
 _FLOAT_ZERO = struct.pack("<f", 0.0)
 # Deterministic serialization orders map entries by key.
 _KEY_ORDER = tuple(sorted(schema.PRETRAINING_WRITE_ORDER))
+assert _KEY_ORDER == ("input_ids", "input_mask", "masked_lm_ids", "masked_lm_positions",
+                      "masked_lm_weights", "next_sentence_labels", "segment_ids", "token_boundary")
 
 
 class ExampleEncoder:
@@ -113,24 +115,25 @@ class ExampleEncoder:
             positions = bytes(instance.masked_lm_positions)
         else:
             positions = _packed_int64(instance.masked_lm_positions)
-        payloads = {  # values as packed varints (0/1 flags are one byte each)
-            "input_ids": _packed_int64(instance.input_ids) + pad,
-            "input_mask": b"\x01" * n + pad,
-            "masked_lm_ids": (_packed_int64(instance.masked_lm_ids) if num_masked else b"") + pred_pad,
-            "masked_lm_positions": positions + pred_pad,
-            "masked_lm_weights": _FLOAT_ONE * num_masked + _FLOAT_ZERO * (preds - num_masked),
-            "next_sentence_labels": b"\x01" if instance.sentence_order_label else b"\x00",
-            "segment_ids": zeros[:len_a + 2] + b"\x01" * (n - len_a - 2) + pad,
-            "token_boundary": bytes(instance.token_boundary) + pad,
-        }
+        # Payloads as packed varints (0/1 flags are one byte each), in _KEY_ORDER.
+        payloads = (
+            _packed_int64(instance.input_ids) + pad,  # input_ids
+            b"\x01" * n + pad,  # input_mask
+            (_packed_int64(instance.masked_lm_ids) if num_masked else b"") + pred_pad,
+            positions + pred_pad,  # masked_lm_positions
+            _FLOAT_ONE * num_masked + _FLOAT_ZERO * (preds - num_masked),  # masked_lm_weights
+            b"\x01" if instance.sentence_order_label else b"\x00",  # next_sentence_labels
+            zeros[:len_a + 2] + b"\x01" * (n - len_a - 2) + pad,  # segment_ids
+            bytes(instance.token_boundary) + pad,  # token_boundary
+        )
+        prefixes = self._prefixes
         parts = []
-        prefix = self._prefix
-        for name in _KEY_ORDER:
-            payload = payloads[name]
-            parts.append(prefix(name, len(payload)))
+        for name, payload in zip(_KEY_ORDER, payloads):
+            prefix = prefixes.get((name, len(payload))) or self._prefix(name, len(payload))
+            parts.append(prefix)
             parts.append(payload)
         body = b"".join(parts)
-        return b"\x0a" + _varint(len(body)) + body  # Example.features
+        return _field(b"\x0a", body)  # Example.features
 
 
 def to_example(instance: Instance, encoder: ExampleEncoder):

@@ -140,16 +140,25 @@ class ParsedRecords:
 
 
 def read_tfrecords(paths, max_seq_length: int, max_predictions_per_seq: int) -> ParsedRecords:
-    """Parses pretraining TFRecords with the training input pipeline's spec (`schema`)."""
+    """Parses pretraining TFRecord files with the training input pipeline's spec (`schema`)."""
+    import tensorflow as tf
+
+    return parse_records(tf.data.TFRecordDataset(list(paths)), max_seq_length, max_predictions_per_seq)
+
+
+def parse_records(records, max_seq_length: int, max_predictions_per_seq: int) -> ParsedRecords:
+    """Parses serialized pretraining Examples (a tf.data dataset of strings, or a list of bytes)."""
     import tensorflow as tf
 
     from albert_tf.data import schema
 
+    if not isinstance(records, tf.data.Dataset):
+        records = tf.data.Dataset.from_tensor_slices(tf.constant(list(records), dtype=tf.string))
     spec = schema.pretraining_features(max_seq_length, max_predictions_per_seq)
     parsed = ParsedRecords([], [], [], [], [])
-    dataset = tf.data.TFRecordDataset(list(paths)).batch(1024).map(lambda x: tf.io.parse_example(x, spec))
-    for batch in dataset.as_numpy_iterator():
+    for batch in records.batch(1024).map(lambda x: tf.io.parse_example(x, spec)).as_numpy_iterator():
         lengths = batch["input_mask"].sum(axis=1)
+        # segment 0 covers [CLS] A [SEP] and the padding
         len_a = (batch["segment_ids"] == 0).sum(axis=1) - (max_seq_length - lengths) - 2
         masked = batch["masked_lm_weights"].sum(axis=1).astype(np.int64)
         for k in range(len(lengths)):
