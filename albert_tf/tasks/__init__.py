@@ -1,0 +1,1 @@
+"""Fine-tuning tasks: GLUE classification, SQuAD span extraction, RACE multiple choice."""

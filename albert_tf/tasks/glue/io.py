@@ -1,0 +1,109 @@
+"""GLUE result files in the original's formats, each written to a temporary name then renamed.
+
+* `eval_results.txt`: per evaluated checkpoint, `key = value` lines in sorted key order, then
+  `best = <best value before this evaluation>` and a line of 50 `=`.
+* `best_trial.txt`: `<last evaluated step>:<best step>:<best value>`.
+* `test_results.tsv`: per real test example, the class probabilities joined by tabs (the
+  single score for STS-B).
+* `submit_results.tsv` and the GLUE leaderboard file (`SST-2.tsv`, `MNLI-m.tsv`, `AX.tsv`...):
+  header `index<TAB>prediction`, then `<guid><TAB><label string or score>`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import uuid
+
+import numpy as np
+import tensorflow as tf
+
+from albert_tf.tasks.glue.processors import LEADERBOARD_NAMES
+
+
+def _atomic_write(path: str, text: str) -> None:
+    tmp = f"{path}.tmp-{uuid.uuid4().hex}"
+    with tf.io.gfile.GFile(tmp, "w") as writer:
+        writer.write(text)
+    tf.io.gfile.rename(tmp, path, overwrite=True)
+
+
+def format_value(value) -> str:
+    """As the original's `str()` of what the Estimator returned: numpy float32 scalars print
+    their shortest form, arrays print numpy's summary."""
+    if isinstance(value, (float, np.floating)):
+        return str(np.float32(value))
+    return str(value)
+
+
+def eval_block(result: dict, best_before) -> str:
+    lines = [f"{key} = {format_value(result[key])}" for key in sorted(result)]
+    lines.append(f"best = {format_value(best_before)}")
+    lines.append("=" * 50)
+    return "\n".join(lines) + "\n"
+
+
+def append_eval_results(path: str, result: dict, best_before) -> None:
+    """Adds one evaluation's block (rewrites the whole file through a temporary name)."""
+    previous = ""
+    if tf.io.gfile.exists(path):
+        with tf.io.gfile.GFile(path, "r") as reader:
+            previous = reader.read()
+    _atomic_write(path, previous + eval_block(result, best_before))
+
+
+@dataclasses.dataclass
+class BestTrial:
+    last_step: int = -1
+    best_step: int = -1
+    best_value: float = float("-inf")
+
+    @classmethod
+    def read(cls, path: str) -> "BestTrial":
+        if not tf.io.gfile.exists(path):
+            return cls()
+        with tf.io.gfile.GFile(path, "r") as reader:
+            text = reader.read().strip()
+        try:
+            last, best, value = text.split(":")
+            return cls(int(last), int(best), float(value))
+        except ValueError:
+            raise ValueError(f"{path}: expected '<last step>:<best step>:<best value>', "
+                             f"got {text!r}") from None
+
+    def write(self, path: str) -> None:
+        _atomic_write(path, f"{self.last_step}:{self.best_step}:{self.best_value}")
+
+
+def format_test_results(probabilities) -> str:
+    rows = np.asarray(probabilities).reshape(len(probabilities), -1)
+    return "".join("\t".join(str(np.float32(p)) for p in row) + "\n" for row in rows)
+
+
+def format_submit_results(guids, predictions, label_list) -> str:
+    lines = ["index\tprediction"]
+    for guid, prediction in zip(guids, predictions):
+        if label_list == [None]:
+            lines.append(f"{guid}\t{str(np.float32(prediction))}")
+        else:
+            lines.append(f"{guid}\t{label_list[int(prediction)]}")
+    return "\n".join(lines) + "\n"
+
+
+def write_predictions(output_dir: str, task_name: str, guids, probabilities, predictions,
+                      label_list) -> dict:
+    """Writes test_results.tsv, submit_results.tsv and the leaderboard file; returns the paths.
+
+    Only real examples are passed in; the line count is checked as the original asserts it.
+    """
+    if not len(guids) == len(probabilities) == len(predictions):
+        raise ValueError(f"{len(guids)} test examples but {len(probabilities)} probabilities and "
+                         f"{len(predictions)} predictions")
+    submit = format_submit_results(guids, predictions, label_list)
+    paths = {"test_results": os.path.join(output_dir, "test_results.tsv"),
+             "submit_results": os.path.join(output_dir, "submit_results.tsv"),
+             "leaderboard": os.path.join(output_dir, LEADERBOARD_NAMES[task_name] + ".tsv")}
+    _atomic_write(paths["test_results"], format_test_results(probabilities))
+    _atomic_write(paths["submit_results"], submit)
+    _atomic_write(paths["leaderboard"], submit)
+    return paths

@@ -1,0 +1,123 @@
+"""The classifier SavedModel: both signatures agree with each other and the model; saved_model_cli."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf import AlbertConfig, tokenization
+from albert_tf.tasks.classifier import AlbertClassifier
+from albert_tf.tasks.classifier_export import export_classifier
+from albert_tf.tasks.glue import features as F
+from albert_tf.tasks.glue.processors import InputExample
+
+SEQ = 24
+PAIRS = [("The cat sat on the mat.", "A cat is sitting."),
+         ("Prices rose 1,000.5 percent, Amrozi said.", "Café owners were not amused"),
+         ("short", "")]
+
+
+def _tiny_config():
+    return AlbertConfig(vocab_size=1500, embedding_size=8, hidden_size=16, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=24, max_position_embeddings=32,
+                        hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
+
+
+def _serialized(spm_model, pairs, pair=True):
+    tokenizer = tokenization.FullTokenizer(None, True, spm_model)
+    records = []
+    for i, (a, b) in enumerate(pairs):
+        example = InputExample(str(i), tokenization.preprocess_text(a, lower=True),
+                               tokenization.preprocess_text(b, lower=True) if pair else None, "0")
+        feature = F.convert_single_example(example, ["0", "1"], SEQ, tokenizer)
+        records.append(F.feature_to_example(feature, False).SerializeToString())
+    return records
+
+
+def _answer(export, request):
+    """Both signatures of a loaded export on the request (the logic of QUERY, in process)."""
+    model = tf.saved_model.load(export)
+    default = model.signatures["serving_default"](
+        input=tf.constant([bytes.fromhex(h) for h in request["examples"]]))
+    text = model.signatures["serve_text"](**{k: tf.constant(v) for k, v in request["texts"].items()})
+    return {"default": {k: v.numpy().tolist() for k, v in default.items()},
+            "text": {k: v.numpy().tolist() for k, v in text.items()},
+            "inputs": {k: sorted(model.signatures[k].structured_input_signature[1])
+                       for k in model.signatures}}
+
+
+def test_pair_signatures_agree_with_threshold(spm_model, tmp_path):
+    pair, threshold = True, 0.25
+    keras.utils.set_random_seed(3)
+    model = AlbertClassifier(_tiny_config(), 3)
+    export = export_classifier(model, str(tmp_path / "export"), SEQ, spm_model, True, pair,
+                               threshold)
+    assert pathlib.Path(export).name.isdigit()  # a numeric version folder for TF Serving
+    records = _serialized(spm_model, PAIRS, pair)
+    texts = {"text_a": [a for a, _ in PAIRS]}
+    if pair:
+        texts["text_b"] = [b for _, b in PAIRS]
+    request = {"examples": [r.hex() for r in records], "texts": texts}
+    answer = _answer(export, request)  # (test_run_classifier queries an export in a new process)
+    assert answer["inputs"]["serving_default"] == ["input"]
+    assert answer["inputs"]["serve_text"] == (["text_a", "text_b"] if pair else ["text_a"])
+    default, text = answer["default"], answer["text"]
+    np.testing.assert_allclose(default["probabilities"], text["probabilities"], atol=1e-5)
+    assert default["predictions"] == text["predictions"]
+    # And both equal the in-process Keras model on the Python-tokenized features.
+    local = model(_parse(records), training=False)
+    np.testing.assert_allclose(default["probabilities"], local["probabilities"].numpy(), atol=1e-5)
+    assert default["threshold"] == pytest.approx(threshold) and text["threshold"] == default["threshold"]
+
+
+def test_single_sentence_regression_export_and_saved_model_cli(spm_model, tmp_path):
+    model = AlbertClassifier(_tiny_config(), 1)  # regression (STS-B): probabilities [B,1]
+    export = export_classifier(model, str(tmp_path / "export"), SEQ, spm_model, True, False, None)
+    request = {"examples": [r.hex() for r in _serialized(spm_model, PAIRS, pair=False)],
+               "texts": {"text_a": [a for a, _ in PAIRS]}}
+    answer = _answer(export, request)
+    assert answer["inputs"]["serve_text"] == ["text_a"] and "threshold" not in answer["default"]
+    np.testing.assert_allclose(answer["default"]["probabilities"], answer["text"]["probabilities"],
+                               atol=1e-5)
+    np.testing.assert_allclose(np.asarray(answer["default"]["probabilities"])[:, 0],
+                               answer["default"]["predictions"], atol=1e-7)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+    shown = subprocess.run(["saved_model_cli", "show", "--dir", export, "--all"], env=env,
+                           capture_output=True, text=True, check=True, timeout=300).stdout
+    assert "signature_def['serving_default']" in shown and "signature_def['serve_text']" in shown
+    assert "inputs['input']" in shown and "inputs['text_a']" in shown
+    assert "outputs['probabilities']" in shown and "outputs['predictions']" in shown
+    # `saved_model_cli run` cannot load custom ops by itself; the SentencePiece op comes from
+    # tensorflow_text, so the same CLI is run with that module imported first.
+    cli = ("import sys, tensorflow_text; from tensorflow.python.tools import saved_model_cli; "
+           "sys.argv[0] = 'saved_model_cli'; saved_model_cli.main()")
+    ran = subprocess.run(
+        [sys.executable, "-c", cli, "run", "--dir", export, "--tag_set", "serve", "--signature_def",
+         "serve_text", "--input_exprs", "text_a=['a man is dancing']"],
+        env=env, capture_output=True, text=True, check=True, timeout=300).stdout
+    assert "probabilities" in ran and "predictions" in ran
+    # The same sentence through the Python tokenizer and the in-process model.
+    local = model(_parse(_serialized(spm_model, [("a man is dancing", "")], pair=False)))
+    value = float(local["predictions"].numpy()[0])
+    numbers = [float(x) for x in ran.replace("[", " ").replace("]", " ").split()
+               if _is_float(x)]
+    assert any(abs(n - value) < 1e-5 for n in numbers)
+
+
+def _parse(records):
+    spec = {k: tf.io.FixedLenFeature([SEQ], tf.int64) for k in ("input_ids", "input_mask", "segment_ids")}
+    parsed = tf.io.parse_example(tf.constant(records), spec)
+    return {k: tf.cast(v, tf.int32) for k, v in parsed.items()}
+
+
+def _is_float(text):
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False

@@ -1,0 +1,117 @@
+"""End to end through `pretraining_data.run`: files, summary, bad input counts, atomic outputs."""
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+
+import pytest
+import tensorflow as tf
+
+from albert_tf.data import documents, pretraining_data
+from albert_tf.data.pretraining_options import PretrainingDataOptions
+
+SENTENCES = ["The quick brown fox jumps over the lazy dog.", "Licenses grant rights to copy software.",
+             "Python evaluates expressions from left to right.", "Each sentence is on its own line."]
+
+
+def _write_corpus(path, with_bad_input=True):
+    """Six five-sentence documents; with bad input also: two empty documents (extra blank lines),
+    a one-sentence document, an undecodable line and an over-long line in a last document."""
+    docs = [[f"{SENTENCES[(d + k) % 4]} Number {d} {k}." for k in range(5)] for d in range(6)]
+    data = "\n\n".join("\n".join(doc) for doc in docs).encode() + b"\n\n"
+    if with_bad_input:
+        data += b"\n\nOnly one sentence in this document.\n\n"
+        data += b"bad byte \xff in this line\n" + b"x" * 300 + b"\nlast line.\n"
+    path.write_bytes(data)
+
+
+def _run(**kwargs):
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        summary = pretraining_data.run(PretrainingDataOptions(**kwargs))
+    assert json.loads(printed.getvalue()) == summary
+    return summary
+
+
+def test_summary_counts_and_files(tmp_path, spm_model):
+    corpus = tmp_path / "corpus.txt"
+    _write_corpus(corpus)
+    output = tmp_path / "out" / "data.tfrecord"
+    summary = _run(input_file=str(corpus), output_file=str(output), spm_model_file=spm_model,
+                   max_seq_length=32, max_predictions_per_seq=5, dupe_factor=3, max_line_bytes=200,
+                   num_workers=1, output_shards=2)
+    assert summary["undecodable_lines"] == 1 and summary["overlong_lines"] == 1
+    assert summary["empty_documents"] == 2 and summary["single_sentence_documents"] == 1
+    assert summary["documents"] == 8  # 6 + the one-sentence one + the tail after the bad line
+    assert summary["mode"] == "streaming"
+    for key in ("instances", "corpus_tokens", "tokens", "masked_fraction", "ngram_length_histogram",
+                "sentence_order_labels", "elapsed_s", "instances_per_s", "peak_rss_mb_main"):
+        assert key in summary, key
+    assert 0.1 < summary["masked_fraction"] < 0.2
+    files = summary["output_files"]
+    assert [os.path.basename(f) for f in files] == ["data.tfrecord-00000-of-00002",
+                                                    "data.tfrecord-00001-of-00002"]
+    assert sum(1 for _ in tf.data.TFRecordDataset(files)) == summary["instances"]
+    saved = json.loads((tmp_path / "out" / "data.tfrecord.summary.json").read_text())
+    assert saved == summary
+    assert not [f for f in os.listdir(tmp_path / "out") if "incomplete" in f]
+
+
+def test_undecodable_input_can_stop_the_run_without_output(tmp_path, spm_model):
+    corpus = tmp_path / "corpus.txt"
+    _write_corpus(corpus)
+    with pytest.raises(documents.InputError, match=r"corpus\.txt:\d+: undecodable UTF-8"):
+        _run(input_file=str(corpus), output_file=str(tmp_path / "o.tfrecord"), spm_model_file=spm_model,
+             max_seq_length=32, dupe_factor=1, undecodable_lines="fail", num_workers=1)
+    assert sorted(os.listdir(tmp_path)) == ["corpus.txt"]
+
+
+def test_missing_input_is_an_error_before_any_output(tmp_path, spm_model):
+    with pytest.raises(documents.InputError, match="matched no files"):
+        _run(input_file=str(tmp_path / "*.txt"), output_file=str(tmp_path / "o.tfrecord"),
+             spm_model_file=spm_model)
+    assert os.listdir(tmp_path) == []
+
+
+def test_exact_mode_files_round_robin_to_the_fixture_digest(tmp_path, fixtures_dir, spm_model):
+    folder = fixtures_dir / "create_pretraining_data"
+    outputs = [tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"]
+    summary = _run(input_file=str(folder / "input.txt"), output_file=",".join(map(str, outputs)),
+                   spm_model_file=spm_model, max_seq_length=64, max_predictions_per_seq=10,
+                   dupe_factor=2, masked_lm_prob=0.15, ngram=3, random_seed=12345, exact_original=True)
+    a, b = ([r.numpy() for r in tf.data.TFRecordDataset(str(p))] for p in outputs)
+    assert len(a) == 2264 and len(b) == 2263 and summary["instances"] == 4527
+    interleaved = [r for pair in zip(a, b + [b""]) for r in pair if r]
+    digest = hashlib.sha256()
+    for record in interleaved:
+        digest.update(tf.train.Example.FromString(record).SerializeToString(deterministic=True))
+    expected = json.loads((folder / "run_info.json").read_text())
+    assert digest.hexdigest() == expected["sha256_of_concat_deterministic_serialized_examples"]
+
+
+def test_wordpiece_mode(tmp_path):
+    """Without a SentencePiece model: WordPiece tokens, '##' pieces continue words."""
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##want", "##ed", "run", "##ning",
+             "the", "dog", "cat", "sat", ".", "is"]
+    (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    sentences = ["The dog sat.", "The cat is running.", "Unwanted dog.", "The cat sat."]
+    (tmp_path / "in.txt").write_text("\n\n".join("\n".join(sentences[k:] + sentences[:k]) for k in range(4)))
+    summary = _run(input_file=str(tmp_path / "in.txt"), output_file=str(tmp_path / "o.tfrecord"),
+                   vocab_file=str(tmp_path / "vocab.txt"), max_seq_length=24, max_predictions_per_seq=4,
+                   dupe_factor=2, num_workers=1)
+    assert summary["documents"] == 4 and summary["instances"] > 0
+    spec = {"input_ids": tf.io.FixedLenFeature([24], tf.int64),
+            "token_boundary": tf.io.FixedLenFeature([24], tf.int64),
+            "masked_lm_positions": tf.io.FixedLenFeature([4], tf.int64)}
+    for record in tf.data.TFRecordDataset(str(tmp_path / "o.tfrecord")):
+        parsed = tf.io.parse_single_example(record, spec)
+        masked = set(parsed["masked_lm_positions"].numpy().tolist())
+        for position, (token, start) in enumerate(zip(parsed["input_ids"].numpy(),
+                                                      parsed["token_boundary"].numpy())):
+            if position in masked:
+                continue  # the token there may be a replacement
+            if token in (6, 7, 9):  # ##want ##ed ##ning
+                assert start == 0
+            elif token in (2, 3, 5, 8, 10, 11, 12, 13, 14, 15):
+                assert start == 1

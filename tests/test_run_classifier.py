@@ -1,0 +1,118 @@
+"""run_classifier.py end to end on real GLUE data (MRPC) with a tiny model: train, evaluate,
+keep the best checkpoint, predict test, export, and query the export in a fresh process."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from albert_tf import tokenization
+from albert_tf.tasks.glue import features as F
+from albert_tf.tasks.glue.processors import get_processor, read_tsv
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SEQ = 32
+TINY = {"vocab_size": 1500, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "intermediate_size": 37, "max_position_embeddings": 64}
+
+# A separate interpreter: the export must serve without anything from the process that made it.
+QUERY = r"""
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # registers the SentencePiece ops of serve_text
+export, request = sys.argv[1], json.load(open(sys.argv[2]))
+model = tf.saved_model.load(export)
+default = model.signatures["serving_default"](
+    input=tf.constant([bytes.fromhex(h) for h in request["examples"]]))
+text = model.signatures["serve_text"](text_a=tf.constant(request["text_a"]),
+                                      text_b=tf.constant(request["text_b"]))
+json.dump({"default": {k: v.numpy().tolist() for k, v in default.items()},
+           "text": {k: v.numpy().tolist() for k, v in text.items()}}, open(sys.argv[3], "w"))
+"""
+
+
+def _env():
+    return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
+                PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory, data_dir, spm_model):
+    root = tmp_path_factory.mktemp("mrpc")
+    config = root / "albert_config.json"
+    config.write_text(json.dumps(TINY))
+    output = root / "output"
+    args = [sys.executable, os.path.join(REPO, "run_classifier.py"),
+            f"--data_dir={data_dir / 'glue'}", "--task_name=MRPC", f"--albert_config_file={config}",
+            f"--spm_model_file={spm_model}", f"--output_dir={output}", f"--max_seq_length={SEQ}",
+            "--do_train", "--do_eval", "--do_predict", f"--export_dir={root / 'export'}",
+            "--threshold_to_export=0.5", "--train_step=6", "--save_checkpoints_steps=3",
+            "--train_batch_size=8", "--eval_batch_size=64", "--predict_batch_size=64",
+            "--learning_rate=1e-3", "--warmup_step=2", "--seed=1"]
+    done = subprocess.run(args, env=_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root
+
+
+def _blocks(path):
+    text = open(path).read()
+    return [dict(line.split(" = ", 1) for line in block.strip().splitlines())
+            for block in text.split("=" * 50) if block.strip()]
+
+
+def test_eval_results_and_best_checkpoint(run_dir):
+    output = run_dir / "output"
+    blocks = _blocks(output / "eval_results.txt")
+    assert [b["global_step"] for b in blocks] == ["3", "6"]
+    for block in blocks:
+        assert set(block) == {"eval_accuracy", "eval_loss", "f1", "global_step", "loss", "best"}
+        assert 0.0 <= float(block["eval_accuracy"]) <= 1.0
+    last, best_step, best_value = open(output / "best_trial.txt").read().split(":")
+    accuracies = [float(b["eval_accuracy"]) for b in blocks]
+    assert last == "6" and float(best_value) == pytest.approx(max(accuracies), abs=1e-6)
+    assert int(best_step) == (3 if accuracies[0] >= accuracies[1] else 6)
+    best = open(output / "model.ckpt-best.data-00000-of-00001", "rb").read()
+    assert best == open(output / f"model.ckpt-{best_step}.data-00000-of-00001", "rb").read()
+    # Nothing was deleted or renamed.
+    for step in (3, 6):
+        assert (output / f"model.ckpt-{step}.index").exists()
+
+
+def test_prediction_files(run_dir, data_dir):
+    output = run_dir / "output"
+    guids = [fields[0] for _, fields in read_tsv(str(data_dir / "glue" / "MRPC" / "test.tsv"))[1:]]
+    probabilities = np.loadtxt(output / "test_results.tsv", delimiter="\t")
+    assert probabilities.shape == (1725, 2)
+    np.testing.assert_allclose(probabilities.sum(1), 1.0, atol=1e-5)
+    submit = open(output / "submit_results.tsv").read().splitlines()
+    assert submit[0] == "index\tprediction" and len(submit) == 1726
+    rows = [line.split("\t") for line in submit[1:]]
+    assert [r[0] for r in rows] == guids
+    assert [r[1] for r in rows] == [str(i) for i in probabilities.argmax(1)]
+    assert open(output / "MRPC.tsv").read().splitlines() == submit  # the leaderboard name
+
+
+def test_export_in_a_fresh_process(run_dir, data_dir, spm_model, tmp_path):
+    (export,) = [p for p in (run_dir / "export").iterdir() if p.name.isdigit()]
+    raw = read_tsv(str(data_dir / "glue" / "MRPC" / "test.tsv"))[1:9]
+    text_a, text_b = [f[3] for _, f in raw], [f[4] for _, f in raw]
+    processor = get_processor("mrpc")
+    examples = processor.get_test_examples(str(data_dir / "glue"))[:8]
+    tokenizer = tokenization.FullTokenizer(None, True, spm_model)
+    records = [F.feature_to_example(F.convert_single_example(e, ["0", "1"], SEQ, tokenizer), False)
+               .SerializeToString().hex() for e in examples]
+    request, answer = tmp_path / "request.json", tmp_path / "answer.json"
+    request.write_text(json.dumps({"examples": records, "text_a": text_a, "text_b": text_b}))
+    subprocess.run([sys.executable, "-c", QUERY, str(export), str(request), str(answer)],
+                   env=_env(), check=True, timeout=300)
+    got = json.loads(answer.read_text())
+    np.testing.assert_allclose(got["default"]["probabilities"], got["text"]["probabilities"],
+                               atol=1e-5)
+    assert got["default"]["predictions"] == got["text"]["predictions"]
+    assert got["default"]["threshold"] == got["text"]["threshold"] == 0.5
+    # The export serves the best checkpoint: the same numbers as test_results.tsv.
+    expected = np.loadtxt(run_dir / "output" / "test_results.tsv", delimiter="\t")[:8]
+    np.testing.assert_allclose(got["default"]["probabilities"], expected, atol=1e-5)
