@@ -48,6 +48,48 @@ def features(batch, seq, predictions, vocab, seed=0):
     }
 
 
+def _timed(fn, steps):
+    float(fn())
+    start = time.perf_counter()
+    for _ in range(steps):
+        value = fn()
+    float(value)
+    return (time.perf_counter() - start) / steps
+
+
+def breakdown(model, batch, steps, full_step_s, jit):
+    """Where a step's time goes: forward, backward (fwd+bwd − fwd), the rest (clipping,
+    cross-replica sums, LAMB update)."""
+    from albert_tf.models import pretraining_losses
+
+    @tf.function(jit_compile=jit)
+    def forward():
+        return pretraining_losses(model(batch, training=True), batch)[0]
+
+    @tf.function(jit_compile=jit)
+    def forward_backward():
+        with tf.GradientTape() as tape:
+            loss = pretraining_losses(model(batch, training=True), batch)[0]
+        grads = tape.gradient(loss, model.trainable_variables)
+        return loss + tf.add_n([tf.reduce_sum(tf.convert_to_tensor(g)[..., :1]) for g in grads]) * 0
+
+    fwd = _timed(forward, steps)
+    fwd_bwd = _timed(forward_backward, steps)
+    return (f"breakdown forward_s={fwd:.3f} backward_s={fwd_bwd - fwd:.3f} "
+            f"update_and_rest_s={full_step_s - fwd_bwd:.3f} step_s={full_step_s:.3f}")
+
+
+def run_peer(python, batch, steps):
+    import subprocess
+
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    shared = os.environ.get("ALBERT_TF_SHARED", os.path.join(os.path.dirname(repo), "shared"))
+    script = os.path.join(shared, "bench", "peer_keras_hub.py")
+    result = subprocess.run([python, script, str(batch), str(steps), "none"], capture_output=True,
+                            text=True, check=True)
+    return [line for line in result.stdout.splitlines() if line.startswith("keras_hub")][-1]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--precision", default="none", choices=["none", "bf16", "fp16"])
@@ -58,6 +100,11 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--size", default="base")
     parser.add_argument("--vocab", type=int, default=30000)
+    parser.add_argument("--peer_python", default=None,
+                        help="a Python with keras-hub installed: also run ../shared/bench/"
+                             "peer_keras_hub.py in this run and print our GFLOP/s ratio")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also time the forward pass and forward+backward on their own")
     args = parser.parse_args(argv)
 
     config = preset(args.size, vocab_size=args.vocab, hidden_dropout_prob=0.0,
@@ -81,10 +128,17 @@ def main(argv=None):
     float(loss)
     seconds = (time.perf_counter() - start) / args.steps
     gflops = flops_per_token(config, args.seq) * args.batch * args.seq / seconds / 1e9
+    if args.breakdown:
+        print(breakdown(model, batch, args.steps, seconds, args.jit))
     device = "gpu" if tf.config.list_logical_devices("GPU") else "cpu"
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"albert_tf size={args.size} device={device} precision={args.precision} "
           f"jit={args.jit} batch={args.batch} seq={args.seq} step_s={seconds:.3f} "
-          f"ex_per_s={args.batch / seconds:.2f} gflops={gflops:.1f} loss={float(loss):.4f}")
+          f"ex_per_s={args.batch / seconds:.2f} gflops={gflops:.1f} loss={float(loss):.4f} "
+          f"load_avg={load}")
+    if args.peer_python:
+        peer = run_peer(args.peer_python, args.batch, args.steps)
+        print(f"{peer}\nratio_vs_keras_hub={gflops / float(peer.split('gflops=')[1].split()[0]):.3f}")
 
 
 if __name__ == "__main__":
