@@ -92,3 +92,24 @@ def test_ax_predicted_with_an_mnli_checkpoint(base, tmp_path, data_dir):
     assert {line.split("\t")[1] for line in lines[1:]} <= {"contradiction", "entailment", "neutral"}
     with pytest.raises(Exception, match="no train split"):
         GlueRun(GlueRunConfig(**dict(cfg, do_train=True))).run()
+
+
+def test_init_from_our_pretraining_checkpoint(tmp_path):
+    import tensorflow as tf
+
+    from albert_tf import AlbertPretrainer
+    from albert_tf.tasks.glue.run import init_classifier
+
+    config = AlbertConfig(**TINY)
+    pretrainer = AlbertPretrainer(config)
+    prefix = tf.train.Checkpoint(model=pretrainer).save(str(tmp_path / "model.ckpt"))
+    classifier = AlbertClassifier(config, 2)
+    assert "encoder restored" in init_classifier(classifier, prefix)
+    ids = {"input_ids": np.array([[2, 40, 50, 3]], np.int32)}
+    np.testing.assert_allclose(classifier.encoder(ids)["pooled_output"].numpy(),
+                               pretrainer.encoder(ids)["pooled_output"].numpy(), atol=1e-6)
+    # A fine-tuned checkpoint of ours brings its head along.
+    tuned = tf.train.Checkpoint(model=classifier).save(str(tmp_path / "tuned.ckpt"))
+    clone = AlbertClassifier(config, 2)
+    init_classifier(clone, tuned)
+    np.testing.assert_array_equal(clone.output_weights.numpy(), classifier.output_weights.numpy())

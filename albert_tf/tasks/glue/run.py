@@ -92,6 +92,29 @@ def list_checkpoints(directory: str) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+def init_classifier(model: AlbertClassifier, checkpoint) -> str:
+    """Loads weights into a classifier from an original TF1 checkpoint (pretrained or
+    fine-tuned), one of our fine-tuning checkpoints (encoder and head), or one of our
+    pretraining checkpoints (encoder only: the head starts fresh, as from a TF1 pretrained one).
+    """
+    from albert_tf.training import init_from_checkpoint, is_tf1_checkpoint, resolve_checkpoint
+
+    prefix = resolve_checkpoint(checkpoint)
+    if is_tf1_checkpoint(prefix):
+        return init_from_checkpoint(model, prefix)
+    names = {name for name, _ in tf.train.list_variables(prefix)}
+    if any(name.startswith("model/output_weights/") for name in names):
+        return init_from_checkpoint(model, prefix)
+    if not any(name.startswith("model/encoder/") for name in names):
+        raise GlueRunError(f"{prefix}: neither an ALBERT TF1 checkpoint nor one of this "
+                           "package's (no model/encoder/ variables)")
+    # A pretraining checkpoint: its `model` is an AlbertPretrainer whose `encoder` has the same
+    # object path as ours, so binding only the encoder reads every encoder weight and nothing else.
+    encoder_only = tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=model.encoder))
+    encoder_only.read(prefix).expect_partial().assert_existing_objects_matched()
+    return f"checkpoint {prefix}: encoder restored, new classifier head"
+
+
 class GlueRun:
     def __init__(self, cfg: GlueRunConfig):
         self.cfg = cfg
@@ -201,10 +224,11 @@ class GlueRun:
         if cfg.do_eval:
             evaluator = self._evaluator()
             on_checkpoint = lambda step, path: evaluator.evaluate_current(step, path)  # noqa: E731
+        if cfg.init_checkpoint and not list_checkpoints(cfg.output_dir):
+            self.load(cfg.init_checkpoint)  # (a resumed run restores its own latest instead)
         trainer.train(dataset_fn, cfg.train_batch_size, cfg.train_step,
                       save_checkpoints_steps=cfg.save_checkpoints_steps,
-                      log_every_steps=cfg.log_every_steps, init_checkpoint=cfg.init_checkpoint,
-                      on_checkpoint=on_checkpoint)
+                      log_every_steps=cfg.log_every_steps, on_checkpoint=on_checkpoint)
         return trainer
 
     def _task(self, task_cls):
@@ -253,9 +277,7 @@ class GlueRun:
             "(it keeps the best checkpoint) or pass --init_checkpoint")
 
     def load(self, checkpoint):
-        from albert_tf.training import init_from_checkpoint
-
-        logging.info("%s", init_from_checkpoint(self.model, checkpoint))
+        logging.info("%s", init_classifier(self.model, checkpoint))
 
     def predict(self) -> dict:
         cfg = self.cfg
