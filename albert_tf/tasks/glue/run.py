@@ -97,21 +97,22 @@ def init_classifier(model: AlbertClassifier, checkpoint) -> str:
     fine-tuned), one of our fine-tuning checkpoints (encoder and head), or one of our
     pretraining checkpoints (encoder only: the head starts fresh, as from a TF1 pretrained one).
     """
-    from albert_tf.training import init_from_checkpoint, is_tf1_checkpoint, resolve_checkpoint
+    from albert_tf.training import init_from_checkpoint, resolve_checkpoint
 
     prefix = resolve_checkpoint(checkpoint)
-    if is_tf1_checkpoint(prefix):
+    try:
         return init_from_checkpoint(model, prefix)
-    names = {name for name, _ in tf.train.list_variables(prefix)}
-    if any(name.startswith("model/output_weights/") for name in names):
-        return init_from_checkpoint(model, prefix)
-    if not any(name.startswith("model/encoder/") for name in names):
-        raise GlueRunError(f"{prefix}: neither an ALBERT TF1 checkpoint nor one of this "
-                           "package's (no model/encoder/ variables)")
-    # A pretraining checkpoint: its `model` is an AlbertPretrainer whose `encoder` has the same
-    # object path as ours, so binding only the encoder reads every encoder weight and nothing else.
+    except AssertionError:
+        pass  # no classifier head in it: a pretraining checkpoint
+    # Its `model` is an AlbertPretrainer whose `encoder` has the same object path as ours, so
+    # binding only the encoder reads every encoder weight (matched by the object graph, not by
+    # variable names) and the assertion proves none was missed.
     encoder_only = tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=model.encoder))
-    encoder_only.read(prefix).expect_partial().assert_existing_objects_matched()
+    try:
+        encoder_only.read(prefix).expect_partial().assert_existing_objects_matched()
+    except AssertionError as error:
+        raise GlueRunError(f"{prefix}: not an ALBERT checkpoint this classifier can start "
+                           f"from ({error})") from None
     return f"checkpoint {prefix}: encoder restored, new classifier head"
 
 
