@@ -37,15 +37,20 @@ def ablation_config(embedding_size: int, share_parameters: str) -> AlbertConfig:
     return preset("albert_base_v2", embedding_size=embedding_size, share_parameters=share_parameters)
 
 
-def table_rows():
+RELEASED = ("base", "large", "xlarge", "xxlarge")
+
+
+def table_rows(released=RELEASED, ablations: bool = True):
     """(name, params with pooler, params without pooler, paper figure in millions or None)."""
     rows = []
 
     def add(name, config, paper):
         rows.append((name, encoder_params(config), encoder_params(config, pooler=False), paper))
 
-    for size in ("base", "large", "xlarge", "xxlarge"):
+    for size in released:
         add(f"albert_{size} (released)", preset(f"albert_{size}_v2"), None)
+    if not ablations:
+        return rows
     for e, (not_shared, all_shared) in PAPER_TABLE3.items():
         add(f"base E={e} not-shared (Table 3)", ablation_config(e, "none"), not_shared)
         add(f"base E={e} all-shared (Table 3)", ablation_config(e, "all"), all_shared)
@@ -55,9 +60,9 @@ def table_rows():
     return rows
 
 
-def main():
+def main(released=RELEASED, ablations: bool = True):
     print(f"{'model':40s} {'with pooler':>13s} {'w/o pooler':>13s} {'paper (M)':>10s}")
-    for name, count, no_pooler, paper in table_rows():
+    for name, count, no_pooler, paper in table_rows(released, ablations):
         print(f"{name:40s} {count:13,d} {no_pooler:13,d} {'' if paper is None else paper:>10}")
 
 

@@ -52,3 +52,24 @@ def test_our_training_checkpoints_load_for_export(tmp_path):
     assert isinstance(load_model(config, str(tmp_path / "enc" / "ckpt")), AlbertModel)
     result = export_pretrained(config, str(tmp_path / "run"), str(tmp_path / "exports"), verify=False)
     assert os.path.exists(os.path.join(result["encoder"], "saved_model.pb"))
+
+
+def test_pretraining_checkpoint_warm_starts_a_task_model(tmp_path):
+    from albert_tf.tasks.classifier import AlbertClassifier
+    from albert_tf.training import init_from_checkpoint
+
+    config = _tiny()
+    pretrainer = AlbertPretrainer(config)
+    CheckpointState(tmp_path / "run", pretrainer, create_optimizer(1e-3, 10, 1, "lamb")).save(step=3)
+    classifier = AlbertClassifier(config, 2)
+    head = classifier.output_weights.numpy().copy()
+    message = init_from_checkpoint(classifier, str(tmp_path / "run"))
+    assert "encoder restored" in message and "heads" not in message
+    for a, b in zip(classifier.encoder.weights, pretrainer.encoder.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(classifier.output_weights.numpy(), head)
+    # A classifier checkpoint restores the head as well.
+    CheckpointState(tmp_path / "cls", classifier, create_optimizer(1e-3, 10, 1, "adamw")).save(step=1)
+    again = AlbertClassifier(config, 2)
+    assert "output_weights" in init_from_checkpoint(again, str(tmp_path / "cls"))
+    np.testing.assert_array_equal(again.output_weights.numpy(), head)

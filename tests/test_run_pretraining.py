@@ -133,3 +133,44 @@ def test_bad_flags_are_clear_errors(fixtures_dir, tmp_path):
         run_pretraining(options(model_dir, tmp_path / "missing-*.tfrecord", tmp_path))
     with pytest.raises(ValueError, match="masked_lm_budget"):
         run_pretraining(options(model_dir, records, tmp_path, masked_lm_budget=5))
+
+
+def test_sigkill_after_a_checkpoint_then_restart_matches_uninterrupted_run(fixtures_dir, tmp_path):
+    import os
+    import signal
+
+    model_dir = fixtures_dir / "model"
+    records = write_golden_records(model_dir, tmp_path / "golden.tfrecord")
+
+    def command(out):
+        return [sys.executable, "run_pretraining.py",
+                f"--albert_config_file={model_dir / 'albert_config_train_nodropout.json'}",
+                f"--input_file={records}", f"--output_dir={out}",
+                f"--init_checkpoint={model_dir / 'ckpt' / 'model.ckpt'}",
+                "--max_seq_length=24", "--max_predictions_per_seq=5", "--train_batch_size=3",
+                "--learning_rate=1e-3", "--num_train_steps=150", "--num_warmup_steps=10",
+                "--save_checkpoints_steps=20", "--log_every_steps=50"]
+
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    proc = subprocess.Popen(command(tmp_path / "killed"), cwd=REPO, env=env, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for line in proc.stderr:
+            if "saved checkpoint" in line:
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    assert not (tmp_path / "killed" / "model.ckpt-150.index").exists()
+    resumed_log = run_script(*command(tmp_path / "killed")[1:])
+    assert "resuming from" in resumed_log
+    run_script(*command(tmp_path / "straight")[1:])
+    resumed = tf.train.load_checkpoint(str(tmp_path / "killed" / "model.ckpt-150"))
+    straight = tf.train.load_checkpoint(str(tmp_path / "straight" / "model.ckpt-150"))
+    names = [n for n in straight.get_variable_to_shape_map() if n.startswith(("model/", "optimizer/"))]
+    assert len(names) > 60
+    for name in names:
+        np.testing.assert_allclose(resumed.get_tensor(name), straight.get_tensor(name),
+                                   atol=1e-5, rtol=1e-5, err_msg=name)

@@ -80,11 +80,16 @@ def test_accumulating_four_micro_batches_of_two_equals_batch_eight(tmp_path):
     assert_same_run(whole, accumulated)
 
 
+@pytest.fixture(scope="module")
+def fp32_reference(tmp_path_factory):
+    return train_tiny(tmp_path_factory.mktemp("ref"), steps=4)
+
+
 @pytest.mark.parametrize("kwargs", [dict(mixed_precision="bf16"), dict(jit_compile=True),
                                     dict(mixed_precision="fp16")],
                          ids=["bf16", "xla", "fp16"])
-def test_reduced_precision_and_xla_train_without_nan(tmp_path, kwargs):
-    reference = train_tiny(tmp_path / "ref", steps=4)
+def test_reduced_precision_and_xla_train_without_nan(tmp_path, kwargs, fp32_reference):
+    reference = fp32_reference
     losses, norms, weights = train_tiny(tmp_path / "run", steps=4, **kwargs)
     assert all(np.isfinite(losses)) and all(np.isfinite(w).all() for w in weights)
     assert losses[-1] < losses[0]

@@ -86,9 +86,40 @@ def init_from_checkpoint(model, path, init_from_group0=False):
     if is_tf1_checkpoint(prefix):
         report = load_tf1_checkpoint(model, prefix, init_from_group0=init_from_group0)
         return f"TF1 checkpoint {prefix}: {len(report.loaded)} variables loaded"
-    status = tf.train.Checkpoint(model=model).read(prefix)
-    status.expect_partial().assert_existing_objects_matched()
-    return f"checkpoint {prefix}: model weights restored"
+    return _init_from_our_checkpoint(model, prefix)
+
+
+def _init_from_our_checkpoint(model, prefix) -> str:
+    """The encoder must be complete in the checkpoint; heads are taken where present.
+
+    A pretraining checkpoint warm-starts a task model whose head it never had, as the original's
+    name-based init does; a checkpoint of the same task (predict, export) restores the head too.
+    """
+    from albert_tf.models import AlbertModel
+
+    encoder = model if isinstance(model, AlbertModel) else model.encoder
+    saved = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+    if isinstance(model, AlbertModel) and not any(n.startswith("model/embeddings/") for n in saved):
+        root = tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=encoder))  # ours: task model
+    elif isinstance(model, AlbertModel):
+        root = tf.train.Checkpoint(model=encoder)  # the checkpoint holds a bare encoder
+    else:
+        root = tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=encoder))
+    root.read(prefix).expect_partial().assert_existing_objects_matched()
+    heads = [] if isinstance(model, AlbertModel) else _head_names(model, saved)
+    if heads:
+        tf.train.Checkpoint(model=model).read(prefix).expect_partial()
+    return f"checkpoint {prefix}: encoder restored" + (f", heads {heads}" if heads else "")
+
+
+def _head_names(model, saved) -> list:
+    """Attributes of `model` besides its encoder that the checkpoint has values for."""
+    found = set()
+    for name in saved:
+        parts = name.split("/")
+        if len(parts) > 2 and parts[0] == "model" and parts[1] != "encoder" and hasattr(model, parts[1]):
+            found.add(parts[1])
+    return sorted(found)
 
 
 def checkpoint_step(prefix) -> int:

@@ -1,0 +1,234 @@
+"""Default mode: streaming, reproducible, parallel generation of pretraining records.
+
+The main process reads documents in order and groups them into blocks of about `block_bytes`
+of text. Worker processes turn blocks into serialized records: every random choice comes from a
+`random.Random` seeded by (seed, document index, pass) — or (seed, block) for the shuffle of the
+block's records — so the output does not depend on which worker ran a block, nor on how many
+there are. Random-document B segments are drawn from the same block (as the original draws them
+from its input shard). The main process writes records in block order through a seeded shuffle
+buffer. At most a few blocks are in flight, so memory does not grow with the corpus.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import multiprocessing
+import random
+import sys
+import time
+from typing import Iterable, Iterator, NamedTuple
+
+from absl import logging
+
+from albert_tf.data import documents, instances, masking, stats
+from albert_tf.data.exact_original import count_document
+
+
+class Block(NamedTuple):
+    index: int
+    first_document: int  # global index of its first document, for per-document seeds
+    documents: list  # of lists of preprocessed lines
+    input_bytes: int
+
+
+class BlockResult(NamedTuple):
+    index: int
+    records: list  # serialized Examples, shuffled within the block
+    record_stats: stats.RecordStatistics
+    ngram_lengths: collections.Counter
+    doc_counts: collections.Counter
+    input_bytes: int
+    peak_rss_mb: float  # of the process that made it
+
+
+def iter_blocks(docs: Iterable[list[str]], block_bytes: int, counters: documents.InputCounters) -> Iterator[Block]:
+    """Consecutive documents grouped until a block holds at least `block_bytes` of text."""
+    batch: list = []
+    size = 0
+    first = 0
+    index = 0
+    consumed = 0
+    for document in docs:
+        batch.append(document)
+        size += sum(len(line) for line in document)
+        if size >= block_bytes:
+            yield Block(index, first, batch, counters.input_bytes - consumed)
+            consumed = counters.input_bytes
+            index += 1
+            first += len(batch)
+            batch, size = [], 0
+    if batch:
+        yield Block(index, first, batch, counters.input_bytes - consumed)
+
+
+class BlockProcessor:
+    """Block → records; picklable, so it can run in worker processes."""
+
+    def __init__(self, options, encoder):
+        from albert_tf.data import pretraining_writer
+
+        self.seed = options.random_seed
+        self.dupe_factor = options.dupe_factor
+        self.ngram = options.ngram
+        self.favor_shorter_ngram = options.favor_shorter_ngram
+        self.encoder = encoder
+        self.instance_cfg = options.instance_config()
+        self.mask_cfg = options.masking_config(encoder)
+        self.example_encoder = pretraining_writer.ExampleEncoder(
+            options.max_seq_length, options.max_predictions_per_seq, options.do_permutation)
+
+    def __call__(self, block: Block) -> BlockResult:
+        doc_counts: collections.Counter = collections.Counter()
+        lines = [line for document in block.documents for line in document]
+        codes = iter(self.encoder.encode(lines))
+        corpus, doc_ids = [], []
+        for offset, document in enumerate(block.documents):
+            sentences = [c for c in (next(codes) for _ in document) if c]
+            count_document(sentences, doc_counts)
+            if sentences:
+                corpus.append(sentences)
+                doc_ids.append(block.first_document + offset)
+
+        record_stats = stats.RecordStatistics()
+        lengths: list = []
+        records = []
+        serialize = self.example_encoder.serialize
+        mask_id = self.encoder.mask_id
+        for dupe in range(self.dupe_factor):
+            for local_index, doc_id in enumerate(doc_ids):
+                rng = random.Random(f"{self.seed}/document/{doc_id}/pass/{dupe}")
+                draw_ngram = masking.PythonNgramSampler(rng, self.ngram, self.favor_shorter_ngram)
+                for instance in instances.create_instances_from_document(
+                        corpus, local_index, self.instance_cfg, self.mask_cfg, rng, draw_ngram, lengths):
+                    records.append(serialize(instance))
+                    record_stats.add(instance.input_ids, instance.len_a, instance.masked_lm_positions,
+                                     instance.masked_lm_ids, instance.sentence_order_label, mask_id)
+        random.Random(f"{self.seed}/block/{block.index}").shuffle(records)
+        return BlockResult(block.index, records, record_stats, collections.Counter(lengths),
+                           doc_counts, block.input_bytes, peak_rss_mb())
+
+
+def peak_rss_mb() -> float:
+    try:
+        import resource
+    except ImportError:  # Windows
+        return float("nan")
+    scale = 1 / 1024 ** 2 if sys.platform == "darwin" else 1 / 1024  # bytes on macOS, else KiB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+
+
+_PROCESSOR: BlockProcessor | None = None
+
+
+def _init_worker(processor: BlockProcessor) -> None:
+    global _PROCESSOR
+    _PROCESSOR = processor
+
+
+def _process_in_worker(block: Block) -> BlockResult:
+    return _PROCESSOR(block)
+
+
+def _pool_context():
+    # fork shares the loaded tokenizer without pickling and starts fast; workers never touch
+    # TensorFlow (imported by the parent), they run numpy/sentencepiece/pure Python only.
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def process_blocks(blocks: Iterable[Block], processor: BlockProcessor, num_workers: int) -> Iterator[BlockResult]:
+    """Results in block order; with workers, at most 2 × workers + 1 blocks are in flight."""
+    if num_workers <= 1:
+        for block in blocks:
+            yield processor(block)
+        return
+    with _pool_context().Pool(num_workers, initializer=_init_worker, initargs=(processor,)) as pool:
+        pending: collections.deque = collections.deque()
+        for block in blocks:
+            pending.append(pool.apply_async(_process_in_worker, (block,)))
+            if len(pending) > 2 * num_workers:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+        pool.close()
+        pool.join()  # reaped workers count in the parent's resource usage (summary's peak memory)
+
+
+class ShuffleBuffer:
+    """Seeded, bounded shuffle across blocks: mixes neighbouring blocks' records before writing."""
+
+    def __init__(self, size: int, seed: int, write):
+        self._size = size
+        self._rng = random.Random(f"{seed}/output")
+        self._buffer: list = []
+        self._write = write
+
+    def extend(self, records: list) -> None:
+        buffer, size, write = self._buffer, self._size, self._write
+        randbelow = self._rng._randbelow
+        for record in records:
+            if len(buffer) < size:
+                buffer.append(record)
+            elif size:
+                j = randbelow(size)
+                write(buffer[j])
+                buffer[j] = record
+            else:
+                write(record)
+
+    def drain(self) -> None:
+        self._rng.shuffle(self._buffer)
+        for record in self._buffer:
+            self._write(record)
+        self._buffer = []
+
+
+@dataclasses.dataclass
+class Progress:
+    total_bytes: int
+    interval_s: float
+    start: float = dataclasses.field(default_factory=time.monotonic)
+    last: float = 0.0
+    documents: int = 0
+    instances: int = 0
+    input_bytes: int = 0
+
+    def update(self, result: BlockResult, force: bool = False) -> None:
+        self.documents += result.doc_counts["documents"]
+        self.instances += len(result.records)
+        self.input_bytes += result.input_bytes
+        now = time.monotonic()
+        if not force and now - self.last < self.interval_s:
+            return
+        self.last = now
+        elapsed = max(now - self.start, 1e-9)
+        done = min(self.input_bytes / self.total_bytes, 1.0) if self.total_bytes else 1.0
+        eta = elapsed * (1 - done) / done if done > 0 else float("nan")
+        logging.info("progress: %.1f%% of input, %d documents (%.1f/s), %d instances (%.1f/s), "
+                     "elapsed %.0fs, ETA %.0fs", 100 * done, self.documents, self.documents / elapsed,
+                     self.instances, self.instances / elapsed, elapsed, eta)
+
+
+def run(options, files, encoder, writer, counters, doc_counts, record_stats, ngram_lengths) -> dict:
+    """Streams the corpus through the workers into `writer`; returns extra summary fields."""
+    lines = documents.iter_lines(files, counters, on_undecodable=options.undecodable_lines,
+                                 ignore_decode_errors=options.input_file_mode == "rb",
+                                 max_line_bytes=options.max_line_bytes)
+    docs = documents.iter_documents(lines, options.preprocess, counters,
+                                    max_document_bytes=4 * options.block_bytes)
+    blocks = iter_blocks(docs, options.block_bytes, counters)
+    processor = BlockProcessor(options, encoder)
+    progress = Progress(sum(documents.file_size(f) for f in files), options.progress_interval_s)
+    shuffle = ShuffleBuffer(options.shuffle_buffer, options.random_seed, writer.write)
+    num_blocks, worker_peak = 0, 0.0
+    for result in process_blocks(blocks, processor, options.workers()):
+        shuffle.extend(result.records)
+        num_blocks += 1
+        worker_peak = max(worker_peak, result.peak_rss_mb)
+        record_stats.merge(result.record_stats)
+        ngram_lengths.update(result.ngram_lengths)
+        doc_counts.update(result.doc_counts)
+        progress.update(result)
+    shuffle.drain()
+    return {"blocks": num_blocks, "peak_rss_mb_worker": round(worker_peak, 1)}

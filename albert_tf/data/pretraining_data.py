@@ -1,0 +1,76 @@
+"""Entry point of pretraining-data generation: checks, mode dispatch, atomic outputs, summary."""
+
+from __future__ import annotations
+
+import collections
+import json
+import time
+
+from absl import logging
+
+from albert_tf.data import documents, exact_original, parallel, pretraining_writer, sentence_tokens, stats
+from albert_tf.data.pretraining_options import PretrainingDataOptions
+
+
+def summary_path(options: PretrainingDataOptions) -> str:
+    if options.summary_file:
+        return options.summary_file
+    return options.output_file.split(",")[0] + ".summary.json"
+
+
+def run(options: PretrainingDataOptions) -> dict:
+    """Generates the records and returns (and writes, and logs) the JSON summary."""
+    start = time.monotonic()
+    options.validate()
+    files = documents.expand_input_patterns(options.input_file)
+    output_files = pretraining_writer.expand_output_files(options.output_file, options.output_shards)
+    logging.info("reading %d input file(s): %s%s", len(files), ", ".join(files[:5]),
+                 " ..." if len(files) > 5 else "")
+    encoder = sentence_tokens.SentenceEncoder(options.make_tokenizer())
+    counters = documents.InputCounters()
+    doc_counts: collections.Counter = collections.Counter()
+    record_stats = stats.RecordStatistics()
+    ngram_lengths: collections.Counter = collections.Counter()
+    mode = exact_original if options.exact_original else parallel
+    with pretraining_writer.RoundRobinWriter(output_files) as writer:
+        extra = mode.run(options, files, encoder, writer, counters, doc_counts, record_stats,
+                         ngram_lengths)
+    elapsed = time.monotonic() - start
+    summary = build_summary(options, files, output_files, counters, doc_counts, record_stats,
+                            ngram_lengths, elapsed)
+    summary.update(extra)
+    path = summary_path(options)
+    pretraining_writer.write_json_atomic(path, summary)
+    print(json.dumps(summary, indent=1), flush=True)
+    logging.info("wrote %d instances to %d file(s) in %.1fs; summary: %s",
+                 record_stats.instances, len(output_files), elapsed, path)
+    return summary
+
+
+def build_summary(options, files, output_files, counters, doc_counts, record_stats, ngram_lengths,
+                  elapsed) -> dict:
+    summary = {
+        "mode": "exact_original" if options.exact_original else "streaming",
+        "num_workers": 1 if options.exact_original else options.workers(),
+        "input_files": len(files),
+        "output_files": output_files,
+        "documents": doc_counts["documents"],
+        "sentences": doc_counts["sentences"],
+        "corpus_tokens": doc_counts["corpus_tokens"],
+        "single_sentence_documents": doc_counts["single_sentence_documents"],
+        "empty_documents": counters.empty_documents + doc_counts["empty_after_tokenization"],
+        "undecodable_lines": counters.undecodable_lines,
+        "undecodable_policy": "ignore_bytes" if options.input_file_mode == "rb" else options.undecodable_lines,
+        "overlong_lines": counters.overlong_lines,
+        "split_documents": counters.split_documents,
+        "input_lines": counters.lines,
+        "input_bytes": counters.input_bytes,
+        "ngram_length_histogram": {str(k): ngram_lengths[k] for k in sorted(ngram_lengths)},
+        "elapsed_s": round(elapsed, 3),
+        "instances_per_s": round(record_stats.instances / elapsed, 1) if elapsed > 0 else None,
+        "documents_per_s": round(doc_counts["documents"] / elapsed, 1) if elapsed > 0 else None,
+        "input_mb_per_s": round(counters.input_bytes / 1e6 / elapsed, 3) if elapsed > 0 else None,
+        "peak_rss_mb_main": round(parallel.peak_rss_mb(), 1),
+    }
+    summary.update(record_stats.as_dict())
+    return summary

@@ -1,0 +1,1 @@
+"""The end-to-end demo: `python -m albert_tf.demo`."""

@@ -1,0 +1,129 @@
+"""The demo's embedded corpus: the English reference documentation that ships with Python.
+
+Two sources, available offline wherever Python runs:
+- the Language Reference topics behind `help()` (`pydoc_data.topics`), and
+- the docstrings of the standard library's modules, classes and functions.
+Each topic or module is a document; paragraphs are split into sentences. The derived
+classification task asks, for one sentence, which of the two it comes from (0 = language
+reference, 1 = library docstring): real text, a real label, no download.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import random
+import re
+import sys
+import warnings
+
+REFERENCE, LIBRARY = 0, 1
+_SKIP_MODULES = {"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "lib2to3",
+                 "ensurepip", "pydoc_data", "venv", "xxsubtype", "msilib", "winreg", "winsound",
+                 "msvcrt", "nt", "_winapi"}
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])")
+_CODE_LINE = re.compile(r"^\s*(>>>|\.\.\.|\$ |[-=*~^]{3,}|[|+])|::=|^\s*(def|class|import|from|for|if|return) .*[:(]$")
+
+
+def sentences_of(text: str) -> list[str]:
+    """Prose sentences of a documentation text: code, tables and rules dropped."""
+    result = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        lines = paragraph.splitlines()
+        if not lines or any(_CODE_LINE.search(line) for line in lines):
+            continue
+        flat = " ".join(line.strip() for line in lines)
+        for sentence in _SENTENCE_END.split(flat):
+            sentence = sentence.strip()
+            letters = sum(c.isalpha() for c in sentence)
+            if 20 <= len(sentence) <= 500 and len(sentence.split()) >= 4 and letters >= 0.6 * len(sentence):
+                result.append(sentence)
+    return result
+
+
+def reference_documents() -> list[list[str]]:
+    from pydoc_data.topics import topics
+
+    return [s for s in (sentences_of(topics[name]) for name in sorted(topics)) if s]
+
+
+def library_documents() -> list[list[str]]:
+    documents = []
+    for name in sorted(m for m in sys.stdlib_module_names if not m.startswith("_")):
+        if name in _SKIP_MODULES:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                module = importlib.import_module(name)
+        except Exception:  # platform-specific or optional modules
+            continue
+        texts = [inspect.getdoc(module) or ""]
+        for attr, obj in sorted(vars(module).items()):
+            if not attr.startswith("_") and (inspect.isfunction(obj) or inspect.isclass(obj)) \
+                    and getattr(obj, "__module__", None) == name:
+                texts.append(inspect.getdoc(obj) or "")
+        sentences = [s for text in texts for s in sentences_of(text)]
+        if sentences:
+            documents.append(sentences)
+    return documents
+
+
+def write_corpus(path, documents) -> dict:
+    """One sentence per line, a blank line between documents (create_pretraining_data's format)."""
+    count = 0
+    with open(path, "w", encoding="utf-8") as out:
+        for document in documents:
+            out.write("\n".join(document) + "\n\n")
+            count += len(document)
+    return {"documents": len(documents), "sentences": count}
+
+
+def read_documents(path) -> list[list[str]]:
+    documents, current = [], []
+    with open(path, encoding="utf-8", errors="replace") as reader:
+        for line in reader:
+            line = line.strip()
+            if line:
+                current.append(line)
+            elif current:
+                documents.append(current)
+                current = []
+    if current:
+        documents.append(current)
+    return documents
+
+
+def source_task(reference, library, seed: int = 12345, dev_fraction: float = 0.15,
+                max_per_class: int = 4000):
+    """Balanced (sentence, label) train/dev/test splits, split by document so that no document
+    gives sentences to two splits."""
+    rng = random.Random(seed)
+    splits = {"train": [], "dev": [], "test": []}
+    for label, documents in ((REFERENCE, reference), (LIBRARY, library)):
+        documents = list(documents)
+        rng.shuffle(documents)
+        total = sum(len(d) for d in documents)
+        taken = {"train": [], "dev": [], "test": []}
+        seen = 0
+        for document in documents:
+            split = "dev" if seen < dev_fraction * total else "test" if seen < 2 * dev_fraction * total else "train"
+            taken[split].extend((s, label) for s in document)
+            seen += len(document)
+        for split, rows in taken.items():
+            rng.shuffle(rows)
+            splits[split].append(rows)
+    result = {}
+    for split, (first, second) in splits.items():
+        # Balanced classes, so the majority-class baseline is about 50 %.
+        cap = min(len(first), len(second), max_per_class if split == "train" else max_per_class // 4)
+        rows = first[:cap] + second[:cap]
+        rng.shuffle(rows)
+        result[split] = rows
+    return result
+
+
+def two_sources_from(path):
+    """Splits a user corpus in two halves by document, for the same task on their own text."""
+    documents = read_documents(path)
+    return documents[::2], documents[1::2]

@@ -1,0 +1,86 @@
+"""Runs the demo's stages in order and prints the closing table."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from albert_tf.demo import stages
+from albert_tf.demo.stages import DemoOptions
+
+SAMPLE_SENTENCES = (
+    "The expression is evaluated once and the resulting object is bound to the target name.",
+    "Return a new list containing all items from the iterable in ascending order.",
+    "If the class defines a method with this name, it is called when the instance is created.",
+    "Open the file and return a stream; raise OSError upon failure.",
+)
+
+
+def classify_in_fresh_process(export_dir: str, sentences) -> list[dict]:
+    """What a serving client sees: the export loaded anew, raw text in (signature `serve_text`)."""
+    # tensorflow_text registers the SentencePiece op the export's graph uses (TF Serving has it built in).
+    code = ("import json, sys, tensorflow as tf, tensorflow_text\n"
+            "fn = tf.saved_model.load(sys.argv[1]).signatures['serve_text']\n"
+            "out = fn(text_a=tf.constant(sys.argv[2:]))\n"
+            "print(json.dumps({k: v.numpy().tolist() for k, v in out.items()}))\n")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    proc = subprocess.run([sys.executable, "-c", code, export_dir, *sentences], capture_output=True,
+                          text=True, env=env, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"classifying with {export_dir} failed:\n{proc.stderr[-2000:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return [{"sentence": s, "label": int(p), "probability": max(q)}
+            for s, p, q in zip(sentences, out["predictions"], out["probabilities"])]
+
+
+def run_demo(options: DemoOptions) -> dict:
+    start = time.time()
+    os.makedirs(options.output_dir, exist_ok=True)
+    print(f"albert-tf demo: writing everything under {options.output_dir}", flush=True)
+    corpus = stages.build_corpus(options)
+    spm = stages.train_vocabulary(options, corpus)
+    records = stages.make_records(options, spm)
+    pretrained = stages.pretrain(options, records)
+    finetuned = stages.finetune(options, spm, pretrained, corpus)
+    predictions = classify_in_fresh_process(finetuned["export_dir"], SAMPLE_SENTENCES)
+    summary = {"corpus": corpus, "records": records, "pretraining": pretrained,
+               "fine_tuning": finetuned, "predictions": predictions,
+               "wall_seconds": round(time.time() - start, 1),
+               "stage_seconds": round(sum(stage["seconds"] for stage in (corpus, spm, records, pretrained, finetuned)), 1)}
+    with open(os.path.join(options.output_dir, "demo_summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    print(format_table(summary, options))
+    return summary
+
+
+def format_table(summary: dict, options: DemoOptions) -> str:
+    corpus, pre, fine = summary["corpus"], summary["pretraining"], summary["fine_tuning"]
+    names = {0: "language reference", 1: "library docstring"}
+    export_base = os.path.dirname(fine["export_dir"])
+    rows = [
+        ("corpus", f"{corpus['bytes'] / 1e6:.2f} MB, {corpus['documents']} documents, "
+                   f"{corpus['sentences']} sentences"),
+        ("pretraining instances", f"{summary['records']['train_instances']} "
+                                  f"(+{summary['records']['heldout_instances']} held out)"),
+        ("held-out MLM accuracy", f"{pre['masked_lm_accuracy']:.3f} (chance {1 / options.vocab_size:.4f})"),
+        ("held-out SOP accuracy", f"{pre['sentence_order_accuracy']:.3f} (chance 0.5)"),
+        ("fine-tuned dev accuracy", f"{fine['eval_accuracy']:.3f} (majority class "
+                                    f"{fine['majority_baseline']:.3f})"),
+        ("export", fine["export_dir"]),
+        ("serve it", f"docker run -p 8501:8501 -v {export_base}:/models/demo "
+                     f"-e MODEL_NAME=demo tensorflow/serving"),
+        ("wall time", f"{summary['wall_seconds']:.0f} s this run; stages took "
+                      f"{summary['stage_seconds']:.0f} s when they ran"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    lines = ["", "=" * 78] + [f"{k:<{width}}  {v}" for k, v in rows] + ["-" * 78]
+    if corpus["source"].startswith("Python"):
+        lines.append("task: which part of Python's documentation a sentence comes from")
+    for p in summary["predictions"]:
+        label = names.get(p["label"], p["label"]) if corpus["source"].startswith("Python") else p["label"]
+        lines.append(f"  {label:<20} {p['probability']:.2f}  {p['sentence'][:52]}")
+    lines.append("=" * 78)
+    return "\n".join(lines)

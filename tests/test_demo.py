@@ -1,0 +1,39 @@
+"""The demo pipeline end to end at a reduced size (the README's first command runs it in full)."""
+
+import json
+import os
+
+from albert_tf.demo.run import run_demo
+from albert_tf.demo.stages import DemoOptions
+
+
+def _options(output_dir):
+    return DemoOptions(output_dir=str(output_dir), vocab_size=800, max_seq_length=32,
+                       max_predictions_per_seq=5, dupe_factor=1, hidden_size=32, embedding_size=16,
+                       num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                       pretrain_steps=4, pretrain_batch_size=16, finetune_steps=4,
+                       finetune_batch_size=16, max_task_examples=200, num_workers=1)
+
+
+def test_demo_runs_end_to_end_and_reuses_finished_stages(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    options = _options(tmp_path / "out")
+    summary = run_demo(options)
+    table = capsys.readouterr().out
+    for row in ("corpus", "pretraining instances", "held-out MLM accuracy", "held-out SOP accuracy",
+                "fine-tuned dev accuracy", "majority class", "export", "serve it"):
+        assert row in table
+    assert summary["corpus"]["sentences"] > 1000 and summary["records"]["train_instances"] > 100
+    assert 0 <= summary["pretraining"]["masked_lm_accuracy"] <= 1
+    assert 0 <= summary["fine_tuning"]["eval_accuracy"] <= 1
+    export = summary["fine_tuning"]["export_dir"]
+    assert os.path.exists(os.path.join(export, "saved_model.pb"))
+    assert len(summary["predictions"]) == 4 and {p["label"] for p in summary["predictions"]} <= {0, 1}
+    assert os.listdir(tmp_path) == ["out"]  # writes only under its output folder
+
+    again = run_demo(options)
+    out = capsys.readouterr().out
+    assert out.count("reusing finished stage") == 5
+    assert again["fine_tuning"]["export_dir"] == export
+    with open(tmp_path / "out" / "demo_summary.json") as f:
+        assert json.load(f)["records"] == summary["records"]
