@@ -98,7 +98,7 @@ def test_init_from_our_pretraining_checkpoint(tmp_path):
     import tensorflow as tf
 
     from albert_tf import AlbertPretrainer
-    from albert_tf.tasks.glue.run import init_classifier
+    from albert_tf.training import init_from_checkpoint
 
     config = AlbertConfig(**TINY)
     pretrainer = AlbertPretrainer(config)
@@ -107,12 +107,12 @@ def test_init_from_our_pretraining_checkpoint(tmp_path):
     prefix = tf.train.Checkpoint(model=pretrainer, vars=list(pretrainer.trainable_variables)).save(
         str(tmp_path / "model.ckpt"))
     classifier = AlbertClassifier(config, 2)
-    assert "encoder restored" in init_classifier(classifier, prefix)
+    assert "encoder restored" in init_from_checkpoint(classifier, prefix)
     ids = {"input_ids": np.array([[2, 40, 50, 3]], np.int32)}
     np.testing.assert_allclose(classifier.encoder(ids)["pooled_output"].numpy(),
                                pretrainer.encoder(ids)["pooled_output"].numpy(), atol=1e-6)
     # A fine-tuned checkpoint of ours brings its head along.
     tuned = tf.train.Checkpoint(model=classifier).save(str(tmp_path / "tuned.ckpt"))
     clone = AlbertClassifier(config, 2)
-    init_classifier(clone, tuned)
+    init_from_checkpoint(clone, tuned)
     np.testing.assert_array_equal(clone.output_weights.numpy(), classifier.output_weights.numpy())

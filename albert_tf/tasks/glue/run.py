@@ -92,30 +92,6 @@ def list_checkpoints(directory: str) -> list[tuple[int, str]]:
     return sorted(found)
 
 
-def init_classifier(model: AlbertClassifier, checkpoint) -> str:
-    """Loads weights into a classifier from an original TF1 checkpoint (pretrained or
-    fine-tuned), one of our fine-tuning checkpoints (encoder and head), or one of our
-    pretraining checkpoints (encoder only: the head starts fresh, as from a TF1 pretrained one).
-    """
-    from albert_tf.training import init_from_checkpoint, resolve_checkpoint
-
-    prefix = resolve_checkpoint(checkpoint)
-    try:
-        return init_from_checkpoint(model, prefix)
-    except AssertionError:
-        pass  # no classifier head in it: a pretraining checkpoint
-    # Its `model` is an AlbertPretrainer whose `encoder` has the same object path as ours, so
-    # binding only the encoder reads every encoder weight (matched by the object graph, not by
-    # variable names) and the assertion proves none was missed.
-    encoder_only = tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=model.encoder))
-    try:
-        encoder_only.read(prefix).expect_partial().assert_existing_objects_matched()
-    except AssertionError as error:
-        raise GlueRunError(f"{prefix}: not an ALBERT checkpoint this classifier can start "
-                           f"from ({error})") from None
-    return f"checkpoint {prefix}: encoder restored, new classifier head"
-
-
 class GlueRun:
     def __init__(self, cfg: GlueRunConfig):
         self.cfg = cfg
@@ -278,7 +254,11 @@ class GlueRun:
             "(it keeps the best checkpoint) or pass --init_checkpoint")
 
     def load(self, checkpoint):
-        logging.info("%s", init_classifier(self.model, checkpoint))
+        """An original TF1 checkpoint (pretrained or fine-tuned), one of our fine-tuning
+        checkpoints (encoder and head) or one of our pretraining checkpoints (encoder only)."""
+        from albert_tf.training import init_from_checkpoint
+
+        logging.info("%s", init_from_checkpoint(self.model, checkpoint))
 
     def predict(self) -> dict:
         cfg = self.cfg
