@@ -92,3 +92,27 @@ def test_ax_predicted_with_an_mnli_checkpoint(base, tmp_path, data_dir):
     assert {line.split("\t")[1] for line in lines[1:]} <= {"contradiction", "entailment", "neutral"}
     with pytest.raises(Exception, match="no train split"):
         GlueRun(GlueRunConfig(**dict(cfg, do_train=True))).run()
+
+
+def test_init_from_our_pretraining_checkpoint(tmp_path):
+    import tensorflow as tf
+
+    from albert_tf import AlbertPretrainer
+    from albert_tf.training import init_from_checkpoint
+
+    config = AlbertConfig(**TINY)
+    pretrainer = AlbertPretrainer(config)
+    # Saved as the training loop saves: the optimizer's variable list is a shorter path to the
+    # encoder weights than the model, so the variables are named after it.
+    prefix = tf.train.Checkpoint(model=pretrainer, vars=list(pretrainer.trainable_variables)).save(
+        str(tmp_path / "model.ckpt"))
+    classifier = AlbertClassifier(config, 2)
+    assert "encoder restored" in init_from_checkpoint(classifier, prefix)
+    ids = {"input_ids": np.array([[2, 40, 50, 3]], np.int32)}
+    np.testing.assert_allclose(classifier.encoder(ids)["pooled_output"].numpy(),
+                               pretrainer.encoder(ids)["pooled_output"].numpy(), atol=1e-6)
+    # A fine-tuned checkpoint of ours brings its head along.
+    tuned = tf.train.Checkpoint(model=classifier).save(str(tmp_path / "tuned.ckpt"))
+    clone = AlbertClassifier(config, 2)
+    init_from_checkpoint(clone, tuned)
+    np.testing.assert_array_equal(clone.output_weights.numpy(), classifier.output_weights.numpy())

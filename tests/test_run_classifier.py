@@ -116,3 +116,36 @@ def test_export_in_a_fresh_process(run_dir, data_dir, spm_model, tmp_path):
     # The export serves the best checkpoint: the same numbers as test_results.tsv.
     expected = np.loadtxt(run_dir / "output" / "test_results.tsv", delimiter="\t")[:8]
     np.testing.assert_allclose(got["default"]["probabilities"], expected, atol=1e-5)
+
+
+# The original's flags (spec §8.5) and defaults; NaN for threshold_to_export means "not set".
+ORIGINAL_FLAGS = {
+    "data_dir": None, "albert_config_file": None, "task_name": None, "vocab_file": None,
+    "spm_model_file": None, "output_dir": None, "cached_dir": None, "init_checkpoint": None,
+    "albert_hub_module_handle": None, "do_lower_case": True, "max_seq_length": 512,
+    "do_train": False, "do_eval": False, "do_predict": False, "train_batch_size": 32,
+    "eval_batch_size": 8, "predict_batch_size": 8, "learning_rate": 5e-5, "train_step": 1000,
+    "warmup_step": 0, "save_checkpoints_steps": 1000, "keep_checkpoint_max": 5,
+    "iterations_per_loop": 1000, "use_tpu": False, "optimizer": "adamw", "tpu_name": None,
+    "tpu_zone": None, "gcp_project": None, "master": None, "num_tpu_cores": 8,
+    "export_dir": None, "threshold_to_export": "nan",
+}
+
+
+def test_every_original_flag_with_its_default():
+    import ast
+
+    # Read the definitions without importing the script (absl flags are process-global).
+    tree = ast.parse(open(os.path.join(REPO, "run_classifier.py")).read())
+    defaults = {}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr.startswith("DEFINE_")):
+            name, default = node.args[0].value, node.args[1]
+            if isinstance(default, ast.Call):  # float("nan")
+                defaults[name] = default.args[0].value
+            else:
+                defaults[name] = ast.literal_eval(default)
+    for name, value in ORIGINAL_FLAGS.items():
+        assert name in defaults, name
+        assert defaults[name] == value, (name, defaults[name], value)

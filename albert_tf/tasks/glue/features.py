@@ -19,7 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.data import schema
-from albert_tf.tasks.glue.processors import GlueDataError, InputExample
+from albert_tf.tasks.glue.processors import GlueDataError
 
 log = logging.getLogger(__name__)
 
@@ -203,9 +203,3 @@ def read_features(path: str, seq_length: int, regression: bool = False) -> dict[
     rows = [schema.decode(r, spec) for r in tf.data.TFRecordDataset(path)]
     return {name: np.stack([row[name].numpy() for row in rows]) for name in spec}
 
-
-def examples_as_inputs(examples: list[InputExample]):
-    """(text_a list, text_b list or None) — the raw-text form that `serve_text` takes."""
-    texts_a = [e.text_a for e in examples]
-    texts_b = [e.text_b or "" for e in examples] if any(e.text_b for e in examples) else None
-    return texts_a, texts_b

@@ -201,10 +201,11 @@ class GlueRun:
         if cfg.do_eval:
             evaluator = self._evaluator()
             on_checkpoint = lambda step, path: evaluator.evaluate_current(step, path)  # noqa: E731
+        if cfg.init_checkpoint and not list_checkpoints(cfg.output_dir):
+            self.load(cfg.init_checkpoint)  # (a resumed run restores its own latest instead)
         trainer.train(dataset_fn, cfg.train_batch_size, cfg.train_step,
                       save_checkpoints_steps=cfg.save_checkpoints_steps,
-                      log_every_steps=cfg.log_every_steps, init_checkpoint=cfg.init_checkpoint,
-                      on_checkpoint=on_checkpoint)
+                      log_every_steps=cfg.log_every_steps, on_checkpoint=on_checkpoint)
         return trainer
 
     def _task(self, task_cls):
@@ -253,6 +254,8 @@ class GlueRun:
             "(it keeps the best checkpoint) or pass --init_checkpoint")
 
     def load(self, checkpoint):
+        """An original TF1 checkpoint (pretrained or fine-tuned), one of our fine-tuning
+        checkpoints (encoder and head) or one of our pretraining checkpoints (encoder only)."""
         from albert_tf.training import init_from_checkpoint
 
         logging.info("%s", init_from_checkpoint(self.model, checkpoint))
