@@ -43,6 +43,31 @@ def test_saved_model_cli_lists_the_documented_signatures(golden_export):
         assert name in out
 
 
+def _saved_model_cli(args):
+    # Run in-process with tensorflow_text imported (its ops are not built into TensorFlow).
+    code = ("import sys, tensorflow_text; from tensorflow.python.tools import saved_model_cli; "
+            "sys.argv[0] = 'saved_model_cli'; saved_model_cli.main()")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), check=True, timeout=600)
+
+
+def test_saved_model_cli_run_restores_variables_like_tf_serving(golden_export, tmp_path):
+    """`saved_model_cli run` uses the TF1-style loader that TF Serving uses (not tf.saved_model.load)."""
+    model, config, path = golden_export
+    ids, mask, types, positions = sample_inputs(config)
+    inputs = {"input_ids": ids, "input_mask": mask, "segment_ids": types, "mlm_positions": positions}
+    for name, value in inputs.items():
+        np.save(tmp_path / f"{name}.npy", value)
+    arg = ";".join(f"{n}={tmp_path / n}.npy" for n in inputs)
+    _saved_model_cli(["run", "--dir", path, "--tag_set", "serve", "--signature_def", "mlm",
+                      "--inputs", arg, "--outdir", str(tmp_path / "out")])
+    expected = model({**inputs, "masked_lm_positions": positions})
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "pooled_output.npy"), expected["pooled_output"], atol=1e-5)
+    logits = expected["masked_lm_logits"].numpy()
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "mlm_logits.npy"),
+                               logits.reshape(-1, logits.shape[-1]), atol=1e-5)
+
+
 def test_hub_call_convention_and_keras_layer(golden_export):
     model, config, path = golden_export
     ids, mask, types, _ = sample_inputs(config)

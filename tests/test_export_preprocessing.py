@@ -1,4 +1,6 @@
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -44,3 +46,14 @@ def test_model_travels_as_an_asset(exported, spm_model):
     assert path.startswith(exported) and os.path.exists(path)
     assert open(path, "rb").read() == open(spm_model, "rb").read()
     assert bool(info["do_lower_case"].numpy()) and int(info["max_seq_length"].numpy()) == 24
+
+
+def test_saved_model_cli_run_with_tensorflow_text(exported, spm_model, tmp_path):
+    code = ("import sys, tensorflow_text; from tensorflow.python.tools import saved_model_cli; "
+            "sys.argv[0] = 'saved_model_cli'; saved_model_cli.main()")
+    subprocess.run([sys.executable, "-c", code, "run", "--dir", exported, "--tag_set", "serve",
+                    "--signature_def", "serving_default", "--input_exprs", f"text={TEXTS!r}",
+                    "--outdir", str(tmp_path)], check=True, capture_output=True, timeout=600,
+                   env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    ids = np.load(tmp_path / "input_word_ids.npy")
+    assert [row.tolist() for row in ids] == [_python_ids(spm_model, t) for t in TEXTS]

@@ -75,3 +75,29 @@ def test_exported_signatures(version_2, spm_model, tmp_path):
         assert float(answers["score"][row]) == pytest.approx(score, abs=1e-4)
         text = sp.DecodePieces(feature.tokens[start:end + 1]).strip()
         assert answers["answer"][row].decode() == text
+
+
+def test_tf_serving_loader_restores_the_export(spm_model, tmp_path):
+    """`saved_model_cli run` restores variables with the TF1-style loader TF Serving uses."""
+    import os
+    import subprocess
+    import sys
+
+    model = models.SquadV1Model(CONFIG)
+    run = SquadRunConfig(albert_config_file="", spm_model_file=spm_model, output_dir="",
+                         max_seq_length=64, max_query_length=12, max_answer_length=6,
+                         export_dir=str(tmp_path / "export"))
+    path = squad_export.export(model, run)
+    rng = np.random.default_rng(0)
+    ids = {"input_ids": rng.integers(5, 1500, (2, 64)).astype(np.int32),
+           "input_mask": np.ones((2, 64), np.int32), "segment_ids": np.zeros((2, 64), np.int32)}
+    for name, value in ids.items():
+        np.save(tmp_path / f"{name}.npy", value)
+    code = ("import sys, tensorflow_text; from tensorflow.python.tools import saved_model_cli; "
+            "sys.argv[0] = 'saved_model_cli'; saved_model_cli.main()")
+    subprocess.run([sys.executable, "-c", code, "run", "--dir", path, "--tag_set", "serve",
+                    "--signature_def", "serving_default", "--outdir", str(tmp_path / "out"),
+                    "--inputs", ";".join(f"{n}={tmp_path / n}.npy" for n in ids)],
+                   check=True, capture_output=True, timeout=600, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "start_logits.npy"),
+                               model(ids)["start_logits"], atol=1e-5)

@@ -7,9 +7,9 @@
 Task exports (classifier, SQuAD) live beside their tasks and reuse `write_saved_model`.
 """
 
-from albert_tf.export.encoder import EncoderModule, export_encoder
+from albert_tf.export.encoder import EncoderFunctions, build_module, export_encoder
 from albert_tf.export.preprocessing import PreprocessingModule, export_preprocessing
 from albert_tf.export.saved_model import versioned_dir, write_saved_model
 
-__all__ = ["EncoderModule", "export_encoder", "PreprocessingModule", "export_preprocessing",
+__all__ = ["EncoderFunctions", "build_module", "export_encoder", "PreprocessingModule", "export_preprocessing",
            "versioned_dir", "write_saved_model"]

@@ -35,3 +35,21 @@ def write_saved_model(module: tf.Module, export_dir, signatures: dict) -> str:
         if os.path.exists(tmp):
             shutil.rmtree(tmp)
     return export_dir
+
+
+def track_captured_variables(root, functions) -> None:
+    """Attaches the tf.Variables the traced functions capture, as TF-Hub's reusable-SavedModel
+    attributes (`variables` includes dropout RNG states).
+
+    They must be the captured variables themselves: Keras variables are wrappers, and saving
+    the wrappers gives a SavedModel whose graph the TF1-style loader of TF Serving and
+    `saved_model_cli run` cannot initialise ("Could not find variable").
+    """
+    trainable, every = {}, {}
+    for fn in functions:
+        trainable.update((id(v), v) for v in fn.trainable_variables)
+        every.update((id(v), v) for v in fn.variables)
+    root.variables = list(every.values())
+    root.trainable_variables = list(trainable.values())
+    root.non_trainable_variables = [v for k, v in every.items() if k not in trainable]
+    root.regularization_losses = []

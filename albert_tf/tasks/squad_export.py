@@ -25,16 +25,19 @@ import time
 
 import tensorflow as tf
 
+from albert_tf.export.saved_model import track_captured_variables
 from albert_tf.tasks.squad import models
 from albert_tf.text.preprocessor import AlbertPreprocessor
 
 NEG = -1e30
 
 
-class SquadServing(tf.Module):
+class SquadServing:
+    """The serving functions; `export` saves them with the variables they capture (the Keras
+    model is reached through Python closures only, as TF Serving's loader needs)."""
+
     def __init__(self, model, spm_model_file, max_seq_length: int, max_query_length: int,
                  max_answer_length: int, do_lower_case: bool = True):
-        super().__init__()
         self.model = model
         self.version_2 = isinstance(model, models.SquadV2Model)
         self.preprocessor = AlbertPreprocessor(spm_model_file, max_seq_length, do_lower_case)
@@ -127,9 +130,14 @@ def export(model, run, config=None, export_dir=None) -> str:
     export_dir = export_dir or run.export_dir
     module = SquadServing(model, run.spm_model_file, run.max_seq_length, run.max_query_length,
                           run.max_answer_length, run.do_lower_case)
+    root = tf.__internal__.tracking.AutoTrackable()
+    root.serve_ids, root.answer_text = module.serve_ids, module.answer_text
+    root.sentencepiece = module.preprocessor.sentencepiece  # its model resource must be saved
+    track_captured_variables(root, [root.serve_ids.get_concrete_function(),
+                                    root.answer_text.get_concrete_function()])
     target = os.path.join(export_dir, "saved_model", str(int(time.time())))
     tmp = target + ".tmp"
-    tf.saved_model.save(module, tmp, signatures={"serving_default": module.serve_ids,
-                                                 "answer_text": module.answer_text})
+    tf.saved_model.save(root, tmp, signatures={"serving_default": root.serve_ids,
+                                               "answer_text": root.answer_text})
     tf.io.gfile.rename(tmp, target, overwrite=True)
     return target
