@@ -1,14 +1,13 @@
 """The original's activation lookup by name (case-insensitive)."""
 
-import math
-
 import keras
 from keras import ops
 
 
 def gelu_tanh(x):
-    """`gelu` as the original computes it: the tanh approximation, not Keras' exact erf form."""
-    return 0.5 * x * (1.0 + ops.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * ops.power(x, 3))))
+    """`gelu` as the original computes it: the tanh approximation (Keras' default is the exact
+    erf form). `approximate=True` is the same formula, computed by TensorFlow's own kernel."""
+    return ops.gelu(x, approximate=True)
 
 
 def get_activation(name):
