@@ -86,15 +86,21 @@ def _shape_of(keys, config):
     return tuple(k if isinstance(k, int) else getattr(config, k) for k in keys)
 
 
-def _find_prefix(ckpt_prefix):
-    if tf.io.gfile.isdir(ckpt_prefix):
-        latest = tf.train.latest_checkpoint(ckpt_prefix)
+class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
+    """No checkpoint at the path given (a CheckpointError and a FileNotFoundError)."""
+
+
+def resolve_prefix(path) -> str:
+    """A checkpoint prefix from a prefix or a directory (its latest checkpoint)."""
+    path = os.fspath(path)
+    if tf.io.gfile.isdir(path):
+        latest = tf.train.latest_checkpoint(path)
         if latest is None:
-            raise CheckpointError(f"no checkpoint found in directory {ckpt_prefix}")
+            raise CheckpointNotFoundError(f"no checkpoint found in directory {path}")
         return latest
-    if not tf.io.gfile.exists(ckpt_prefix + ".index"):
-        raise CheckpointError(f"checkpoint not found: {ckpt_prefix} (no {ckpt_prefix}.index)")
-    return ckpt_prefix
+    if not tf.io.gfile.exists(path + ".index"):
+        raise CheckpointNotFoundError(f"checkpoint not found: {path} (no {path}.index)")
+    return path
 
 
 def _is_ignored(name):
@@ -135,7 +141,7 @@ def load_tf1_checkpoint(model, ckpt_prefix, init_from_group0: bool = False) -> L
     whose group is absent from the checkpoint is taken from `group_0` (the original's flag for
     growing a one-group checkpoint into more groups).
     """
-    ckpt_prefix = _find_prefix(os.fspath(ckpt_prefix))
+    ckpt_prefix = resolve_prefix(ckpt_prefix)
     try:
         reader = tf.train.load_checkpoint(ckpt_prefix)
     except Exception as error:  # a corrupt index raises DataLossError and friends

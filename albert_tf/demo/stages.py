@@ -28,7 +28,7 @@ class DemoOptions:
     num_hidden_layers: int = 6
     num_attention_heads: int = 4
     intermediate_size: int = 512
-    pretrain_steps: int = 400
+    pretrain_steps: int = 800
     pretrain_batch_size: int = 64
     pretrain_learning_rate: float = 2e-3
     finetune_steps: int = 300

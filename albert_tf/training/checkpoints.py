@@ -9,6 +9,8 @@ import uuid
 
 import tensorflow as tf
 
+from albert_tf.checkpoint import resolve_prefix as resolve_checkpoint
+
 CHECKPOINT_NAME = "model.ckpt"  # files model.ckpt-<step>.{index,data-*}, as the original's
 BEST_NAME = "model.ckpt-best"
 
@@ -62,19 +64,6 @@ def is_tf1_checkpoint(prefix) -> bool:
     """True for a checkpoint written by the original code (or `save_tf1_checkpoint`)."""
     names = tf.train.load_checkpoint(os.fspath(prefix)).get_variable_to_shape_map()
     return any(n.endswith("bert/embeddings/word_embeddings") for n in names)
-
-
-def resolve_checkpoint(path) -> str:
-    """A checkpoint prefix from a prefix or a directory (its latest checkpoint)."""
-    path = os.fspath(path)
-    if tf.io.gfile.isdir(path):
-        latest = tf.train.latest_checkpoint(path)
-        if latest is None:
-            raise FileNotFoundError(f"no checkpoint found in directory {path}")
-        return latest
-    if not tf.io.gfile.exists(path + ".index"):
-        raise FileNotFoundError(f"checkpoint not found: {path} (no {path}.index)")
-    return path
 
 
 def init_from_checkpoint(model, path, init_from_group0=False):
