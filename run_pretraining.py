@@ -5,6 +5,7 @@ import os
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
+from albert_tf.cli import define_runtime_flags, define_tpu_flags  # noqa: E402
 from absl import app, flags  # noqa: E402
 
 from albert_tf.training.pretraining_job import PretrainingOptions, run_pretraining  # noqa: E402
@@ -32,29 +33,14 @@ flags.DEFINE_integer("num_warmup_steps", 3125, "Number of warmup steps.")
 flags.DEFINE_integer("start_warmup_step", 0, "The starting step of warmup.")
 flags.DEFINE_integer("save_checkpoints_steps", 5000, "How often to save a checkpoint.")
 flags.DEFINE_integer("keep_checkpoint_max", 5, "How many checkpoints to keep.")
-flags.DEFINE_integer("iterations_per_loop", 1000, "TPU host-loop size (accepted; the TF2 loop "
-                     "runs one step per call).")
 flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval batches.")
-flags.DEFINE_bool("use_tpu", False, "Whether to use a TPU (implies --distribution_strategy=tpu).")
 flags.DEFINE_bool("init_from_group0", False, "Initialise every group from group_0 of "
                   "--init_checkpoint.")
-flags.DEFINE_string("tpu_name", None, "The Cloud TPU to use.")
-flags.DEFINE_string("tpu_zone", None, "GCE zone of the Cloud TPU.")
-flags.DEFINE_string("gcp_project", None, "GCP project of the Cloud TPU.")
-flags.DEFINE_string("master", None, "TensorFlow master URL.")
-flags.DEFINE_integer("num_tpu_cores", 8, "Number of TPU cores (the TPU strategy counts them "
-                     "itself).")
 flags.DEFINE_integer("masked_lm_budget", 0, "The original's unimplemented on-the-fly masking; "
                      "must stay 0.")
-flags.DEFINE_enum("distribution_strategy", "one_device",
-                  ["one_device", "mirrored", "multi_worker_mirrored", "tpu"],
-                  "tf.distribute strategy.")
-flags.DEFINE_enum("mixed_precision", "none", ["none", "bf16", "fp16"],
-                  "Compute precision (fp16 uses dynamic loss scaling).")
-flags.DEFINE_bool("jit_compile", False, "Compile the forward and backward pass with XLA.")
-flags.DEFINE_integer("gradient_accumulation_steps", 1, "Micro-batches per update (each replica "
-                     "batch is split into this many).")
-flags.DEFINE_integer("log_every_steps", 100, "Log (and write summaries) every this many steps.")
+
+define_tpu_flags(__name__)
+define_runtime_flags(__name__)
 
 
 def main(_):

@@ -2,6 +2,8 @@
 
 from absl import app, flags, logging
 
+from albert_tf.cli import define_runtime_flags, define_tpu_flags, runtime_config_from_flags
+
 flags.DEFINE_string("data_dir", None, "Folder holding RACE/{train,dev,test}/{middle,high}.")
 flags.DEFINE_string("albert_config_file", None, "The config json file of the ALBERT model.")
 flags.DEFINE_string("task_name", "race", "The name of the task to train.")
@@ -30,26 +32,11 @@ flags.DEFINE_float("learning_rate", 1e-5, "Initial learning rate for AdamW.")
 flags.DEFINE_integer("train_step", 12000, "Number of training steps.")
 flags.DEFINE_integer("warmup_step", 1000, "Number of warmup steps.")
 flags.DEFINE_integer("save_checkpoints_steps", 100, "Steps between checkpoints.")
-flags.DEFINE_integer("iterations_per_loop", 1000, "Steps per estimator call (TPU; unused).")
-flags.DEFINE_bool("use_tpu", False, "Whether to use TPU.")
-flags.DEFINE_string("tpu_name", None, "TPU name.")
-flags.DEFINE_string("tpu_zone", None, "TPU zone.")
-flags.DEFINE_string("gcp_project", None, "GCP project.")
-flags.DEFINE_string("master", None, "TensorFlow master URL.")
-flags.DEFINE_integer("num_tpu_cores", 8, "Number of TPU cores.")
 
 FLAGS = flags.FLAGS
 
-
-def _runtime_config():
-    """--use_tpu selects the TPU strategy of the shared runtime; otherwise one device."""
-    from albert_tf.training import RuntimeConfig
-
-    if not FLAGS.use_tpu:
-        return RuntimeConfig()
-    return RuntimeConfig(distribution_strategy="tpu", tpu_name=FLAGS.tpu_name,
-                         tpu_zone=FLAGS.tpu_zone, gcp_project=FLAGS.gcp_project,
-                         master=FLAGS.master)
+define_tpu_flags(__name__)
+define_runtime_flags(__name__)
 
 
 def main(_):
@@ -61,7 +48,7 @@ def main(_):
         raise app.UsageError(f"Task not found: {FLAGS.task_name}")
     fields = RaceRunConfig.__dataclass_fields__
     result = run_race(RaceRunConfig(**{name: FLAGS[name].value for name in fields}),
-                      _runtime_config())
+                      runtime_config_from_flags())
     for key, value in sorted(result.items()):
         logging.info("%s = %s", key, value)
 

@@ -6,6 +6,8 @@ defaults), so their README command lines run unchanged against this one script.
 
 from absl import app, flags, logging
 
+from albert_tf.cli import define_runtime_flags, define_tpu_flags, runtime_config_from_flags
+
 flags.DEFINE_string("albert_config_file", None, "The config json file of the ALBERT model.")
 flags.DEFINE_string("vocab_file", None, "The vocabulary file (unused with SentencePiece).")
 flags.DEFINE_string("spm_model_file", None, "The SentencePiece model file.")
@@ -30,15 +32,8 @@ flags.DEFINE_float("learning_rate", 5e-5, "Initial learning rate for AdamW.")
 flags.DEFINE_float("num_train_epochs", 3.0, "Number of training epochs.")
 flags.DEFINE_float("warmup_proportion", 0.1, "Proportion of training for linear warmup.")
 flags.DEFINE_integer("save_checkpoints_steps", 1000, "Steps between checkpoints.")
-flags.DEFINE_integer("iterations_per_loop", 1000, "Steps per estimator call (TPU; unused).")
 flags.DEFINE_integer("n_best_size", 20, "Number of n-best predictions per question.")
 flags.DEFINE_integer("max_answer_length", 30, "Maximum answer length in pieces.")
-flags.DEFINE_bool("use_tpu", False, "Whether to use TPU.")
-flags.DEFINE_string("tpu_name", None, "TPU name.")
-flags.DEFINE_string("tpu_zone", None, "TPU zone.")
-flags.DEFINE_string("gcp_project", None, "GCP project.")
-flags.DEFINE_string("master", None, "TensorFlow master URL.")
-flags.DEFINE_integer("num_tpu_cores", 8, "Number of TPU cores.")
 flags.DEFINE_bool("use_einsum", True, "Einsum projections (always on here; kept for the CLI).")
 flags.DEFINE_string("export_dir", None, "Where to export SavedModels for serving.")
 flags.DEFINE_bool("version_2_with_negative", False, "SQuAD v2.0: answerability head and null "
@@ -49,16 +44,8 @@ flags.DEFINE_float("dropout_prob", 0.1, "v2: dropout in the answerability head."
 
 FLAGS = flags.FLAGS
 
-
-def _runtime_config():
-    """--use_tpu selects the TPU strategy of the shared runtime; otherwise one device."""
-    from albert_tf.training import RuntimeConfig
-
-    if not FLAGS.use_tpu:
-        return RuntimeConfig()
-    return RuntimeConfig(distribution_strategy="tpu", tpu_name=FLAGS.tpu_name,
-                         tpu_zone=FLAGS.tpu_zone, gcp_project=FLAGS.gcp_project,
-                         master=FLAGS.master)
+define_tpu_flags(__name__)
+define_runtime_flags(__name__)
 
 
 def main(_):
@@ -69,7 +56,7 @@ def main(_):
                              "use --init_checkpoint")
     fields = SquadRunConfig.__dataclass_fields__
     run = SquadRunConfig(**{name: FLAGS[name].value for name in fields})
-    result = run_squad(run, _runtime_config())
+    result = run_squad(run, runtime_config_from_flags())
     for key, value in result.items():
         logging.info("%s = %s", key, value)
 

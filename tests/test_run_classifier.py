@@ -136,9 +136,12 @@ def test_every_original_flag_with_its_default():
     import ast
 
     # Read the definitions without importing the script (absl flags are process-global).
-    tree = ast.parse(open(os.path.join(REPO, "run_classifier.py")).read())
+    # The TPU and runtime flags come from albert_tf/cli.py, which every run_*.py script calls.
+    source = open(os.path.join(REPO, "run_classifier.py")).read()
+    assert "define_tpu_flags(__name__)" in source and "define_runtime_flags(__name__)" in source
+    trees = [ast.parse(source), ast.parse(open(os.path.join(REPO, "albert_tf", "cli.py")).read())]
     defaults = {}
-    for node in ast.walk(tree):
+    for node in (n for tree in trees for n in ast.walk(tree)):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr.startswith("DEFINE_")):
             name, default = node.args[0].value, node.args[1]
