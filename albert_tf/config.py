@@ -150,13 +150,9 @@ class AlbertConfig:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
     def to_json_file(self, path: str | os.PathLike) -> None:
-        import tensorflow as tf
+        from albert_tf.io_utils import write_text_atomically
 
-        path = os.fspath(path)
-        tmp = path + ".tmp"
-        with tf.io.gfile.GFile(tmp, "w") as writer:
-            writer.write(self.to_json_string())
-        tf.io.gfile.rename(tmp, path, overwrite=True)
+        write_text_atomically(path, self.to_json_string())
 
     def replace(self, **changes) -> "AlbertConfig":
         return dataclasses.replace(self, **changes)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
+
+import numpy as np
 
 from albert_tf.demo import stages
 from albert_tf.demo.stages import DemoOptions
+from albert_tf.export.verify import verify_in_fresh_process
 
 SAMPLE_SENTENCES = (
     "The expression is evaluated once and the resulting object is bound to the target name.",
@@ -21,18 +22,8 @@ SAMPLE_SENTENCES = (
 
 def classify_in_fresh_process(export_dir: str, sentences) -> list[dict]:
     """What a serving client sees: the export loaded anew, raw text in (signature `serve_text`)."""
-    # tensorflow_text registers the SentencePiece op the export's graph uses (TF Serving has it built in).
-    code = ("import json, sys, tensorflow as tf, tensorflow_text\n"
-            "fn = tf.saved_model.load(sys.argv[1]).signatures['serve_text']\n"
-            "out = fn(text_a=tf.constant(sys.argv[2:]))\n"
-            "print(json.dumps({k: v.numpy().tolist() for k, v in out.items()}))\n")
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    proc = subprocess.run([sys.executable, "-c", code, export_dir, *sentences], capture_output=True,
-                          text=True, env=env, timeout=600)
-    if proc.returncode != 0:
-        raise RuntimeError(f"classifying with {export_dir} failed:\n{proc.stderr[-2000:]}")
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    return [{"sentence": s, "label": int(p), "probability": max(q)}
+    out = verify_in_fresh_process(export_dir, {"serve_text": {"text_a": np.array(sentences)}})["serve_text"]
+    return [{"sentence": s, "label": int(p), "probability": float(max(q))}
             for s, p, q in zip(sentences, out["predictions"], out["probabilities"])]
 
 

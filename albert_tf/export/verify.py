@@ -64,6 +64,7 @@ def compare(expected: dict, actual: dict, atol: float = 1e-5) -> dict:
 
 def _main(export_dir: str, inputs_path: str, outputs_path: str) -> None:
     import tensorflow as tf
+    import tensorflow_text  # noqa: F401  registers the SentencePiece op of raw-text signatures
 
     loaded = tf.saved_model.load(export_dir)
     results = {}

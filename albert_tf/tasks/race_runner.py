@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
+from albert_tf.io_utils import write_text_atomically
 from albert_tf.tasks import race, race_model
 from albert_tf.tasks.squad import fit
 from albert_tf.tokenization import FullTokenizer
@@ -123,8 +124,6 @@ def run_race(run: RaceRunConfig, runtime_config=None) -> dict:
         lines = ["***** Predict results *****"] + [f"{k} = {v}" for k, v in sorted(test.items())]
         lines.append(f"best = {test['eval_accuracy']}")
         out = os.path.join(run.output_dir, "predict_results.txt")
-        with tf.io.gfile.GFile(out + ".tmp", "w") as writer:
-            writer.write("\n".join(lines) + "\n")
-        tf.io.gfile.rename(out + ".tmp", out, overwrite=True)
+        write_text_atomically(out, "\n".join(lines) + "\n")
         result = {**result, **{f"test_{k}": v for k, v in test.items()}}
     return result

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import uuid
 
 import numpy as np
 import tensorflow as tf
@@ -17,6 +16,7 @@ from albert_tf.training.checkpoints import (BestCheckpointKeeper, checkpoint_ste
                                             resolve_checkpoint)
 from albert_tf.training.loop import Trainer
 from albert_tf.training.pretraining import pretraining_task
+from albert_tf.io_utils import write_text_atomically
 from albert_tf.training.runtime import Runtime, RuntimeConfig
 
 
@@ -60,13 +60,6 @@ class PretrainingOptions:
     shuffle_seed: int | None = None
 
 
-def _write_atomically(path, text):
-    tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-    with tf.io.gfile.GFile(tmp, "w") as f:
-        f.write(text)
-    tf.io.gfile.rename(tmp, path, overwrite=True)
-
-
 def _check(options: PretrainingOptions):
     if not options.do_train and not options.do_eval:
         raise ValueError("At least one of `do_train` or `do_eval` must be True.")
@@ -104,7 +97,7 @@ def run_pretraining(options: PretrainingOptions, runtime: Runtime | None = None)
     logging.info("runtime: %s", runtime.describe())
     if runtime.is_chief:
         # export_checkpoints.py and later evaluations rebuild the model from this file.
-        _write_atomically(os.path.join(options.output_dir, "albert_config.json"),
+        write_text_atomically(os.path.join(options.output_dir, "albert_config.json"),
                           config.to_json_string())
     from albert_tf.models import AlbertPretrainer
 
@@ -157,5 +150,5 @@ def write_eval_results(output_dir, results, keeper: BestCheckpointKeeper | None 
                 lines.append(f"saved {src} to {dst}")
     for line in lines:
         logging.info("  %s", line)
-    _write_atomically(os.path.join(output_dir, "eval_results.txt"), "\n".join(lines) + "\n")
+    write_text_atomically(os.path.join(output_dir, "eval_results.txt"), "\n".join(lines) + "\n")
     return lines

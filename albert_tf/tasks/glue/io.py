@@ -13,19 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import uuid
 
 import numpy as np
 import tensorflow as tf
 
+from albert_tf.io_utils import write_text_atomically
 from albert_tf.tasks.glue.processors import LEADERBOARD_NAMES
-
-
-def _atomic_write(path: str, text: str) -> None:
-    tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-    with tf.io.gfile.GFile(tmp, "w") as writer:
-        writer.write(text)
-    tf.io.gfile.rename(tmp, path, overwrite=True)
 
 
 def format_value(value) -> str:
@@ -49,7 +42,7 @@ def append_eval_results(path: str, result: dict, best_before) -> None:
     if tf.io.gfile.exists(path):
         with tf.io.gfile.GFile(path, "r") as reader:
             previous = reader.read()
-    _atomic_write(path, previous + eval_block(result, best_before))
+    write_text_atomically(path, previous + eval_block(result, best_before))
 
 
 @dataclasses.dataclass
@@ -72,7 +65,7 @@ class BestTrial:
                              f"got {text!r}") from None
 
     def write(self, path: str) -> None:
-        _atomic_write(path, f"{self.last_step}:{self.best_step}:{self.best_value}")
+        write_text_atomically(path, f"{self.last_step}:{self.best_step}:{self.best_value}")
 
 
 def format_test_results(probabilities) -> str:
@@ -103,7 +96,7 @@ def write_predictions(output_dir: str, task_name: str, guids, probabilities, pre
     paths = {"test_results": os.path.join(output_dir, "test_results.tsv"),
              "submit_results": os.path.join(output_dir, "submit_results.tsv"),
              "leaderboard": os.path.join(output_dir, LEADERBOARD_NAMES[task_name] + ".tsv")}
-    _atomic_write(paths["test_results"], format_test_results(probabilities))
-    _atomic_write(paths["submit_results"], submit)
-    _atomic_write(paths["leaderboard"], submit)
+    write_text_atomically(paths["test_results"], format_test_results(probabilities))
+    write_text_atomically(paths["submit_results"], submit)
+    write_text_atomically(paths["leaderboard"], submit)
     return paths

@@ -15,6 +15,7 @@ import re
 
 import tensorflow as tf
 
+from albert_tf.io_utils import write_text_atomically
 from albert_tf.optimization import create_optimizer
 from albert_tf.training import Runtime, RuntimeConfig, Task, Trainer
 from albert_tf.training.checkpoints import checkpoint_step, copy_checkpoint, init_from_checkpoint
@@ -70,10 +71,7 @@ class EvalLoop:
             self.best_value = self.best_result[key]
 
     def _write(self):
-        tmp = f"{self.path}.tmp-{os.getpid()}"
-        with tf.io.gfile.GFile(tmp, "w") as writer:
-            writer.write("\n".join(self.lines) + "\n")
-        tf.io.gfile.rename(tmp, self.path, overwrite=True)
+        write_text_atomically(self.path, "\n".join(self.lines) + "\n")
 
     def on_checkpoint(self, step, prefix) -> None:
         if prefix is None:

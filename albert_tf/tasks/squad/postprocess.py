@@ -11,10 +11,10 @@ from __future__ import annotations
 import collections
 import json
 import math
-import os
 from typing import NamedTuple, Optional
 
-import tensorflow as tf
+
+from albert_tf.io_utils import write_text_atomically
 
 
 class RawResult(NamedTuple):
@@ -170,11 +170,7 @@ def write_json(path, value) -> None:
     """JSON with 4-space indent (the original's format), written atomically."""
     if path is None:
         return
-    path = os.fspath(path)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with tf.io.gfile.GFile(tmp, "w") as writer:
-        writer.write(json.dumps(value, indent=4) + "\n")
-    tf.io.gfile.rename(tmp, path, overwrite=True)
+    write_text_atomically(path, json.dumps(value, indent=4) + "\n")
 
 
 def write_predictions_v1(result_dict, examples, features, results, n_best_size: int,
