@@ -48,7 +48,4 @@ def runtime_config_from_flags(values=flags.FLAGS):
     """The shared `RuntimeConfig` from the flags above (`--use_tpu` means the TPU strategy)."""
     from albert_tf.training import RuntimeConfig
 
-    strategy = "tpu" if values.use_tpu else values.distribution_strategy
-    return RuntimeConfig(strategy, values.mixed_precision, values.jit_compile,
-                         values.gradient_accumulation_steps, values.tpu_name, values.tpu_zone,
-                         values.gcp_project, values.master)
+    return RuntimeConfig.from_options(values)

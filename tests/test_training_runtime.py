@@ -178,3 +178,18 @@ def test_multi_worker_mirrored_two_processes_write_one_checkpoint(fixtures_dir, 
     assert "step 3/3" in logs[0] and "step 3/3" in logs[1]
     assert sorted(p.name for p in out.glob("*.index")) == ["model.ckpt-3.index"]
     assert not list(out.glob(".worker_*"))
+
+
+def test_runtime_config_from_options_maps_use_tpu():
+    import types
+
+    from albert_tf.training import RuntimeConfig
+
+    options = types.SimpleNamespace(use_tpu=True, distribution_strategy="mirrored", mixed_precision="bf16",
+                                    jit_compile=True, gradient_accumulation_steps=2, tpu_name="pod",
+                                    tpu_zone="z", gcp_project="p", master=None)
+    config = RuntimeConfig.from_options(options)
+    assert (config.distribution_strategy, config.mixed_precision, config.jit_compile,
+            config.gradient_accumulation_steps, config.tpu_name) == ("tpu", "bf16", True, 2, "pod")
+    options.use_tpu = False
+    assert RuntimeConfig.from_options(options).distribution_strategy == "mirrored"

@@ -71,10 +71,7 @@ def _check(options: PretrainingOptions):
 
 
 def runtime_config(options: PretrainingOptions) -> RuntimeConfig:
-    strategy = "tpu" if options.use_tpu else options.distribution_strategy
-    return RuntimeConfig(strategy, options.mixed_precision, options.jit_compile,
-                         options.gradient_accumulation_steps, options.tpu_name, options.tpu_zone,
-                         options.gcp_project, options.master)
+    return RuntimeConfig.from_options(options)
 
 
 def format_eval_results(results: dict) -> list[str]:

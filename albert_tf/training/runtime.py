@@ -49,6 +49,15 @@ class RuntimeConfig:
             raise RuntimeError_("gradient_accumulation_steps must be >= 1, got "
                                 f"{self.gradient_accumulation_steps}")
 
+    @classmethod
+    def from_options(cls, options) -> "RuntimeConfig":
+        """From any object with the scripts' runtime flags as attributes (absl FLAGS, a job's
+        options dataclass); `use_tpu` means the TPU strategy, as in the original."""
+        strategy = "tpu" if options.use_tpu else options.distribution_strategy
+        return cls(strategy, options.mixed_precision, options.jit_compile,
+                   options.gradient_accumulation_steps, options.tpu_name, options.tpu_zone,
+                   options.gcp_project, options.master)
+
 
 def _tpu_strategy(config: RuntimeConfig):
     tpu = config.tpu_name or config.master or ""

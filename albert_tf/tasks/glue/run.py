@@ -135,13 +135,7 @@ class GlueRun:
         if self._runtime is None:
             from albert_tf.training import Runtime, RuntimeConfig
 
-            strategy = "tpu" if self.cfg.use_tpu else self.cfg.distribution_strategy
-            self._runtime = Runtime(RuntimeConfig(
-                distribution_strategy=strategy, mixed_precision=self.cfg.mixed_precision,
-                jit_compile=self.cfg.jit_compile,
-                gradient_accumulation_steps=self.cfg.gradient_accumulation_steps,
-                tpu_name=self.cfg.tpu_name, tpu_zone=self.cfg.tpu_zone,
-                gcp_project=self.cfg.gcp_project, master=self.cfg.master))
+            self._runtime = Runtime(RuntimeConfig.from_options(self.cfg))
         return self._runtime
 
     @property
