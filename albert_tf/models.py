@@ -44,16 +44,26 @@ class AlbertModel(keras.Model):
         self.pooler.build((None, self.config.hidden_size))
         self.built = True
 
-    def call(self, inputs, training=False, return_attention=False):
+    def call(self, inputs, training=False, return_attention=False, output_positions=None):
+        """`output_positions` [B,P] (optional): compute the last block only for those rows (and
+        [CLS] for the pooler); `sequence_output` and the last `encoder_outputs` entry are then
+        [B,P,H], row p equal to the full pass's row `output_positions[:, p]`."""
         input_ids = ops.cast(inputs["input_ids"], "int32")
         input_mask = _input(inputs, "input_mask", input_ids, 1)
         segment_ids = _input(inputs, "segment_ids", input_ids, 0)
         embedding_output, word_output = self.embeddings(input_ids, segment_ids, training=training)
+        rows = None
+        if output_positions is not None:
+            positions = ops.cast(output_positions, "int32")
+            rows = ops.concatenate([ops.zeros_like(positions[:, :1]), positions], axis=1)
         encoded = self.transformer(embedding_output, input_mask, training=training,
-                               return_attention=return_attention)
+                                   return_attention=return_attention, output_positions=rows)
         outputs, probs = encoded if return_attention else (encoded, None)
+        last = outputs[-1]
+        if rows is not None:
+            outputs = outputs[:-1] + [last[:, 1:]]
         sequence_output = outputs[-1]
-        pooled_output = self.pooler(sequence_output[:, 0])
+        pooled_output = self.pooler(last[:, 0])
         result = {"sequence_output": sequence_output, "pooled_output": pooled_output,
                   "encoder_outputs": outputs, "embedding_output": embedding_output,
                   "word_embedding_output": word_output}
@@ -78,6 +88,9 @@ class AlbertPretrainer(keras.Model):
 
     Extra input `masked_lm_positions` [B,P]; extra outputs `masked_lm_logits` [B,P,V] and
     `sentence_order_logits` [B,2], both float32 whatever the precision policy.
+    `heads_only=True` (what pretraining uses) runs the last block only at the masked positions
+    and [CLS]: same logits and gradients, ~6 % less work for ALBERT-base; `sequence_output` is
+    then the [B,P,H] rows at `masked_lm_positions`.
     """
 
     def __init__(self, config: AlbertConfig, encoder: AlbertModel | None = None, **kwargs):
@@ -97,10 +110,15 @@ class AlbertPretrainer(keras.Model):
         self.sentence_order.build(self.config.hidden_size)
         self.built = True
 
-    def call(self, inputs, training=False):
-        outputs = dict(self.encoder(inputs, training=training))
+    def call(self, inputs, training=False, heads_only=False):
+        positions = inputs["masked_lm_positions"]
+        if heads_only:
+            outputs = dict(self.encoder(inputs, training=training, output_positions=positions))
+            positions = None  # sequence_output already holds just those rows
+        else:
+            outputs = dict(self.encoder(inputs, training=training))
         outputs["masked_lm_logits"] = self.masked_lm(
-            outputs["sequence_output"], inputs["masked_lm_positions"], self.encoder.embedding_table)
+            outputs["sequence_output"], positions, self.encoder.embedding_table)
         outputs["sentence_order_logits"] = self.sentence_order(outputs["pooled_output"])
         return outputs
 
@@ -113,10 +131,11 @@ class AlbertPretrainer(keras.Model):
 
 
 def masked_lm_example_loss(logits, label_ids):
-    """Per-prediction −log p(label) [B,P] (float32)."""
-    log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
-    labels = ops.cast(label_ids, "int32")
-    return -ops.squeeze(ops.take_along_axis(log_probs, labels[..., None], axis=-1), -1)
+    """Per-prediction −log p(label) [B,P] (float32), by the fused sparse cross-entropy kernel:
+    picking from log_softmax with a gather makes its gradient a scatter into a zeroed
+    [B·P, V] tensor, ~4 % of an ALBERT-base CPU step."""
+    return ops.sparse_categorical_crossentropy(ops.cast(label_ids, "int32"),
+                                               ops.cast(logits, "float32"), from_logits=True)
 
 
 def masked_lm_loss(logits, label_ids, label_weights):
@@ -127,9 +146,8 @@ def masked_lm_loss(logits, label_ids, label_weights):
 
 
 def sentence_order_example_loss(logits, labels):
-    log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
     labels = ops.reshape(ops.cast(labels, "int32"), (-1,))
-    return -ops.squeeze(ops.take_along_axis(log_probs, labels[:, None], axis=-1), -1)
+    return ops.sparse_categorical_crossentropy(labels, ops.cast(logits, "float32"), from_logits=True)
 
 
 def sentence_order_loss(logits, labels):

@@ -184,3 +184,45 @@ def test_object_checkpoints_hold_every_weight(tmp_path, overrides):
     tf.train.Checkpoint(model=again).read(path).assert_existing_objects_matched()
     batch = _batch(again.config)
     np.testing.assert_array_equal(model(batch)["masked_lm_logits"], again(batch)["masked_lm_logits"])
+
+
+def test_heads_only_gives_the_full_passes_logits_and_gradients():
+    """Pretraining runs the last block only at [CLS] and the masked positions: same losses,
+    same gradients for every variable, and sequence_output holds just the masked rows."""
+    config = _small(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    model = AlbertPretrainer(config)
+    batch = _batch(config)
+    labels = {"masked_lm_ids": np.array([[4, 5, 0], [6, 0, 0]], "int32"),
+              "masked_lm_weights": np.array([[1, 1, 0], [1, 0, 0]], "float32"),
+              "next_sentence_labels": np.array([[0], [1]], "int32")}
+
+    def run(heads_only):
+        with tf.GradientTape() as tape:
+            out = model(batch, training=True, heads_only=heads_only)
+            loss = models.pretraining_losses(out, labels)[0]
+        grads = tape.gradient(loss, model.trainable_variables)
+        return out, loss, [tf.convert_to_tensor(g) for g in grads]
+
+    full, full_loss, full_grads = run(False)
+    sparse, sparse_loss, sparse_grads = run(True)
+    np.testing.assert_allclose(sparse_loss, full_loss, atol=1e-6)
+    for key in ("masked_lm_logits", "sentence_order_logits", "pooled_output"):
+        np.testing.assert_allclose(sparse[key], full[key], atol=1e-5)
+    rows = np.take_along_axis(np.asarray(full["sequence_output"]),
+                              batch["masked_lm_positions"][:, :, None], axis=1)
+    np.testing.assert_allclose(sparse["sequence_output"], rows, atol=1e-5)
+    assert sparse["sequence_output"].shape == (2, 3, 16)
+    for variable, a, b in zip(model.trainable_variables, full_grads, sparse_grads):
+        np.testing.assert_allclose(b, a, atol=1e-6, err_msg=variable.path)
+
+
+def test_heads_only_with_attention_probs_and_a_single_block():
+    config = _small(num_hidden_layers=1, num_hidden_groups=1, inner_group_num=1)
+    model = AlbertModel(config)
+    batch = _batch(config)
+    full = model(batch, return_attention=True)
+    sparse = model(batch, return_attention=True, output_positions=batch["masked_lm_positions"])
+    assert sparse["attention_probs"][-1].shape == (2, 2, 4, 8)  # [CLS] + 3 query rows
+    np.testing.assert_allclose(sparse["attention_probs"][-1][:, :, 0], full["attention_probs"][-1][:, :, 0],
+                               atol=1e-6)
+    np.testing.assert_allclose(sparse["pooled_output"], full["pooled_output"], atol=1e-6)

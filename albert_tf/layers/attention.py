@@ -53,8 +53,11 @@ class AttentionSublayer(keras.layers.Layer):
         batch, length = ops.shape(x)[0], ops.shape(x)[1]
         return ops.reshape(x, (batch, length, self.num_heads, self.head_size))
 
-    def call(self, x, bias, training=False, return_probs=False):
-        q = self._heads(self.query(x))
+    def call(self, x, bias, training=False, return_probs=False, query_input=None):
+        """`query_input` [B,F,H] (default `x`): the rows to compute outputs for; keys and
+        values always come from all of `x`, so each output row equals the full pass's."""
+        rows = x if query_input is None else query_input
+        q = self._heads(self.query(rows))
         k = self._heads(self.key(x))
         v = self._heads(self.value(x))
         # Scale the product, not q: the order the original uses, so rounding matches.
@@ -66,12 +69,12 @@ class AttentionSublayer(keras.layers.Layer):
         if self.attention_dropout is not None:
             attention = self.attention_dropout(attention, training=training)
         context = ops.einsum("bnft,btnd->bfnd", attention, v)
-        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        batch, length = ops.shape(rows)[0], ops.shape(rows)[1]
         context = ops.reshape(context, (batch, length, self.hidden_size))
         out = self.output_dense(context)
         if self.output_dropout is not None:
             out = self.output_dropout(out, training=training)
-        out = self.layer_norm(out + x)
+        out = self.layer_norm(out + rows)
         return (out, probs) if return_probs else out
 
     def get_config(self):

@@ -4,6 +4,7 @@ import keras
 
 from albert_tf.layers.attention import AttentionSublayer, attention_bias
 from albert_tf.layers.feedforward import FeedForwardSublayer
+from albert_tf.layers.gather import gather_rows
 from albert_tf.layers.initializers import truncated_normal
 
 
@@ -57,20 +58,28 @@ class AlbertTransformer(keras.layers.Layer):
     def ffn_for(self, group, inner):
         return self.ffn_layers[self.ffn_keys.index((group, inner))]
 
-    def call(self, embedding_output, input_mask, training=False, return_attention=False):
+    def call(self, embedding_output, input_mask, training=False, return_attention=False,
+             output_positions=None):
+        """With `output_positions` [B,P] the final block computes only those rows, so the last
+        output is [B,P,H]: the pretraining heads read ~21 of 128 positions, and skipping the
+        rest of the last block's query/output/FFN matmuls saves ~6 % of an ALBERT-base step."""
         x = embedding_output
         if self.embedding_projection is not None:
             x = self.embedding_projection(x)
         bias = attention_bias(input_mask)
         outputs, probs = [], []
-        for attention_group, ffn_group in self.layer_groups:
-            for inner in range(self.config.inner_group_num):
-                attention = self.attention_for(attention_group, inner)
-                if return_attention:
-                    x, p = attention(x, bias, training=training, return_probs=True)
-                    probs.append(p)
-                else:
-                    x = attention(x, bias, training=training)
-                x = self.ffn_for(ffn_group, inner)(x, training=training)
-                outputs.append(x)
+        blocks = [(a, f, inner) for a, f in self.layer_groups
+                  for inner in range(self.config.inner_group_num)]
+        for index, (attention_group, ffn_group, inner) in enumerate(blocks):
+            attention = self.attention_for(attention_group, inner)
+            rows = None
+            if output_positions is not None and index == len(blocks) - 1:
+                rows = gather_rows(x, output_positions)
+            if return_attention:
+                x, p = attention(x, bias, training=training, return_probs=True, query_input=rows)
+                probs.append(p)
+            else:
+                x = attention(x, bias, training=training, query_input=rows)
+            x = self.ffn_for(ffn_group, inner)(x, training=training)
+            outputs.append(x)
         return (outputs, probs) if return_attention else outputs

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from albert_tf.layers.activations import get_activation
+from albert_tf.layers.gather import gather_rows
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import LayerNorm
 
@@ -27,8 +28,10 @@ class MaskedLMHead(keras.layers.Layer):
                                            initializer="zeros")
 
     def call(self, sequence_output, positions, embedding_table):
-        gathered = ops.take_along_axis(
-            sequence_output, ops.cast(positions, "int32")[:, :, None], axis=1)  # [B,P,H]
+        """`positions` None: `sequence_output` already holds the [B,P,H] rows to predict."""
+        gathered = sequence_output
+        if positions is not None:
+            gathered = gather_rows(sequence_output, positions)  # [B,P,H]
         transformed = self.layer_norm(self.transform(gathered))
         logits = ops.matmul(transformed, ops.transpose(ops.cast(embedding_table, transformed.dtype)))
         return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")

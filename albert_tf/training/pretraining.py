@@ -66,4 +66,5 @@ def pretraining_metrics(outputs, features):
 
 
 def pretraining_task() -> Task:
-    return Task(pretraining_loss, totals_fn=pretraining_totals, metric_fn=pretraining_metrics)
+    return Task(pretraining_loss, totals_fn=pretraining_totals, metric_fn=pretraining_metrics,
+                call_kwargs={"heads_only": True})

@@ -26,11 +26,14 @@ class Task:
     metric_fn(outputs, features) -> {name: value or (numerator, denominator)} for evaluation;
       results are Σ numerator / Σ denominator over all batches (a bare value v counts as (v, 1)).
       Training metrics come from the second item `loss_fn` returns, with the same convention.
+    call_kwargs: extra keyword arguments for every model call (pretraining passes
+      `heads_only=True`).
     """
 
     loss_fn: Callable
     totals_fn: Callable | None = None
     metric_fn: Callable | None = None
+    call_kwargs: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         self._loss_takes_totals = len(inspect.signature(self.loss_fn).parameters) >= 3
@@ -86,7 +89,7 @@ class TrainStep:
 
     # --- per replica -------------------------------------------------------------------------
     def _micro_loss(self, features, totals):
-        outputs = self.model(features, training=True)
+        outputs = self.model(features, training=True, **self.task.call_kwargs)
         if self.task._loss_takes_totals:
             loss, metrics = self.task.loss_fn(outputs, features, totals)
         else:
@@ -186,7 +189,7 @@ class EvalStep:
         self._step = tf.function(self._distributed_step)
 
     def _replica_step(self, features):
-        outputs = self.model(features, training=False)
+        outputs = self.model(features, training=False, **self.task.call_kwargs)
         pairs = _pairs(self.task.metric_fn(outputs, features))
         return tf.distribute.get_replica_context().all_reduce(SUM, pairs)
 
