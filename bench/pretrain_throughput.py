@@ -8,6 +8,10 @@ run_pretraining.py uses.
 Prints one line with `ex_per_s=` and `gflops=`; the FLOP count is the peers' convention,
 6·L·(4H² + 2HI) + 12·L·S·H per token (matmuls forward + backward, attention scores/context),
 so the figure compares directly with ../shared/bench/peer_*.py run on the same machine.
+
+The keras-hub peer needs keras-hub beside the project, not in requirements.txt, e.g.
+    python -m venv --system-site-packages .peers/venv && .peers/venv/bin/pip install keras-hub
+    python bench/pretrain_throughput.py --peer_python .peers/venv/bin/python
 """
 
 from __future__ import annotations

@@ -5,8 +5,11 @@ import math
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
-from albert_tf.layers import LayerNorm, attention_bias, gelu_tanh, get_activation
+from albert_tf.layers import FeedForwardSublayer, LayerNorm, attention_bias, gelu_tanh, get_activation
+from albert_tf.layers.activations import fused_gelu_tanh
+from albert_tf.layers.gather import gather_rows
 
 
 def test_gelu_is_the_tanh_approximation():
@@ -45,3 +48,49 @@ def test_attention_bias_masks_keys_with_minus_10000():
     bias = np.asarray(attention_bias(np.array([[1, 1, 0]])))
     assert bias.shape == (1, 1, 1, 3)
     np.testing.assert_array_equal(bias[0, 0, 0], [0.0, 0.0, -10000.0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_fused_gelu_matches_tensorflows_gelu_and_its_gradient(dtype):
+    x = tf.cast(tf.linspace(-8.0, 8.0, 4001), dtype)
+    dy = tf.cast(tf.cos(tf.linspace(0.0, 30.0, 4001)), dtype)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        fused, reference = fused_gelu_tanh(x), gelu_tanh(x)
+    tol = 1e-6 if dtype == "float32" else 2e-2
+    assert fused.dtype == x.dtype
+    np.testing.assert_allclose(tf.cast(fused, "float32"), tf.cast(reference, "float32"), atol=tol * 4)
+    np.testing.assert_allclose(tf.cast(tape.gradient(fused, x, dy), "float32"),
+                               tf.cast(tape.gradient(reference, x, dy), "float32"), atol=tol * 8)
+
+
+def test_fused_gelu_only_in_training():
+    assert get_activation("gelu", fused=True) is fused_gelu_tanh
+    assert get_activation("relu", fused=True) is keras.activations.relu
+    layer = FeedForwardSublayer(4, 8)
+    layer.build((None, None, 4))
+    x = np.random.default_rng(0).normal(size=(2, 3, 4)).astype("float32")
+    np.testing.assert_allclose(layer(x, training=True), layer(x, training=False), atol=1e-6)
+
+    def xla_functions(training):
+        graph = tf.function(lambda v: layer(v, training=training)).get_concrete_function(
+            tf.TensorSpec((None, None, 4), tf.float32)).graph
+        return [name for name, f in graph._functions.items()
+                if f.definition.attr["_XlaMustCompile"].b]
+
+    assert xla_functions(True) and not xla_functions(False)  # exported graphs need no XLA
+
+
+def test_gather_rows_picks_rows_per_example_and_scatters_gradients_back():
+    sequence = tf.reshape(tf.range(2 * 5 * 3, dtype=tf.float32), (2, 5, 3))
+    positions = np.array([[4, 0, 0], [1, 3, 1]], "int32")
+    with tf.GradientTape() as tape:
+        tape.watch(sequence)
+        rows = gather_rows(sequence, positions)
+    np.testing.assert_array_equal(rows, np.take_along_axis(sequence.numpy(), positions[:, :, None], 1))
+    counts = np.zeros((2, 5), "float32")
+    for b, row in enumerate(positions):
+        for p in row:
+            counts[b, p] += 1
+    np.testing.assert_array_equal(tf.convert_to_tensor(tape.gradient(rows, sequence)),
+                                  np.repeat(counts[:, :, None], 3, axis=2))

@@ -17,9 +17,11 @@ class FeedForwardSublayer(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.dropout_rate = dropout_rate
         init = truncated_normal(initializer_range)
-        self.intermediate = keras.layers.Dense(
-            intermediate_size, activation=get_activation(hidden_act), kernel_initializer=init,
-            name="intermediate")
+        # The activation is applied in call(): training uses the fused gelu.
+        self.intermediate = keras.layers.Dense(intermediate_size, kernel_initializer=init,
+                                               name="intermediate")
+        self.activation = get_activation(hidden_act)
+        self.training_activation = get_activation(hidden_act, fused=True)
         self.output_dense = keras.layers.Dense(hidden_size, kernel_initializer=init, name="output_dense")
         self.layer_norm = LayerNorm(name="LayerNorm_1")
         self.dropout = keras.layers.Dropout(dropout_rate) if dropout_rate else None
@@ -30,7 +32,11 @@ class FeedForwardSublayer(keras.layers.Layer):
         self.layer_norm.build((None, None, self.hidden_size))
 
     def call(self, x, training=False):
-        out = self.output_dense(self.intermediate(x))
+        hidden = self.intermediate(x)
+        activation = self.training_activation if training else self.activation
+        if activation is not None:
+            hidden = activation(hidden)
+        out = self.output_dense(hidden)
         if self.dropout is not None:
             out = self.dropout(out, training=training)
         return self.layer_norm(out + x)
