@@ -68,12 +68,12 @@ def breakdown(model, batch, steps, full_step_s, jit):
 
     @tf.function(jit_compile=jit)
     def forward():
-        return pretraining_losses(model(batch, training=True), batch)[0]
+        return pretraining_losses(model(batch, training=True, heads_only=True), batch)[0]
 
     @tf.function(jit_compile=jit)
     def forward_backward():
         with tf.GradientTape() as tape:
-            loss = pretraining_losses(model(batch, training=True), batch)[0]
+            loss = pretraining_losses(model(batch, training=True, heads_only=True), batch)[0]
         grads = tape.gradient(loss, model.trainable_variables)
         return loss + tf.add_n([tf.reduce_sum(tf.convert_to_tensor(g)[..., :1]) for g in grads]) * 0
 
