@@ -13,7 +13,7 @@ import tensorflow as tf
 from albert_tf.config import AlbertConfig
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.tasks import race, race_model
-from albert_tf.tasks.squad import fit
+from albert_tf.tasks import fit
 from albert_tf.tokenization import FullTokenizer
 
 

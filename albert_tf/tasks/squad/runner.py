@@ -11,7 +11,8 @@ from typing import Optional
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
-from albert_tf.tasks.squad import feature_io, fit, metrics, models, postprocess, reader
+from albert_tf.tasks import fit
+from albert_tf.tasks.squad import feature_io, metrics, models, postprocess, reader
 from albert_tf.tasks.squad.features import convert_examples_to_features
 from albert_tf.tokenization import load_sentencepiece
 

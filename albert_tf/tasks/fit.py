@@ -1,4 +1,4 @@
-"""Fine-tuning glue shared by SQuAD and RACE on top of `albert_tf.training`.
+"""Fine-tuning loop shared by SQuAD and RACE on top of `albert_tf.training`.
 
 `train` runs the generic Trainer (runtime, AdamW with the original's schedule, checkpoints with
 resume) and calls an `EvalLoop` after every checkpoint, which reproduces the original runners'

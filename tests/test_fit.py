@@ -3,7 +3,8 @@
 import numpy as np
 
 from albert_tf import checkpoint
-from albert_tf.tasks.squad import fit, models
+from albert_tf.tasks import fit
+from albert_tf.tasks.squad import models
 from tests.test_squad_models import CONFIG
 
 
