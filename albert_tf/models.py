@@ -44,16 +44,21 @@ class AlbertModel(keras.Model):
         self.pooler.build((None, self.config.hidden_size))
         self.built = True
 
-    def call(self, inputs, training=False, return_attention=False, output_positions=None):
+    def call(self, inputs, training=False, return_attention=False, output_positions=None,
+             pooled_only=False):
         """`output_positions` [B,P] (optional): compute the last block only for those rows (and
         [CLS] for the pooler); `sequence_output` and the last `encoder_outputs` entry are then
-        [B,P,H], row p equal to the full pass's row `output_positions[:, p]`."""
+        [B,P,H], row p equal to the full pass's row `output_positions[:, p]`.
+        `pooled_only=True`: the last block runs for [CLS] alone (what classifiers read);
+        `sequence_output` is then empty ([B,0,H])."""
         input_ids = ops.cast(inputs["input_ids"], "int32")
         input_mask = _input(inputs, "input_mask", input_ids, 1)
         segment_ids = _input(inputs, "segment_ids", input_ids, 0)
         embedding_output, word_output = self.embeddings(input_ids, segment_ids, training=training)
         rows = None
-        if output_positions is not None:
+        if pooled_only:
+            rows = ops.zeros_like(input_ids[:, :1])
+        elif output_positions is not None:
             positions = ops.cast(output_positions, "int32")
             rows = ops.concatenate([ops.zeros_like(positions[:, :1]), positions], axis=1)
         encoded = self.transformer(embedding_output, input_mask, training=training,

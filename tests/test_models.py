@@ -226,3 +226,25 @@ def test_heads_only_with_attention_probs_and_a_single_block():
     np.testing.assert_allclose(sparse["attention_probs"][-1][:, :, 0], full["attention_probs"][-1][:, :, 0],
                                atol=1e-6)
     np.testing.assert_allclose(sparse["pooled_output"], full["pooled_output"], atol=1e-6)
+
+
+def test_pooled_only_gives_the_full_passes_pooled_output_and_gradients():
+    config = _small(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    model = AlbertModel(config)
+    batch = _batch(config)
+
+    def run(pooled_only):
+        with tf.GradientTape() as tape:
+            out = model(batch, training=True, pooled_only=pooled_only)
+            loss = tf.reduce_sum(tf.square(out["pooled_output"]))
+        return out, [tf.convert_to_tensor(g) if g is not None else None
+                     for g in tape.gradient(loss, model.trainable_variables)]
+
+    (full, full_grads), (cls, cls_grads) = run(False), run(True)
+    np.testing.assert_allclose(cls["pooled_output"], full["pooled_output"], atol=1e-6)
+    assert cls["sequence_output"].shape == (2, 0, 16)
+    for variable, a, b in zip(model.trainable_variables, full_grads, cls_grads):
+        if a is None:
+            assert b is None, variable.path
+        else:
+            np.testing.assert_allclose(b, a, atol=1e-6, err_msg=variable.path)

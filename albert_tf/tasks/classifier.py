@@ -53,7 +53,7 @@ class AlbertClassifier(keras.Model):
                 ("output_bias", "output_bias", (self.num_labels,))]
 
     def call(self, inputs, training=False):
-        pooled = self.encoder(inputs, training=training)["pooled_output"]
+        pooled = self.encoder(inputs, training=training, pooled_only=True)["pooled_output"]
         pooled = self.dropout(pooled, training=training)
         logits = ops.matmul(pooled, ops.transpose(ops.cast(self.output_weights, pooled.dtype)))
         logits = ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")

@@ -34,7 +34,7 @@ class RaceModel(keras.Model):
         seq = ops.shape(inputs["input_ids"])[-1]
         flat = {k: ops.reshape(inputs[k], (-1, seq))
                 for k in ("input_ids", "input_mask", "segment_ids")}
-        pooled = self.encoder(flat, training=training)["pooled_output"]
+        pooled = self.encoder(flat, training=training, pooled_only=True)["pooled_output"]
         pooled = ops.cast(self.dropout(pooled, training=training), "float32")
         logits = ops.matmul(pooled, ops.transpose(ops.cast(self.output_weights, "float32")))
         return {"logits": ops.reshape(logits + self.output_bias, (-1, NUM_CHOICES))}
