@@ -13,6 +13,7 @@ import keras
 from keras import ops
 
 from albert_tf.config import AlbertConfig
+from albert_tf.layers.gather import gather_rows
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import LayerNorm
 from albert_tf.models import AlbertModel
@@ -131,12 +132,12 @@ class SquadV2Model(keras.Model):
         outputs = {}
         if "start_positions" in inputs:
             positions = ops.cast(inputs["start_positions"], "int32")
-            start_states = ops.take_along_axis(sequence, positions[:, None, None], axis=1)
+            start_states = gather_rows(sequence, positions[:, None])  # [B,1,H]
             outputs["start_log_probs"] = start_log_probs
             outputs["end_log_probs"] = self._end_logits(sequence, start_states, p_mask)
         else:
             top_log_probs, top_index = ops.top_k(start_log_probs, k=self.start_n_top)
-            start_states = ops.take_along_axis(sequence, top_index[:, :, None], axis=1)  # [B,k,H]
+            start_states = gather_rows(sequence, top_index)  # [B,k,H]
             tiled = ops.repeat(sequence[:, None], self.start_n_top, axis=1)             # [B,k,S,H]
             end_log_probs = self._end_logits(tiled, start_states[:, :, None], p_mask[:, None])
             end_top_log_probs, end_top_index = ops.top_k(end_log_probs, k=self.end_n_top)
