@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from albert_tf.errors import AlbertError
 import dataclasses
 import os
 import re
@@ -13,7 +14,7 @@ import tensorflow as tf
 from albert_tf import checkpoint_names as names
 
 
-class CheckpointError(ValueError):
+class CheckpointError(AlbertError, ValueError):
     """A checkpoint that does not fit the model (missing variable, wrong shape, unreadable)."""
 
 

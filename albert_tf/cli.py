@@ -1,13 +1,26 @@
-"""absl flags every entry point shares: the original's TPU flags and the TF2 runtime flags.
+"""What every entry point shares: the original's TPU flags, the TF2 runtime flags, flags → nested
+run configs, a quiet console and one `error: ...` line for every error a user can act on.
 
-Scripts call these with their own `__name__`, so `--helpshort` lists the flags as theirs.
+A script is its flags and one call:
+
+    cli.quiet_tensorflow()                 # before TensorFlow is imported
+    ...define its flags...
+    def main(argv): GlueDriver(cli.config_from_flags(GlueRunConfig)).run()
+    if __name__ == "__main__": cli.run(main, required=["data_dir", ...])
+
+`--verbosity=1` (or ALBERT_TF_TRACEBACK=1) shows tracebacks and TensorFlow's own log lines.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import sys
+import typing
 
 from absl import flags
+
+TRACEBACK_ENV = "ALBERT_TF_TRACEBACK"
 
 
 def _owner(module_name: str) -> str:
@@ -23,8 +36,8 @@ def define_tpu_flags(module_name: str, flag_values=flags.FLAGS) -> None:
     flags.DEFINE_string("tpu_zone", None, "GCE zone of the Cloud TPU.", **kw)
     flags.DEFINE_string("gcp_project", None, "GCP project of the Cloud TPU.", **kw)
     flags.DEFINE_string("master", None, "TensorFlow master URL.", **kw)
-    flags.DEFINE_integer("num_tpu_cores", 8, "Number of TPU cores (the TPU strategy counts them "
-                         "itself).", **kw)
+    flags.DEFINE_integer("num_tpu_cores", 8, "Number of TPU cores (accepted; the TPU strategy "
+                         "counts them itself).", **kw)
     flags.DEFINE_integer("iterations_per_loop", 1000, "TPU host-loop size (accepted; the TF2 loop "
                          "runs one step per call).", **kw)
 
@@ -48,4 +61,127 @@ def runtime_config_from_flags(values=flags.FLAGS):
     """The shared `RuntimeConfig` from the flags above (`--use_tpu` means the TPU strategy)."""
     from albert_tf.training import RuntimeConfig
 
-    return RuntimeConfig.from_options(values)
+    return config_from_flags(RuntimeConfig, values)
+
+
+def config_from_flags(cls, values=flags.FLAGS):
+    """An instance of the dataclass `cls` from the flags of the same names.
+
+    A field whose type is itself a dataclass (`runtime`, `schedule`) is filled the same way.
+    `cls.FLAG_NAMES` maps a field to another flag name where the original named it otherwise
+    (`num_train_steps` ← `--train_step`). Fields with no flag keep their defaults.
+    """
+    hints = typing.get_type_hints(cls)
+    renames = getattr(cls, "FLAG_NAMES", {})
+    kwargs = {}
+    for field in dataclasses.fields(cls):
+        if not field.init:
+            continue
+        kind = hints.get(field.name)
+        if dataclasses.is_dataclass(kind):
+            kwargs[field.name] = config_from_flags(kind, values)
+            continue
+        name = renames.get(field.name, field.name)
+        if name in values:
+            kwargs[field.name] = values[name].value
+    return cls(**kwargs)
+
+
+# ---------------------------------------------------------------------------- console and errors
+
+def _wants_detail(argv) -> bool:
+    if os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):
+        return True
+    for arg in argv[1:]:
+        if arg.startswith(("--verbosity=", "-v=")):
+            try:
+                return int(arg.split("=", 1)[1]) >= 1
+            except ValueError:
+                return False
+    return False
+
+
+def quiet_tensorflow(argv=None) -> None:
+    """Silences TensorFlow's C++ start-up lines unless the user asked for detail. Call it before
+    TensorFlow is imported."""
+    argv = sys.argv if argv is None else argv
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    if not _wants_detail(argv):
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def describe_error(error: BaseException) -> str | None:
+    """One line for an error a user can act on; None for anything else (a bug: traceback)."""
+    from albert_tf.errors import AlbertError
+
+    if isinstance(error, AlbertError):
+        return str(error)
+    if isinstance(error, flags.Error):
+        return str(error)
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted"
+    if isinstance(error, OSError) and getattr(error, "filename", None):
+        return f"{error.filename}: {error.strerror or error}"
+    if "tensorflow" in sys.modules:
+        from albert_tf.tf_errors import describe_tf_error
+
+        return describe_tf_error(error)
+    return None
+
+
+def _print_error(message: str) -> None:
+    text = " ".join(line.strip() for line in str(message).splitlines() if line.strip())
+    print(f"error: {text}", file=sys.stderr, flush=True)
+
+
+def _quiet_python_loggers() -> None:
+    import logging
+
+    for name in ("tensorflow", "keras", "h5py"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _parse_flags(argv):
+    try:
+        return flags.FLAGS(argv)
+    except flags.Error as error:
+        _print_error(str(error))
+        sys.exit(2)
+
+
+def run(main, required=(), argv=None) -> None:
+    """`absl.app.run(main)` with our console: a flag error or one of our errors ends the process
+    with one `error: ...` line on stderr and exit status 1 (2 for flags); `--verbosity=1` (or
+    ALBERT_TF_TRACEBACK=1) lets the traceback through instead."""
+    from absl import app
+
+    argv = sys.argv if argv is None else argv
+    quiet_tensorflow(argv)
+    if required:
+        flags.mark_flags_as_required(list(required))
+    detail = _wants_detail(argv)
+
+    def guarded(args):
+        if not detail:
+            _quiet_python_loggers()
+        try:
+            return main(args)
+        except (SystemExit, app.UsageError):
+            raise
+        except BaseException as error:  # noqa: B902 - every error gets one line or a traceback
+            message = describe_error(error)
+            if message is None or detail:
+                raise
+            _print_error(message)
+            sys.exit(1)
+
+    def usage_guarded(args):
+        try:
+            return guarded(args)
+        except app.UsageError as error:
+            if detail:
+                raise
+            _print_error(str(error))
+            sys.exit(2)
+
+    app.run(usage_guarded, argv=argv, flags_parser=_parse_flags)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from albert_tf.errors import AlbertError
 import copy
 import dataclasses
 import json
@@ -12,7 +13,7 @@ ACTIVATIONS = ("linear", "", "relu", "gelu", "gelu_new", "tanh")
 SHARE_PARAMETERS = ("all", "attention", "ffn", "none")
 
 
-class ConfigError(ValueError):
+class ConfigError(AlbertError, ValueError):
     """A config file or dict that cannot describe an ALBERT model."""
 
 

@@ -1,22 +1,140 @@
-"""Writing result files so that a reader never sees a half-written one."""
+"""Outputs that appear only when complete, and the one version-folder rule of every export.
+
+Every file, TFRecord, checkpoint copy and SavedModel this package writes goes through
+`atomic_output`: it is written under a hidden temporary name beside its final path
+(`.<name>.tmp-<pid>-<random>`) and renamed when complete, so a reader, a glob or TF Serving never
+sees a half-written output. A crashed writer's temporary is removed by the next run
+(`remove_stale_temporaries`) and skipped by every reader (`is_temporary`).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import re
+import shutil
 import uuid
+
+_TEMPORARY = re.compile(r"^\..+\.(tmp|incomplete)-(\d+)(-[0-9a-f]+)?$")
+# Files our writers put beside their outputs that are not data (summaries, cache keys, locks).
+SIDE_FILE_SUFFIXES = (".summary.json", ".key.json", ".lock")
+
+
+def _gfile():
+    import tensorflow as tf
+
+    return tf.io.gfile
+
+
+def _is_local(path: str) -> bool:
+    return "://" not in path
+
+
+def temporary_name(path) -> str:
+    """A hidden name beside `path`, unique to this process and call."""
+    path = os.fspath(path)
+    head, tail = os.path.split(path)
+    return os.path.join(head, f".{tail}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+
+
+def is_temporary(path) -> bool:
+    """True for a writer's temporary name (ours, or the data writer's `.incomplete-<pid>`)."""
+    return bool(_TEMPORARY.match(os.path.basename(os.fspath(path))))
+
+
+def is_side_file(path) -> bool:
+    """True for temporaries and the summary/key/lock files written beside data files."""
+    path = os.fspath(path)
+    return is_temporary(path) or path.endswith(SIDE_FILE_SUFFIXES)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temporaries(directory) -> list[str]:
+    """Removes temporaries in `directory` left by writers that are no longer running (a killed
+    run); returns what was removed. Only local folders: on a shared file system another host's
+    writer may still be alive."""
+    directory = os.fspath(directory) or "."
+    if not _is_local(directory) or not os.path.isdir(directory):
+        return []
+    removed = []
+    for name in os.listdir(directory):
+        match = _TEMPORARY.match(name)
+        if match and int(match.group(2)) != os.getpid() and not _pid_alive(int(match.group(2))):
+            path = os.path.join(directory, name)
+            shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.remove(path)
+            removed.append(path)
+    return removed
+
+
+def _remove(path: str) -> None:
+    gfile = _gfile()
+    if gfile.isdir(path):
+        gfile.rmtree(path)
+    elif gfile.exists(path):
+        gfile.remove(path)
+
+
+@contextlib.contextmanager
+def atomic_output(path, directory: bool = False, overwrite: bool = True):
+    """Yields a temporary path to write `path` under; renames it to `path` when the block ends
+    without an error, removes it otherwise. `directory=True` for a folder (a SavedModel), which
+    never replaces an existing folder. A full disk or a missing parent is an `OutputError`
+    naming `path`."""
+    from albert_tf.errors import OutputError
+
+    path = os.fspath(path)
+    gfile = _gfile()
+    parent = os.path.dirname(path)
+    if parent:
+        gfile.makedirs(parent)
+    if directory and gfile.exists(path):
+        raise OutputError(f"{path} already exists; refusing to replace it")
+    tmp = temporary_name(path)
+    try:
+        yield tmp
+        if directory:
+            if gfile.exists(path):
+                raise OutputError(f"{path} already exists; refusing to replace it")
+            gfile.rename(tmp, path)
+        else:
+            gfile.rename(tmp, path, overwrite=overwrite)
+    except OSError as error:
+        if isinstance(error, OutputError):
+            raise
+        if error.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            raise OutputError(f"{path}: could not write it ({os.strerror(error.errno)}); "
+                              "nothing was written") from None
+        raise
+    finally:
+        if gfile.exists(tmp):
+            _remove(tmp)
 
 
 def write_text_atomically(path, text: str) -> None:
-    """Writes `text` to a temporary name beside `path`, then renames it over `path`
-    (through tf.io.gfile, so gs:// paths work too)."""
-    import tensorflow as tf
-
-    path = os.fspath(path)
-    tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-    try:
-        with tf.io.gfile.GFile(tmp, "w") as writer:
+    """Writes `text` to `path` through `atomic_output` (tf.io.gfile, so gs:// works too)."""
+    with atomic_output(path) as tmp:
+        with _gfile().GFile(tmp, "w") as writer:
             writer.write(text)
-        tf.io.gfile.rename(tmp, path, overwrite=True)
-    finally:
-        if tf.io.gfile.exists(tmp):
-            tf.io.gfile.remove(tmp)
+
+
+def version_dir(base_path, version: int | None = None) -> str:
+    """The one version-folder rule of every export: `<base_path>/<version>`, by default one past
+    the highest numeric folder there (from 1), the layout TF Serving polls."""
+    base_path = os.path.abspath(os.fspath(base_path)) if _is_local(os.fspath(base_path)) \
+        else os.fspath(base_path)
+    if version is None:
+        gfile = _gfile()
+        names = gfile.listdir(base_path) if gfile.isdir(base_path) else []
+        existing = [int(n.rstrip("/")) for n in names if n.rstrip("/").isdigit()]
+        version = max(existing, default=0) + 1
+    return os.path.join(base_path, str(int(version)))

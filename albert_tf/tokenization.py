@@ -7,6 +7,7 @@ function, because released checkpoints and TFRecords were made with them.
 
 from __future__ import annotations
 
+from albert_tf.errors import AlbertError
 import collections
 import os
 import unicodedata
@@ -16,7 +17,7 @@ import sentencepiece as spm
 SPIECE_UNDERLINE = "\u2581"
 
 
-class TokenizerError(ValueError):
+class TokenizerError(AlbertError, ValueError):
     """A tokenizer file that is missing, corrupt or inconsistent, or input that is not text."""
 
 

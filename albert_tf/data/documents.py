@@ -8,6 +8,8 @@ on "\\n" only (as `tf.gfile` does; a stray "\\r" is stripped as whitespace).
 
 from __future__ import annotations
 
+from albert_tf.errors import InputError
+from albert_tf import errors
 import dataclasses
 import glob
 import os
@@ -19,7 +21,7 @@ UNDECODABLE_POLICIES = ("skip", "fail")
 _REPORT_LIMIT = 20  # bad lines named one by one in the log; the rest are only counted
 
 
-class InputError(ValueError):
+class InputError(errors.InputError):
     """Input that cannot be used: a missing file, an empty glob, undecodable text under 'fail'."""
 
 

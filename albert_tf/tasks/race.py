@@ -7,6 +7,7 @@ download (one JSON each), which the original needed concatenated first.
 
 from __future__ import annotations
 
+from albert_tf.errors import InputError
 import dataclasses
 import json
 import os
@@ -22,7 +23,7 @@ LEVELS = ("middle", "high")
 NUM_CHOICES = 4
 
 
-class RaceFormatError(ValueError):
+class RaceFormatError(InputError):
     """A RACE file that is not JSON or lacks a field."""
 
 

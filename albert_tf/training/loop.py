@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from albert_tf.errors import TrainingError
 import math
 import os
 
@@ -13,7 +14,7 @@ from albert_tf.training.logs import MetricSums, StepLogger
 from albert_tf.training.steps import EvalStep, Task, TrainStep
 
 
-class NonFiniteLossError(FloatingPointError):
+class NonFiniteLossError(TrainingError):
     """The loss became NaN or infinite; the run stops and writes no new checkpoint."""
 
 

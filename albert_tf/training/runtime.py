@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from albert_tf.errors import AlbertError
 import dataclasses
 import json
 import os
@@ -13,7 +14,7 @@ STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 PRECISIONS = ("none", "bf16", "fp16")
 
 
-class RuntimeError_(RuntimeError):
+class RuntimeError_(AlbertError, RuntimeError):
     """A runtime that cannot be set up here (no TPU, bad flag value)."""
 
 

@@ -10,6 +10,7 @@ which the original skips; those are skipped and counted.
 
 from __future__ import annotations
 
+from albert_tf.errors import InputError
 import dataclasses
 import logging
 import os
@@ -21,7 +22,7 @@ from albert_tf import tokenization
 log = logging.getLogger(__name__)
 
 
-class GlueDataError(ValueError):
+class GlueDataError(InputError):
     """A GLUE file that is missing or has a row the task cannot read."""
 
 

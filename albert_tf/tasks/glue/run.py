@@ -7,6 +7,7 @@ re-running evaluation next to an existing best checkpoint works.
 
 from __future__ import annotations
 
+from albert_tf.errors import UsageError
 import dataclasses
 import math
 import os
@@ -26,7 +27,7 @@ from albert_tf.tasks.glue import metrics as M
 from albert_tf.tasks.glue.processors import get_processor
 
 
-class GlueRunError(ValueError):
+class GlueRunError(UsageError):
     """Flags that cannot work together, or a missing input the run needs."""
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from albert_tf.errors import InputError
 import dataclasses
 import json
 import logging
@@ -11,7 +12,7 @@ from typing import Optional
 import tensorflow as tf
 
 
-class SquadFormatError(ValueError):
+class SquadFormatError(InputError):
     """A SQuAD file that is not valid JSON or lacks a field the task needs."""
 
 

@@ -1,0 +1,28 @@
+"""The error types a user can act on. Each message names the file (and line), flag or config key
+at fault; every entry point prints it as one `error: ...` line and exits with status 1."""
+
+from __future__ import annotations
+
+
+class AlbertError(Exception):
+    """Base class: bad input, bad flags, a run that cannot go on. Never a bug in albert-tf."""
+
+
+class UsageError(AlbertError, ValueError):
+    """Flags that are missing or cannot work together; the message names the flag."""
+
+
+class InputError(AlbertError, ValueError):
+    """A data file that cannot be read as what it should be; names the file, line, column."""
+
+
+class OutputError(AlbertError, OSError):
+    """An output that cannot be written (in use by another run, disk full, exists already)."""
+
+
+class OutputDirLockedError(OutputError):
+    """Another run holds the output_dir."""
+
+
+class TrainingError(AlbertError, FloatingPointError):
+    """Training cannot go on (a non-finite loss or weights)."""
