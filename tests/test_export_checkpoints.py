@@ -9,7 +9,7 @@ from albert_tf.checkpoint import load_tf1_checkpoint
 from albert_tf.optimization import create_optimizer
 from albert_tf.training import Runtime, RuntimeConfig, Trainer
 from albert_tf.training.checkpoints import export_tf1_checkpoint
-from albert_tf.training.pretraining import pretraining_task
+from albert_tf.tasks.pretraining.objective import pretraining_objective
 from test_training_checkpoints import CONFIG
 
 
@@ -31,7 +31,7 @@ def test_export_latest_named_and_best(tmp_path):
     with runtime.scope():
         model = AlbertPretrainer(config)
         optimizer = create_optimizer(1e-2, 10, 1, "adamw")
-    trainer = Trainer(runtime, model, optimizer, pretraining_task(), tmp_path)
+    trainer = Trainer(runtime, model, optimizer, pretraining_objective(), tmp_path)
     features = {k: tf.constant(v) for k, v in random_features().items()}
     snapshots = {}
     trainer.train(lambda ctx: tf.data.Dataset.from_tensors(features).repeat(), 4, 4,

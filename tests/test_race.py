@@ -6,7 +6,7 @@ import shutil
 import numpy as np
 import pytest
 
-from albert_tf.tasks import race
+from albert_tf.tasks.race import data as race
 from albert_tf.tokenization import FullTokenizer
 
 

@@ -8,7 +8,7 @@ import tensorflow as tf
 from albert_tf.config import AlbertConfig
 from albert_tf.tasks import squad_export
 from albert_tf.tasks.squad import features, models, reader
-from albert_tf.tasks.squad.runner import SquadRunConfig
+from albert_tf.tasks.squad.task import SquadRunConfig
 from albert_tf.tokenization import load_sentencepiece
 
 CONFIG = AlbertConfig(vocab_size=1500, embedding_size=8, hidden_size=16, num_hidden_layers=1,

@@ -8,7 +8,7 @@ from keras import ops
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.models import AlbertModel
-from albert_tf.tasks.race import NUM_CHOICES
+from albert_tf.tasks.race.data import NUM_CHOICES
 
 
 class RaceModel(keras.Model):

@@ -1,0 +1,1 @@
+"""RACE: reading the passages and questions, the task."""
