@@ -4,12 +4,11 @@ import numpy as np
 
 from albert_tf import checkpoint
 from albert_tf.tasks import fit
-from albert_tf.tasks.squad import models
-from tests.test_squad_models import CONFIG
+from albert_tf.models import AlbertSquadV1
 
 
-def test_evaluate_all_keeps_the_best_checkpoint(tmp_path):
-    model = models.SquadV1Model(CONFIG)
+def test_evaluate_all_keeps_the_best_checkpoint(tmp_path, tiny_config):
+    model = AlbertSquadV1(tiny_config)
     for step in (10, 2, 5):
         model.output_bias.assign([step, 0.0])
         checkpoint.save_tf1_checkpoint(model, str(tmp_path / f"model.ckpt-{step}"), step)

@@ -10,7 +10,7 @@ import pytest
 
 from albert_tf import AlbertConfig
 from albert_tf.checkpoint import save_tf1_checkpoint
-from albert_tf.tasks.classifier import AlbertClassifier
+from albert_tf.models import AlbertClassifier
 from albert_tf.tasks.glue.run import GlueRun, GlueRunConfig, GlueRunError, list_checkpoints
 
 TINY = {"vocab_size": 1500, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 2,

@@ -12,7 +12,8 @@ import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.io_utils import write_text_atomically
-from albert_tf.tasks import race, race_model
+from albert_tf import models
+from albert_tf.tasks import race
 from albert_tf.tasks import fit
 from albert_tf.tokenization import FullTokenizer
 
@@ -88,7 +89,7 @@ def run_race(run: RaceRunConfig, runtime_config=None) -> dict:
     tokenizer = FullTokenizer(run.vocab_file, run.do_lower_case, run.spm_model_file)
     runtime = fit.make_runtime(runtime_config)
     with runtime.scope():
-        model = race_model.RaceModel(config, run.dropout_prob)
+        model = models.AlbertMultipleChoice(config, run.dropout_prob)
     evaluate = None
     if run.do_eval:
         eval_path, eval_examples = _cache(run, run.eval_file, "dev", tokenizer)
@@ -105,7 +106,7 @@ def run_race(run: RaceRunConfig, runtime_config=None) -> dict:
                                      context.get_per_replica_batch_size(run.train_batch_size),
                                      drop_remainder=True)
         loop = fit.EvalLoop(run.output_dir, evaluate, "eval_accuracy") if evaluate else None
-        fit.train(runtime, model, race_model.race_loss, dataset_fn, run.output_dir,
+        fit.train(runtime, model, models.multiple_choice_loss, dataset_fn, run.output_dir,
                   run.train_batch_size, run.train_step, run.warmup_step, run.learning_rate,
                   run.save_checkpoints_steps, run.init_checkpoint,
                   on_checkpoint=loop.on_checkpoint if loop else None)

@@ -12,7 +12,8 @@ import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.tasks import fit
-from albert_tf.tasks.squad import feature_io, metrics, models, postprocess, reader
+from albert_tf import models
+from albert_tf.tasks.squad import feature_io, metrics, postprocess, reader
 from albert_tf.tasks.squad.features import convert_examples_to_features
 from albert_tf.tokenization import load_sentencepiece
 
@@ -71,8 +72,8 @@ class SquadRunConfig:
 
 def build_model(run: SquadRunConfig, config: AlbertConfig):
     if run.version_2_with_negative:
-        return models.SquadV2Model(config, run.start_n_top, run.end_n_top, run.dropout_prob)
-    return models.SquadV1Model(config)
+        return models.AlbertSquadV2(config, run.start_n_top, run.end_n_top, run.dropout_prob)
+    return models.AlbertSquadV1(config)
 
 
 def _convert(run, examples, sp, is_training, output_fn):
