@@ -33,10 +33,14 @@ class AlbertMultipleChoice(AlbertTaskModel):
         super().__init__(config, encoder, **kwargs)
         self.dropout_prob, self.num_choices = dropout_prob, num_choices
         self.dropout = keras.layers.Dropout(dropout_prob)
+        # The head computes in float32: autocast=False keeps a bfloat16 policy from rounding
+        # the weights when they are read (and from adding a bfloat16 bias to float32 logits,
+        # which TensorFlow refuses).
         self.output_weights = self.add_weight(name="output_weights",
                                               shape=(1, self.config.hidden_size),
-                                              initializer=truncated_normal(0.02))
-        self.output_bias = self.add_weight(name="output_bias", shape=(1,), initializer="zeros")
+                                              initializer=truncated_normal(0.02), autocast=False)
+        self.output_bias = self.add_weight(name="output_bias", shape=(1,), initializer="zeros",
+                                           autocast=False)
 
     def call(self, inputs, training=False):
         seq = ops.shape(inputs["input_ids"])[-1]

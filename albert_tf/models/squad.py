@@ -33,10 +33,14 @@ class AlbertSquadV1(AlbertTaskModel):
         kwargs.setdefault("name", "squad_v1")
         super().__init__(config, encoder, **kwargs)
         hidden = self.config.hidden_size
+        # The head computes in float32: autocast=False keeps a bfloat16 policy from rounding
+        # the weights to bfloat16 when they are read (and from adding a bfloat16 bias to
+        # float32 logits, which TensorFlow refuses).
         self.output_weights = self.add_weight(
-            name="output_weights", shape=(2, hidden),
+            name="output_weights", shape=(2, hidden), autocast=False,
             initializer=truncated_normal(0.02))  # the original hard-codes 0.02 here
-        self.output_bias = self.add_weight(name="output_bias", shape=(2,), initializer="zeros")
+        self.output_bias = self.add_weight(name="output_bias", shape=(2,), initializer="zeros",
+                                           autocast=False)
 
     def call(self, inputs, training=False):
         sequence = self.encoder(_encoder_inputs(inputs), training=training)["sequence_output"]
