@@ -6,7 +6,7 @@ import numpy as np
 from albert_tf import checkpoint
 from albert_tf.tasks.eval_log import RunnerEvalLog
 from albert_tf.tasks.eval_state import CheckpointEvaluator, EvalState
-from albert_tf.tasks.squad import models
+from albert_tf.models import AlbertSquadV1
 from albert_tf.training.checkpoints import checkpoint_step, list_checkpoints
 
 CONFIG = {"vocab_size": 50, "embedding_size": 8, "hidden_size": 16, "num_hidden_layers": 1,
@@ -30,7 +30,7 @@ def _evaluate_directory(directory, model, f1_by_step):
 
 
 def test_evaluate_all_keeps_the_best_checkpoint(tmp_path):
-    model = models.SquadV1Model(CONFIG)
+    model = AlbertSquadV1(CONFIG)
     for step in (10, 2, 5):
         model.output_bias.assign([step, 0.0])
         checkpoint.save_tf1_checkpoint(model, str(tmp_path / f"model.ckpt-{step}"), step)

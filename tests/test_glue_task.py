@@ -10,7 +10,7 @@ import pytest
 
 from albert_tf import AlbertConfig
 from albert_tf.checkpoint import save_tf1_checkpoint
-from albert_tf.tasks.classifier import AlbertClassifier
+from albert_tf.models import AlbertClassifier
 from albert_tf.tasks.glue.task import GlueRunConfig, GlueRunError, GlueTask, run_glue
 from albert_tf.training.checkpoints import list_checkpoints
 

@@ -26,7 +26,7 @@ import time
 import tensorflow as tf
 
 from albert_tf.export.saved_model import track_captured_variables
-from albert_tf.tasks.squad import models
+from albert_tf import models
 from albert_tf.text.preprocessor import AlbertPreprocessor
 
 NEG = -1e30
@@ -39,7 +39,7 @@ class SquadServing:
     def __init__(self, model, spm_model_file, max_seq_length: int, max_query_length: int,
                  max_answer_length: int, do_lower_case: bool = True):
         self.model = model
-        self.version_2 = isinstance(model, models.SquadV2Model)
+        self.version_2 = isinstance(model, models.AlbertSquadV2)
         self.preprocessor = AlbertPreprocessor(spm_model_file, max_seq_length, do_lower_case)
         self.max_seq_length = max_seq_length
         self.max_query_length = max_query_length

@@ -18,7 +18,7 @@ from absl import logging
 from albert_tf import tokenization
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
-from albert_tf.tasks.classifier import AlbertClassifier, per_example_loss
+from albert_tf.models import AlbertClassifier, per_example_loss
 from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog

@@ -12,6 +12,7 @@ import numpy as np
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
+from albert_tf.models import AlbertMultipleChoice, multiple_choice_loss
 from albert_tf.tasks.race import data
 from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task
 from albert_tf.tasks.driver import Driver
@@ -70,9 +71,7 @@ class RaceTask(Task):
         super().validate()
 
     def build_model(self):
-        from albert_tf.tasks.race_model import RaceModel
-
-        return RaceModel(self.albert_config, self.config.dropout_prob)
+        return AlbertMultipleChoice(self.albert_config, self.config.dropout_prob)
 
     def split(self, split: str):
         """(TFRecord path, examples) of a split, its cache written if absent."""
@@ -99,9 +98,7 @@ class RaceTask(Task):
         return dataset_fn
 
     def objective(self):
-        from albert_tf.tasks.race_model import race_loss
-
-        return Objective(lambda outputs, features: (race_loss(outputs, features), {}))
+        return Objective(lambda outputs, features: (multiple_choice_loss(outputs, features), {}))
 
     def accuracy_by_level(self, model, split, batch_size) -> dict:
         """`eval_accuracy`/`eval_loss` over all questions plus `middle_accuracy`/`high_accuracy`."""

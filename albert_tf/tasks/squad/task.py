@@ -15,6 +15,7 @@ from absl import logging
 
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
+from albert_tf.models import AlbertSquadV1, AlbertSquadV2, squad_v1_loss, squad_v2_loss
 from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import RunnerEvalLog
@@ -72,11 +73,9 @@ class SquadRunConfig(RunConfig):
 
 
 def build_model(run: SquadRunConfig, config: AlbertConfig):
-    from albert_tf.tasks.squad import models
-
     if run.version_2_with_negative:
-        return models.SquadV2Model(config, run.start_n_top, run.end_n_top, run.dropout_prob)
-    return models.SquadV1Model(config)
+        return AlbertSquadV2(config, run.start_n_top, run.end_n_top, run.dropout_prob)
+    return AlbertSquadV1(config)
 
 
 class SquadTask(Task):
@@ -161,9 +160,7 @@ class SquadTask(Task):
         return dataset_fn
 
     def objective(self):
-        from albert_tf.tasks.squad import models
-
-        loss = models.squad_v2_loss if self.config.version_2_with_negative else models.squad_v1_loss
+        loss = squad_v2_loss if self.config.version_2_with_negative else squad_v1_loss
         return Objective(lambda outputs, features: (loss(outputs, features), {}))
 
     # ---------------------------------------------------------------- scoring
