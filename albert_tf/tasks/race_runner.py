@@ -12,7 +12,8 @@ import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.io_utils import write_text_atomically
-from albert_tf.tasks import race, race_model
+from albert_tf.tasks import race_model
+from albert_tf.tasks.race import data as race
 from albert_tf.tasks import fit
 from albert_tf.tokenization import FullTokenizer
 
@@ -47,15 +48,11 @@ class RaceRunConfig:
 
 
 def _cache(run, name, split, tokenizer, levels=None):
-    """Writes (if absent) and returns the TFRecord of `split`, restricted to `levels`."""
+    """The keyed TFRecord of `split` (rebuilt unless made from the same files and settings)."""
     path = name or os.path.join(run.output_dir, f"{split}.tf_record")
-    examples = race.read_race_examples(run.data_dir, split, run.do_lower_case, run.high_only,
-                                       run.middle_only)
-    if levels is not None:
-        examples = [e for e in examples if e.level in levels]
-    if not tf.io.gfile.exists(path):
-        race.write_race_tfrecord(examples, tokenizer, run.max_seq_length, run.max_qa_length, path)
-    return path, examples
+    return race.cached_tfrecord(path, run.data_dir, split, tokenizer, run.max_seq_length,
+                                run.max_qa_length, run.do_lower_case, run.high_only,
+                                run.middle_only, levels)
 
 
 def accuracy_by_level(model, run, path, examples, batch_size) -> dict:

@@ -12,8 +12,7 @@ import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.tasks import fit
-from albert_tf.tasks.squad import feature_io, metrics, models, postprocess, reader
-from albert_tf.tasks.squad.features import convert_examples_to_features
+from albert_tf.tasks.squad import data, feature_io, metrics, models, postprocess, reader
 from albert_tf.tokenization import load_sentencepiece
 
 
@@ -75,35 +74,19 @@ def build_model(run: SquadRunConfig, config: AlbertConfig):
     return models.SquadV1Model(config)
 
 
-def _convert(run, examples, sp, is_training, output_fn):
-    return convert_examples_to_features(examples, sp, run.max_seq_length, run.doc_stride,
-                                        run.max_query_length, is_training, output_fn,
-                                        run.do_lower_case)
-
-
 def prepare_train_features(run: SquadRunConfig, sp) -> int:
-    """Writes `train_feature_file` unless it exists; returns the number of training questions
-    (the original counts questions, not features, for the step count)."""
-    examples = reader.shuffle_training_examples(reader.read_squad_examples(run.train_file, True))
-    feature_file = run.train_feature_file or os.path.join(run.output_dir, "train.tf_record")
-    if not tf.io.gfile.exists(feature_file):
-        with feature_io.FeatureWriter(feature_file, is_training=True) as writer:
-            _convert(run, examples, sp, True, writer)
-        logging.info("wrote %d training features to %s", writer.num_features, feature_file)
-    run.train_feature_file = feature_file
-    return len(examples)
+    """Keyed training features (`squad.data.prepare_train_features`); returns the question count."""
+    run.train_feature_file = run.train_feature_file or os.path.join(run.output_dir,
+                                                                    "train.tf_record")
+    return data.prepare_train_features(run.train_file, run.train_feature_file,
+                                       run.spm_model_file, data.FeatureSettings.of(run), sp)
 
 
 def prepare_predict_features(run: SquadRunConfig, sp):
-    """(examples, feature metadata): reuses both feature files when present, else writes them."""
-    examples = reader.read_squad_examples(run.predict_file, False)
-    if (tf.io.gfile.exists(run.predict_feature_file) and
-            tf.io.gfile.exists(run.predict_feature_left_file)):
-        return examples, feature_io.read_feature_metadata(run.predict_feature_left_file)
-    with feature_io.FeatureWriter(run.predict_feature_file, is_training=False) as writer:
-        features = _convert(run, examples, sp, False, writer)
-    feature_io.write_feature_metadata(run.predict_feature_left_file, features)
-    return examples, features
+    """(examples, feature metadata) from the keyed prediction feature pair."""
+    return data.prepare_predict_features(run.predict_file, run.predict_feature_file,
+                                         run.predict_feature_left_file, run.spm_model_file,
+                                         data.FeatureSettings.of(run), sp)
 
 
 def predict_raw_results(model, run: SquadRunConfig) -> list:
