@@ -1,1 +1,2 @@
-"""RACE: reading the passages and questions, the task."""
+"""RACE 4-way multiple choice: reading articles, features and their keyed TFRecord caches
+(`data`), and the task (`task`)."""

@@ -74,17 +74,15 @@ class RaceTask(Task):
         return AlbertMultipleChoice(self.albert_config, self.config.dropout_prob)
 
     def split(self, split: str):
-        """(TFRecord path, examples) of a split, its cache written if absent."""
+        """(TFRecord path, examples) of a split; the cache is keyed on its source files and
+        settings, so a changed file or flag rebuilds it."""
         if split not in self._splits:
             cfg = self.config
             name = {"train": cfg.train_file, "dev": cfg.eval_file, "test": cfg.predict_file}[split]
             path = name or os.path.join(cfg.output_dir, f"{split}.tf_record")
-            examples = data.read_race_examples(cfg.data_dir, split, cfg.do_lower_case,
-                                               cfg.high_only, cfg.middle_only)
-            if not os.path.exists(path):
-                data.write_race_tfrecord(examples, self.tokenizer, cfg.max_seq_length,
-                                         cfg.max_qa_length, path)
-            self._splits[split] = (path, examples)
+            self._splits[split] = data.cached_tfrecord(
+                path, cfg.data_dir, split, self.tokenizer, cfg.max_seq_length, cfg.max_qa_length,
+                cfg.do_lower_case, cfg.high_only, cfg.middle_only)
         return self._splits[split]
 
     def train_dataset_fn(self):

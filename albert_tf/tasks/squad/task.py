@@ -20,8 +20,7 @@ from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import RunnerEvalLog
 from albert_tf.tasks.inference import inference_fn
-from albert_tf.tasks.squad import feature_io, metrics, postprocess, reader
-from albert_tf.tasks.squad.features import convert_examples_to_features
+from albert_tf.tasks.squad import data, feature_io, metrics, postprocess, reader
 from albert_tf.tokenization import load_sentencepiece
 from albert_tf.training.steps import Objective
 
@@ -101,37 +100,24 @@ class SquadTask(Task):
         return build_model(self.config, self.albert_config)
 
     # ---------------------------------------------------------------- data
-    def _convert(self, examples, is_training, output_fn):
-        run = self.config
-        return convert_examples_to_features(examples, self.sp, run.max_seq_length, run.doc_stride,
-                                            run.max_query_length, is_training, output_fn,
-                                            run.do_lower_case)
-
     def prepare_train_features(self) -> int:
-        """Writes `train_feature_file` unless it exists; returns the number of training
-        questions (the original counts questions, not features, for the step count)."""
+        """Keyed training features (rebuilt when the file or a setting changed); returns the
+        number of training questions (the original counts questions, not features, for the
+        step count)."""
         run = self.config
-        examples = reader.shuffle_training_examples(reader.read_squad_examples(run.train_file, True))
-        feature_file = run.train_feature_file or os.path.join(run.output_dir, "train.tf_record")
-        if not os.path.exists(feature_file):
-            with feature_io.FeatureWriter(feature_file, is_training=True) as writer:
-                self._convert(examples, True, writer)
-            logging.info("wrote %d training features to %s", writer.num_features, feature_file)
-        run.train_feature_file = feature_file
-        return len(examples)
+        run.train_feature_file = run.train_feature_file or os.path.join(run.output_dir,
+                                                                        "train.tf_record")
+        return data.prepare_train_features(run.train_file, run.train_feature_file,
+                                           run.spm_model_file, data.FeatureSettings.of(run),
+                                           self.sp)
 
     def predict_data(self):
-        """(dataset json, examples, feature metadata) of `--predict_file`."""
+        """(dataset json, examples, feature metadata) of `--predict_file` (keyed feature pair)."""
         if self._predict_data is None:
             run = self.config
-            examples = reader.read_squad_examples(run.predict_file, False)
-            if os.path.exists(run.predict_feature_file) and \
-                    os.path.exists(run.predict_feature_left_file):
-                features = feature_io.read_feature_metadata(run.predict_feature_left_file)
-            else:
-                with feature_io.FeatureWriter(run.predict_feature_file, is_training=False) as w:
-                    features = self._convert(examples, False, w)
-                feature_io.write_feature_metadata(run.predict_feature_left_file, features)
+            examples, features = data.prepare_predict_features(
+                run.predict_file, run.predict_feature_file, run.predict_feature_left_file,
+                run.spm_model_file, data.FeatureSettings.of(run), self.sp)
             dataset = reader.load_squad_json(run.predict_file)["data"]
             self._predict_data = (dataset, examples, features)
         return self._predict_data
