@@ -4,6 +4,11 @@ import os as _os
 
 _os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
+from albert_tf import cli as _cli  # noqa: E402
+
+if _cli.is_entry_point():  # a script's console: no TensorFlow start-up lines
+    _cli.quiet_tensorflow()
+
 from albert_tf.config import AlbertConfig, ConfigError, preset  # noqa: E402
 from albert_tf.models import AlbertModel, AlbertPretrainer  # noqa: E402
 
