@@ -12,7 +12,7 @@ import tensorflow as tf
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "create_pretraining_data.py"
 
-# Spec §4.1: every flag of the original, with its default.
+# Every flag of the original script, with its default.
 ORIGINAL_FLAGS = {
     "input_file": None, "output_file": None, "vocab_file": None, "spm_model_file": None,
     "input_file_mode": "r", "do_lower_case": True, "do_whole_word_mask": True,

@@ -168,7 +168,7 @@ class ShuffleBuffer:
 
     def extend(self, records: list) -> None:
         buffer, size, write = self._buffer, self._size, self._write
-        randbelow = self._rng._randbelow
+        randbelow = self._rng.randrange  # one positive argument: the draws of `_randbelow`
         for record in records:
             if len(buffer) < size:
                 buffer.append(record)
