@@ -132,22 +132,30 @@ def _alive(pid):
     return state not in ("Z", "X")
 
 
+def _cpu_seconds(pid):
+    try:
+        fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
 def _start_long_run(fixtures_dir, out):
-    """A two-worker run that would take minutes; returns once its workers and its partial
-    output exist."""
+    """A two-worker run that would take minutes; returns once its partial output exists and a
+    worker is busy with a block."""
     args = [sys.executable, str(SCRIPT),
             f"--input_file={fixtures_dir / 'create_pretraining_data' / 'input.txt'}",
             f"--output_file={out / 'o.tfrecord'}", f"--spm_model_file={fixtures_dir / 'spm' / 'spm.model'}",
             "--max_seq_length=64", "--max_predictions_per_seq=10", "--dupe_factor=500",
-            "--num_workers=2", "--block_bytes=20000"]
+            "--num_workers=2", "--block_bytes=100000"]
     proc = subprocess.Popen(args, cwd=REPO, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         workers = _children(proc.pid)
-        if len(workers) >= 2 and out.exists() and os.listdir(out):
-            time.sleep(0.5)  # let the workers take blocks
-            return proc, _children(proc.pid)
+        if len(workers) >= 2 and out.exists() and os.listdir(out) \
+                and max(_cpu_seconds(w) for w in workers) > 0.5:  # busy with a block
+            return proc, workers
         time.sleep(0.1)
     proc.kill()
     raise AssertionError(f"the run did not start its workers: {proc.communicate()[1][-2000:]}")
@@ -179,8 +187,9 @@ def test_killed_run_workers_exit_and_next_run_removes_its_partial_output(tmp_pat
     out = tmp_path / "out"
     proc, workers = _start_long_run(fixtures_dir, out)
     proc.kill()
+    proc.wait(timeout=60)  # not communicate(): the workers hold the output pipes open
+    assert _wait_gone(workers, 5.0) == []  # they used to run on until their block was done
     proc.communicate(timeout=60)
-    assert _wait_gone(workers, 5.0) == []  # they used to run on for ~15 s
     leftovers = os.listdir(out)
     assert leftovers and all(io_utils.is_temporary(name) for name in leftovers)
     result = _run(f"--input_file={fixtures_dir / 'create_pretraining_data' / 'input.txt'}",
