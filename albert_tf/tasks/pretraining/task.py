@@ -18,7 +18,8 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
-from albert_tf.data.pretraining_dataset import dataset_fn, input_files
+from albert_tf.data.pretraining_dataset import (check_pretraining_files, dataset_fn,
+                                                describe_read_error, input_files)
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task
@@ -89,6 +90,9 @@ class PretrainingTask(Task):
         self.validate()
         self.albert_config = AlbertConfig.from_json_file(config.albert_config_file)
         self.files = input_files(config.input_file)
+        # Before the first step: lengths that do not fit the flags, ids outside the vocabulary.
+        check_pretraining_files(self.files, config.max_seq_length, config.max_predictions_per_seq,
+                                self.albert_config.vocab_size)
         self.runtime = None  # set by the driver: evaluation runs under its strategy
         self._eval_step = None
 
@@ -162,6 +166,9 @@ class PretrainingTask(Task):
 
     def eval_log(self):
         return PretrainingEvalLog(self.config.output_dir)
+
+    def describe_error(self, error):
+        return describe_read_error(error, self.files)
 
 
 def run_pretraining(config: PretrainingRunConfig, runtime=None) -> dict:
