@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 import typing
 
@@ -179,11 +180,22 @@ def _quiet_python_loggers() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
+_MISSING = re.compile(r"Flag --(\w+) must have a value other than None")
+
+
+def _flag_error_message(error) -> str:
+    missing = _MISSING.findall(str(error))
+    if missing:
+        names = ", ".join(f"--{name}" for name in missing)
+        return f"missing required flag{'s' if len(missing) > 1 else ''}: {names}"
+    return str(error)
+
+
 def _parse_flags(argv):
     try:
         return flags.FLAGS(argv)
     except flags.Error as error:
-        _print_error(str(error))
+        _print_error(_flag_error_message(error))
         sys.exit(2)
 
 

@@ -10,7 +10,6 @@ is written, naming the keys that differ. `--do_eval` scores the latest checkpoin
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 
 import numpy as np
@@ -113,8 +112,7 @@ class PretrainingTask(Task):
         path = os.path.join(self.config.output_dir, CONFIG_NAME)
         mine = self.albert_config.to_dict()
         if tf.io.gfile.exists(path):
-            with tf.io.gfile.GFile(path) as reader:
-                theirs = json.load(reader)
+            theirs = AlbertConfig.from_json_file(path).to_dict()  # defaults filled in
             differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
             if differ:
                 detail = ", ".join(f"{k}: {theirs.get(k)!r} there, {mine.get(k)!r} in "
