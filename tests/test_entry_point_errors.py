@@ -1,0 +1,158 @@
+"""A new user's bad inputs, through the real entry points: each ends with exit status != 0, no
+traceback, and a last stderr line `error: ...` naming the file, line, flag or config key at fault.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from support.paths import FIXTURES, REPO, SHARED
+
+TINY = {"vocab_size": 1500, "embedding_size": 8, "hidden_size": 16, "num_hidden_layers": 1,
+        "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 64}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """Every bad (and the few good) inputs the cases below point at."""
+    if not FIXTURES.exists():
+        pytest.skip(f"needs {FIXTURES} (the project's ../shared folder)")
+    root = tmp_path_factory.mktemp("bad_inputs")
+    paths = {"root": root, "spm": str(FIXTURES / "spm" / "spm.model"),
+             "glue": str(FIXTURES / "glue" / "data")}
+    (root / "config.json").write_text(json.dumps(TINY))
+    (root / "not_json.json").write_text("{vocab_size: 10")
+    (root / "bad_key.json").write_text(json.dumps({**TINY, "hidden_sise": 16}))
+    (root / "bad_value.json").write_text(json.dumps({**TINY, "num_attention_heads": 3}))
+    (root / "short.json").write_text(json.dumps({**TINY, "max_position_embeddings": 16}))
+    (root / "text.txt").write_text("not a checkpoint\n")
+    for name, header_only, binary in (("header", True, False), ("latin1", False, True)):
+        task = root / name / "MRPC"
+        shutil.copytree(FIXTURES / "glue" / "data" / "MRPC", task)
+        lines = (task / "train.tsv").read_bytes().splitlines(keepends=True)
+        if header_only:
+            (task / "train.tsv").write_bytes(lines[0])
+        if binary:
+            (task / "train.tsv").write_bytes(lines[0] + lines[1].replace(b"a", b"\xe9", 1))
+    # A checkpoint of another model (hidden_size 32): a shape mismatch names variable and key.
+    other = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom albert_tf import AlbertConfig, AlbertModel\n"
+         "from albert_tf.checkpoint import save_tf1_checkpoint\n"
+         "save_tf1_checkpoint(AlbertModel(AlbertConfig(**{**%r, 'hidden_size': 32, "
+         "'intermediate_size': 32})), sys.argv[1])" % TINY, str(root / "other" / "model.ckpt")],
+        capture_output=True, text=True, timeout=300)
+    assert other.returncode == 0, other.stderr[-2000:]
+    (root / "empty.tfrecord").write_bytes(b"")
+    (root / "empty.txt").write_text("")
+    squad_v2 = SHARED / "data" / "squad" / "v2.0" / "dev-v2.0.first5articles.json"
+    paths["squad_v2"] = str(squad_v2)
+    data = json.loads(squad_v2.read_text())  # v2 training layout: one answer or none
+    for article in data["data"]:
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                qa["answers"] = qa["answers"][:1]
+    (root / "train-v2.json").write_text(json.dumps(data))
+    (root / "predictions_list.json").write_text("[]")
+    return paths
+
+
+def _glue(p, *extra, data=None, config="config.json"):
+    return ["run_classifier.py", f"--data_dir={data or p['glue']}", "--task_name=mrpc",
+            f"--spm_model_file={p['spm']}", f"--albert_config_file={p['root'] / config}",
+            f"--output_dir={p['root'] / 'glue_out'}", "--max_seq_length=32", *extra]
+
+
+def _pretrain(p, *extra, input_file=None):
+    return ["run_pretraining.py", f"--albert_config_file={p['root'] / 'config.json'}",
+            f"--input_file={input_file or p['root'] / 'empty.tfrecord'}",
+            f"--output_dir={p['root'] / 'pretrain_out'}", "--max_seq_length=16",
+            "--max_predictions_per_seq=3", "--train_batch_size=2", *extra]
+
+
+def _squad(p, *extra):
+    return ["run_squad.py", f"--albert_config_file={p['root'] / 'config.json'}",
+            f"--spm_model_file={p['spm']}", f"--output_dir={p['root'] / 'squad_out'}",
+            "--max_seq_length=64", "--max_query_length=16", "--doc_stride=32", *extra]
+
+
+# id, command builder, words the last line must hold
+CASES = [
+    ("glue-missing-flag", lambda p: ["run_classifier.py", "--task_name=mrpc"],
+     ["--data_dir"]),
+    ("glue-no-action", lambda p: _glue(p), ["do_train"]),
+    ("glue-unknown-task", lambda p: [a if a != "--task_name=mrpc" else "--task_name=nope"
+                                     for a in _glue(p, "--do_train")], ["nope"]),
+    ("glue-config-missing", lambda p: _glue(p, "--do_train", config="nowhere.json"),
+     ["nowhere.json"]),
+    ("glue-config-not-json", lambda p: _glue(p, "--do_train", config="not_json.json"),
+     ["not_json.json"]),
+    ("glue-config-unknown-key", lambda p: _glue(p, "--do_train", config="bad_key.json"),
+     ["hidden_sise"]),
+    ("glue-config-bad-value", lambda p: _glue(p, "--do_train", config="bad_value.json"),
+     ["num_attention_heads"]),
+    ("glue-seq-longer-than-positions", lambda p: _glue(p, "--do_train", config="short.json"),
+     ["max_position_embeddings"]),
+    ("glue-data-dir-missing", lambda p: _glue(p, "--do_train", data=str(p["root"] / "nowhere")),
+     ["nowhere"]),
+    ("glue-header-only", lambda p: _glue(p, "--do_train", data=str(p["root"] / "header")),
+     ["train.tsv", "header"]),
+    ("glue-not-utf8", lambda p: _glue(p, "--do_train", data=str(p["root"] / "latin1")),
+     ["train.tsv:2", "UTF-8"]),
+    ("glue-bad-optimizer", lambda p: _glue(p, "--do_train", "--optimizer=sgd"), ["--optimizer"]),
+    ("glue-init-not-a-checkpoint",
+     lambda p: _glue(p, "--do_train", f"--init_checkpoint={p['root'] / 'text.txt'}"),
+     ["text.txt"]),
+    ("glue-init-shape-mismatch",
+     lambda p: _glue(p, "--do_train", f"--init_checkpoint={p['root'] / 'other' / 'model.ckpt'}"),
+     ["hidden_size", "32", "16"]),
+    ("glue-predict-with-pretrained-only",
+     lambda p: _glue(p, "--do_predict", f"--init_checkpoint={p['root'] / 'other' / 'model.ckpt'}",
+                     config="config.json"), ["model.ckpt"]),
+    ("glue-spm-not-a-model",
+     lambda p: [a if not a.startswith("--spm_model_file") else
+                f"--spm_model_file={p['root'] / 'text.txt'}" for a in _glue(p, "--do_train")],
+     ["text.txt"]),
+    ("pretrain-glob-matches-nothing",
+     lambda p: _pretrain(p, input_file=p["root"] / "none-*.tfrecord"), ["none-*.tfrecord"]),
+    ("pretrain-empty-records", lambda p: _pretrain(p), ["no records", "empty.tfrecord"]),
+    ("pretrain-not-a-tfrecord", lambda p: _pretrain(p, input_file=p["root"] / "text.txt"),
+     ["text.txt"]),
+    ("squad-predict-needs-feature-files",
+     lambda p: _squad(p, "--do_predict", f"--predict_file={p['squad_v2']}"),
+     ["predict_feature_file"]),
+    ("squad-v1-on-v2-data",
+     lambda p: _squad(p, "--do_train", f"--train_file={p['root'] / 'train-v2.json'}",
+                      f"--train_feature_file={p['root'] / 'squad_train.tfrecord'}"),
+     ["--version_2_with_negative"]),
+    ("squad-train-file-missing",
+     lambda p: _squad(p, "--do_train", f"--train_file={p['root'] / 'train-v9.json'}"),
+     ["train-v9.json"]),
+    ("race-data-missing",
+     lambda p: ["run_race.py", f"--data_dir={p['root'] / 'no_race'}",
+                f"--albert_config_file={p['root'] / 'config.json'}", f"--spm_model_file={p['spm']}",
+                f"--output_dir={p['root'] / 'race_out'}", "--max_seq_length=64"], ["no_race"]),
+    ("create-data-empty-input",
+     lambda p: ["create_pretraining_data.py", f"--input_file={p['root'] / 'empty.txt'}",
+                f"--output_file={p['root'] / 'cpd.tfrecord'}", f"--spm_model_file={p['spm']}",
+                "--max_seq_length=32", "--dupe_factor=1"], ["empty.txt"]),
+    ("evaluate-squad-predictions-not-an-object",
+     lambda p: ["-m", "albert_tf.evaluate_squad", p["squad_v2"],
+                str(p["root"] / "predictions_list.json")], ["predictions_list.json"]),
+]
+
+
+@pytest.mark.parametrize("name, command, words", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_ends_in_one_error_line(inputs, name, command, words):
+    console = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    result = subprocess.run([sys.executable, *command(inputs)], cwd=REPO, capture_output=True,
+                            text=True, timeout=300, env=console)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode != 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert lines and lines[-1].startswith("error: "), result.stderr[-3000:]
+    for word in words:
+        assert word in lines[-1], lines[-1]
