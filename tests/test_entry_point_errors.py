@@ -29,6 +29,7 @@ def inputs(tmp_path_factory):
     (root / "bad_key.json").write_text(json.dumps({**TINY, "hidden_sise": 16}))
     (root / "bad_value.json").write_text(json.dumps({**TINY, "num_attention_heads": 3}))
     (root / "short.json").write_text(json.dumps({**TINY, "max_position_embeddings": 16}))
+    (root / "small_vocab.json").write_text(json.dumps({**TINY, "vocab_size": 100}))
     (root / "text.txt").write_text("not a checkpoint\n")
     for name, header_only, binary in (("header", True, False), ("latin1", False, True)):
         task = root / name / "MRPC"
@@ -96,6 +97,10 @@ CASES = [
      ["num_attention_heads"]),
     ("glue-seq-longer-than-positions", lambda p: _glue(p, "--do_train", config="short.json"),
      ["max_position_embeddings"]),
+    ("glue-vocabulary-bigger-than-the-model",
+     lambda p: _glue(p, "--do_train", config="small_vocab.json"), ["spm.model", "vocab_size"]),
+    ("pretrain-seq-longer-than-positions",
+     lambda p: _pretrain(p, "--max_seq_length=128"), ["--max_seq_length", "max_position_embeddings"]),
     ("glue-data-dir-missing", lambda p: _glue(p, "--do_train", data=str(p["root"] / "nowhere")),
      ["nowhere"]),
     ("glue-header-only", lambda p: _glue(p, "--do_train", data=str(p["root"] / "header")),

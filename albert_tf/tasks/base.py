@@ -77,6 +77,19 @@ class RunConfig:
                              (" is" if len(missing) == 1 else " are") + " required")
 
 
+def check_model_inputs(albert_config, max_seq_length: int, vocabulary_size: int | None = None,
+                       vocabulary_file: str | None = None) -> None:
+    """Before the first step: inputs the model cannot embed are named by flag and config key
+    (an index past a table is a crash deep inside the step, or silently wrong on some devices)."""
+    if max_seq_length > albert_config.max_position_embeddings:
+        raise UsageError(f"--max_seq_length ({max_seq_length}) exceeds the model's "
+                         f"max_position_embeddings ({albert_config.max_position_embeddings})")
+    if vocabulary_size is not None and vocabulary_size > albert_config.vocab_size:
+        raise UsageError(f"{vocabulary_file} has {vocabulary_size} pieces but the model's "
+                         f"vocab_size is {albert_config.vocab_size}: ids past it cannot be "
+                         "embedded (a vocabulary of another model?)")
+
+
 class Task:
     """One job: what model to build, what to train it on, how to score and use it.
 

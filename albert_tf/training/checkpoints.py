@@ -125,7 +125,11 @@ class CheckpointState:
 
 def is_tf1_checkpoint(prefix) -> bool:
     """True for a checkpoint written by the original code (or `save_tf1_checkpoint`)."""
-    names = tf.train.load_checkpoint(os.fspath(prefix)).get_variable_to_shape_map()
+    try:
+        names = tf.train.load_checkpoint(os.fspath(prefix)).get_variable_to_shape_map()
+    except (tf.errors.OpError, ValueError) as error:  # a damaged or foreign index file
+        raise CheckpointError(f"{prefix}: not a readable checkpoint "
+                              f"({str(error).splitlines()[0][:200]})") from None
     return any(n.endswith("bert/embeddings/word_embeddings") for n in names)
 
 

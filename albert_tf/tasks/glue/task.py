@@ -19,7 +19,7 @@ from albert_tf import tokenization
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
 from albert_tf.models import AlbertClassifier, per_example_loss
-from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task
+from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task, check_model_inputs
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog
 from albert_tf.tasks.glue import features as F
@@ -81,6 +81,8 @@ class GlueTask(Task):
         F.check_max_seq_length(config.max_seq_length, self.albert_config.max_position_embeddings)
         self.tokenizer = tokenization.FullTokenizer(config.vocab_file, config.do_lower_case,
                                                     config.spm_model_file)
+        check_model_inputs(self.albert_config, config.max_seq_length, len(self.tokenizer.vocab),
+                           config.spm_model_file or config.vocab_file)
         self.cached_dir = config.cached_dir or config.output_dir
         self._predict_fn = None
         self._dev = None

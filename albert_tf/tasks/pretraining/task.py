@@ -21,7 +21,7 @@ from albert_tf.data.pretraining_dataset import (check_pretraining_files, dataset
                                                 describe_read_error, input_files)
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
-from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task
+from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task, check_model_inputs
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog
 from albert_tf.tasks.pretraining.objective import pretraining_objective
@@ -89,6 +89,7 @@ class PretrainingTask(Task):
         self.validate()
         self.albert_config = AlbertConfig.from_json_file(config.albert_config_file)
         self.files = input_files(config.input_file)
+        check_model_inputs(self.albert_config, config.max_seq_length)
         # Before the first step: lengths that do not fit the flags, ids outside the vocabulary.
         check_pretraining_files(self.files, config.max_seq_length, config.max_predictions_per_seq,
                                 self.albert_config.vocab_size)

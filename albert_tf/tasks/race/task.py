@@ -14,7 +14,7 @@ from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertMultipleChoice, multiple_choice_loss
 from albert_tf.tasks.race import data
-from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task
+from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task, check_model_inputs
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import RunnerEvalLog
 from albert_tf.tasks.inference import inference_fn
@@ -61,6 +61,8 @@ class RaceTask(Task):
                              f"(max_position_embeddings)")
         self.tokenizer = FullTokenizer(config.vocab_file, config.do_lower_case,
                                        config.spm_model_file)
+        check_model_inputs(self.albert_config, config.max_seq_length, len(self.tokenizer.vocab),
+                           config.spm_model_file or config.vocab_file)
         self._splits = {}
 
     def validate(self):

@@ -16,7 +16,7 @@ from absl import logging
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
 from albert_tf.models import AlbertSquadV1, AlbertSquadV2, squad_v1_loss, squad_v2_loss
-from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task
+from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task, check_model_inputs
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import RunnerEvalLog
 from albert_tf.tasks.inference import inference_fn
@@ -85,6 +85,8 @@ class SquadTask(Task):
         self.albert_config = AlbertConfig.from_json_file(config.albert_config_file)
         config.validate(self.albert_config)
         self.sp = load_sentencepiece(config.spm_model_file)
+        check_model_inputs(self.albert_config, config.max_seq_length, self.sp.GetPieceSize(),
+                           config.spm_model_file)
         self._predict_data = None
         self._num_examples = None
 
