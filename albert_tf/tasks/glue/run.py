@@ -20,7 +20,7 @@ from absl import logging
 from albert_tf import tokenization
 from albert_tf.config import AlbertConfig
 from albert_tf.tasks.classifier import AlbertClassifier, per_example_loss
-from albert_tf.tasks.classifier_export import export_classifier
+from albert_tf.tasks.glue.export import export_classifier
 from albert_tf.tasks.glue import features as F
 from albert_tf.tasks.glue import io as glue_io
 from albert_tf.tasks.glue import metrics as M

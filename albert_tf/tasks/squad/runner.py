@@ -215,7 +215,7 @@ def run_squad(run: SquadRunConfig, runtime_config=None) -> dict:
         else:
             result = fit.evaluate_all(run.output_dir, evaluate, "f1")
     if run.export_dir:
-        from albert_tf.tasks import squad_export
+        from albert_tf.tasks.squad import export as squad_export
 
         if not run.do_train and run.init_checkpoint and not run.do_predict:
             fit.load_weights(model, run.init_checkpoint)
