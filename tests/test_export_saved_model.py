@@ -1,6 +1,8 @@
 """write_saved_model: the one version rule, and nothing published before the check passed."""
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -40,3 +42,12 @@ def test_failed_check_publishes_nothing_and_the_retry_takes_the_same_version(tmp
     assert _write(base).endswith(os.path.join("model", "2"))
     with pytest.raises(ExportExistsError, match="already exists"):
         _write(base, version=2)
+
+
+def test_a_killed_exports_temporary_folder_is_removed_by_the_next_export(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / "model" / f".1.tmp-{dead.pid}-0123abcd"
+    (stale / "variables").mkdir(parents=True)
+    assert _write(tmp_path / "model") == str(tmp_path / "model" / "1")
+    assert os.listdir(tmp_path / "model") == ["1"]

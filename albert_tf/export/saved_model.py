@@ -9,7 +9,8 @@ Every export (encoder, preprocessing, classifier, SQuAD) builds a `tf.Module` ro
    ignores (it only loads numeric folder names);
 3. runs `verify(temporary_path)` there when given (e.g. a reload in a fresh process);
 4. renames the folder to its version only when all of that succeeded. A failed save or check
-   leaves no version folder, so a retry takes the same version number again.
+   leaves no version folder, so a retry takes the same version number again; the temporary
+   folder of a killed export is removed by the next export to the same base.
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def staged_saved_model(module: tf.Module, base_dir, signatures: dict, version: i
     (temporary path, final path); publishes (renames) when the block ends without an error.
     Stacking several (contextlib.ExitStack) publishes them together, after every check."""
     target = versioned_dir(base_dir, version)
+    # A killed export's temporary folder (its writer gone) is removed, not left to pile up.
+    io_utils.remove_stale_temporaries(os.path.dirname(target))
     if tf.io.gfile.exists(target):
         raise ExportExistsError(f"export folder already exists: {target}; an export never "
                                 "replaces a version (pass another --version, or none)")
