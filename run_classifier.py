@@ -1,14 +1,11 @@
 """Fine-tunes, evaluates and exports ALBERT on a GLUE task; the original's flags and defaults,
 plus the TF2 runtime flags shared with run_pretraining.py."""
 
-import os
+from albert_tf import cli
 
-os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+cli.quiet_tensorflow()
 
-from albert_tf.cli import define_runtime_flags, define_tpu_flags  # noqa: E402
-from absl import app, flags, logging  # noqa: E402
-
-from albert_tf.tasks.glue.run import GlueRun, GlueRunConfig  # noqa: E402
+from absl import flags  # noqa: E402
 
 FLAGS = flags.FLAGS
 
@@ -49,21 +46,15 @@ flags.DEFINE_integer("shuffle_buffer", 100, "Training shuffle buffer in records 
                      "original's 100; raise it for files sorted by label or source).")
 flags.DEFINE_integer("seed", None, "Seed for weight initialisation, dropout and shuffling.")
 
-define_tpu_flags(__name__)
-define_runtime_flags(__name__)
+cli.define_tpu_flags(__name__)
+cli.define_runtime_flags(__name__)
 
 
 def main(_):
-    logging.set_verbosity(logging.INFO)
-    if FLAGS.seed is not None:
-        import keras
+    from albert_tf.tasks.glue.task import GlueRunConfig, run_glue
 
-        keras.utils.set_random_seed(FLAGS.seed)
-    fields = GlueRunConfig.__dataclass_fields__
-    config = GlueRunConfig(**{name: FLAGS[name].value for name in fields})
-    GlueRun(config).run()
+    run_glue(cli.config_from_flags(GlueRunConfig))
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["data_dir", "task_name", "spm_model_file", "output_dir"])
-    app.run(main)
+    cli.run(main, required=["data_dir", "task_name", "spm_model_file", "output_dir"])

@@ -1,14 +1,11 @@
 """Pretrains ALBERT (masked LM + sentence order) on the original's TFRecords; same flags as
 the original's run_pretraining.py, plus the TF2 runtime flags."""
 
-import os
+from albert_tf import cli
 
-os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+cli.quiet_tensorflow()
 
-from albert_tf.cli import define_runtime_flags, define_tpu_flags  # noqa: E402
-from absl import app, flags  # noqa: E402
-
-from albert_tf.training.pretraining_job import PretrainingOptions, run_pretraining  # noqa: E402
+from absl import flags  # noqa: E402
 
 FLAGS = flags.FLAGS
 
@@ -39,16 +36,15 @@ flags.DEFINE_bool("init_from_group0", False, "Initialise every group from group_
 flags.DEFINE_integer("masked_lm_budget", 0, "The original's unimplemented on-the-fly masking; "
                      "must stay 0.")
 
-define_tpu_flags(__name__)
-define_runtime_flags(__name__)
+cli.define_tpu_flags(__name__)
+cli.define_runtime_flags(__name__)
 
 
 def main(_):
-    names = [f.name for f in PretrainingOptions.__dataclass_fields__.values()
-             if f.name in FLAGS]
-    run_pretraining(PretrainingOptions(**{n: FLAGS[n].value for n in names}))
+    from albert_tf.tasks.pretraining.task import PretrainingRunConfig, run_pretraining
+
+    run_pretraining(cli.config_from_flags(PretrainingRunConfig))
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["albert_config_file", "input_file", "output_dir"])
-    app.run(main)
+    cli.run(main, required=["albert_config_file", "input_file", "output_dir"])

@@ -1,8 +1,10 @@
 """Fine-tunes and evaluates ALBERT on RACE (4-way multiple choice), flags as the original."""
 
-from absl import app, flags, logging
+from albert_tf import cli
 
-from albert_tf.cli import define_runtime_flags, define_tpu_flags, runtime_config_from_flags
+cli.quiet_tensorflow()
+
+from absl import flags, logging  # noqa: E402
 
 flags.DEFINE_string("data_dir", None, "Folder holding RACE/{train,dev,test}/{middle,high}.")
 flags.DEFINE_string("albert_config_file", None, "The config json file of the ALBERT model.")
@@ -35,25 +37,21 @@ flags.DEFINE_integer("save_checkpoints_steps", 100, "Steps between checkpoints."
 
 FLAGS = flags.FLAGS
 
-define_tpu_flags(__name__)
-define_runtime_flags(__name__)
+cli.define_tpu_flags(__name__)
+cli.define_runtime_flags(__name__)
 
 
 def main(_):
-    from albert_tf.tasks.race_runner import RaceRunConfig, run_race
+    from albert_tf.errors import UsageError
+    from albert_tf.tasks.race.task import RaceRunConfig, run_race
 
     if FLAGS.albert_hub_module_handle:
-        raise app.UsageError("--albert_hub_module_handle is not supported; use --init_checkpoint")
+        raise UsageError("--albert_hub_module_handle is not supported; use --init_checkpoint")
     if FLAGS.task_name.lower() != "race":
-        raise app.UsageError(f"Task not found: {FLAGS.task_name}")
-    fields = RaceRunConfig.__dataclass_fields__
-    result = run_race(RaceRunConfig(**{name: FLAGS[name].value for name in fields}),
-                      runtime_config_from_flags())
-    for key, value in sorted(result.items()):
+        raise UsageError(f"--task_name: task not found: {FLAGS.task_name}")
+    for key, value in sorted(run_race(cli.config_from_flags(RaceRunConfig)).items()):
         logging.info("%s = %s", key, value)
 
 
 if __name__ == "__main__":
-    for name in ("data_dir", "albert_config_file", "spm_model_file", "output_dir"):
-        flags.mark_flag_as_required(name)
-    app.run(main)
+    cli.run(main, required=["data_dir", "albert_config_file", "spm_model_file", "output_dir"])

@@ -4,9 +4,11 @@ Flags are those of the original `run_squad_v1.py` and `run_squad_v2.py` (same na
 defaults), so their README command lines run unchanged against this one script.
 """
 
-from absl import app, flags, logging
+from albert_tf import cli
 
-from albert_tf.cli import define_runtime_flags, define_tpu_flags, runtime_config_from_flags
+cli.quiet_tensorflow()
+
+from absl import flags, logging  # noqa: E402
 
 flags.DEFINE_string("albert_config_file", None, "The config json file of the ALBERT model.")
 flags.DEFINE_string("vocab_file", None, "The vocabulary file (unused with SentencePiece).")
@@ -44,25 +46,20 @@ flags.DEFINE_float("dropout_prob", 0.1, "v2: dropout in the answerability head."
 
 FLAGS = flags.FLAGS
 
-define_tpu_flags(__name__)
-define_runtime_flags(__name__)
+cli.define_tpu_flags(__name__)
+cli.define_runtime_flags(__name__)
 
 
 def main(_):
-    from albert_tf.tasks.squad.runner import SquadRunConfig, run_squad
+    from albert_tf.errors import UsageError
+    from albert_tf.tasks.squad.task import SquadRunConfig, run_squad
 
     if FLAGS.albert_hub_module_handle:
-        raise app.UsageError("--albert_hub_module_handle (TF1 hub modules) is not supported; "
-                             "use --init_checkpoint")
-    fields = SquadRunConfig.__dataclass_fields__
-    run = SquadRunConfig(**{name: FLAGS[name].value for name in fields})
-    result = run_squad(run, runtime_config_from_flags())
-    for key, value in result.items():
+        raise UsageError("--albert_hub_module_handle (TF1 hub modules) is not supported; "
+                         "use --init_checkpoint")
+    for key, value in run_squad(cli.config_from_flags(SquadRunConfig)).items():
         logging.info("%s = %s", key, value)
 
 
 if __name__ == "__main__":
-    flags.mark_flag_as_required("albert_config_file")
-    flags.mark_flag_as_required("spm_model_file")
-    flags.mark_flag_as_required("output_dir")
-    app.run(main)
+    cli.run(main, required=["albert_config_file", "spm_model_file", "output_dir"])

@@ -65,26 +65,53 @@ def encoder_entries(encoder, required=True) -> list[Entry]:
     return result
 
 
+def head_rows(model) -> tuple:
+    """The name-table rows of the head of `model` (a pretrainer or task model), relative to it.
+
+    Looked up by class name along the class hierarchy in `checkpoint_names.TASK_HEADS`, so a
+    subclass of a task model keeps its parent's names.
+    """
+    for cls in type(model).__mro__:
+        if cls.__name__ in names.TASK_HEADS:
+            return names.TASK_HEADS[cls.__name__]
+    raise TypeError(f"{type(model).__name__} has no TF1 names: add its head's rows to "
+                    f"albert_tf.checkpoint_names.TASK_HEADS")
+
+
 def model_entries(model) -> list[Entry]:
     """Every weight of an `AlbertModel`, `AlbertPretrainer` or task model, with its TF1 name.
 
-    A task model exposes its encoder as `.encoder` and its own rows through
-    `tf1_head_rows()` → [(name, attribute path, shape keys)], relative to the task model.
+    A pretrainer or task model exposes its encoder as `.encoder`; its head's rows come from
+    `head_rows`. Head weights are optional when loading (a pretrained checkpoint has none).
     """
-    from albert_tf.models import AlbertModel, AlbertPretrainer
+    from albert_tf.models import AlbertModel
 
     if isinstance(model, AlbertModel):
         return encoder_entries(model)
-    entries = encoder_entries(model.encoder)
-    if isinstance(model, AlbertPretrainer):
-        entries += _rows(model, names.PRETRAINING_HEADS, required=False)
-    if hasattr(model, "tf1_head_rows"):
-        entries += _rows(model, model.tf1_head_rows(), required=False)
-    return entries
+    return encoder_entries(model.encoder) + _rows(model, head_rows(model), required=False)
 
 
-def _shape_of(keys, config):
-    return tuple(k if isinstance(k, int) else getattr(config, k) for k in keys)
+def _key_name(key) -> str:
+    """The config key or head argument a shape entry is expressed in (`"2*hidden_size"` →
+    `hidden_size`)."""
+    return key.rpartition("*")[2]
+
+
+def _key_value(name, model):
+    return getattr(model.config, name) if hasattr(model.config, name) else getattr(model, name)
+
+
+def dimensions(shape_keys, model) -> tuple:
+    """A row's shape in numbers for `model`: config keys are read from `model.config`, head
+    arguments (`num_labels`) from the model, `"<n>*<key>"` is n times the key's value."""
+    result = []
+    for key in shape_keys:
+        if isinstance(key, int):
+            result.append(key)
+        else:
+            factor = key.rpartition("*")[0]
+            result.append(int(factor or 1) * _key_value(_key_name(key), model))
+    return tuple(result)
 
 
 class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
@@ -123,15 +150,16 @@ def _group0_name(name):
     return re.sub(r"/group_\d+/", "/group_0/", name)
 
 
-def _mismatch_error(entry, ckpt_shape, model_shape, config, ckpt_prefix):
-    culprits = [k for k, a, b in zip(entry.shape_keys, ckpt_shape, model_shape)
+def _mismatch_error(entry, ckpt_shape, model_shape, model, ckpt_prefix):
+    culprits = [_key_name(k) for k, a, b in zip(entry.shape_keys, ckpt_shape, model_shape)
                 if isinstance(k, str) and a != b]
     if len(ckpt_shape) != len(model_shape):
-        culprits = [k for k in entry.shape_keys if isinstance(k, str)]
-    hint = ", ".join(f"{k} (model: {getattr(config, k)})" for k in dict.fromkeys(culprits))
+        culprits = [_key_name(k) for k in entry.shape_keys if isinstance(k, str)]
+    hint = ", ".join(("config key " if hasattr(model.config, k) else "") +
+                     f"{k} (model: {_key_value(k, model)})" for k in dict.fromkeys(culprits))
     return CheckpointError(
         f"{ckpt_prefix}: variable {entry.name} has shape {list(ckpt_shape)} in the checkpoint but "
-        f"{list(model_shape)} in the model; check config key {hint or 'shapes'}")
+        f"{list(model_shape)} in the model; check {hint or 'shapes'}")
 
 
 def load_tf1_checkpoint(model, ckpt_prefix, init_from_group0: bool = False) -> LoadReport:
@@ -168,7 +196,7 @@ def load_tf1_checkpoint(model, ckpt_prefix, init_from_group0: bool = False) -> L
             continue
         model_shape = tuple(entry.variable.shape)
         if tuple(shapes[source]) != model_shape:
-            raise _mismatch_error(entry, tuple(shapes[source]), model_shape, config, ckpt_prefix)
+            raise _mismatch_error(entry, tuple(shapes[source]), model_shape, model, ckpt_prefix)
         pending.append((entry, source))
     for entry, source in pending:  # assign only once everything fits: no half-loaded model
         entry.variable.assign(reader.get_tensor(source).astype(np.float32))

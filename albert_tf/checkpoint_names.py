@@ -2,8 +2,10 @@
 
 Each row: (TF1 variable name, attribute path of the Keras weight, shape as config keys).
 Block rows are relative to one attention or FFN sub-layer and sit under
-`bert/encoder/transformer/group_{g}/inner_group_{k}/`. Shapes in config keys let a mismatch
-name the key at fault. Every weight is stored with the TF1 layout (2-D attention kernels,
+`bert/encoder/transformer/group_{g}/inner_group_{k}/`; head rows are relative to the model that
+holds the head. Shapes in config keys let a mismatch name the key at fault. A shape entry is an
+int, an `AlbertConfig` key, a head argument of the model (`num_labels`), or `"<n>*<key>"` for a
+multiple of one. Every weight is stored with the TF1 layout (2-D attention kernels,
 [out, in] `output_weights`), so a row is a pure rename: nothing is reshaped or transposed.
 """
 
@@ -60,6 +62,48 @@ PRETRAINING_HEADS = (
     ("cls/seq_relationship/output_weights", "sentence_order.output_weights", (2, "hidden_size")),
     ("cls/seq_relationship/output_bias", "sentence_order.output_bias", (2,)),
 )
+
+# Task heads, relative to the task model, in the original's fine-tuning checkpoints.
+# The GLUE classifier's head sits at the checkpoint root.
+CLASSIFIER_HEAD = (
+    ("output_weights", "output_weights", ("num_labels", "hidden_size")),
+    ("output_bias", "output_bias", ("num_labels",)),
+)
+
+SQUAD_V1_HEAD = (
+    ("cls/squad/output_weights", "output_weights", (2, "hidden_size")),
+    ("cls/squad/output_bias", "output_bias", (2,)),
+)
+
+# The answerability head's last dense layer has no bias in the original.
+SQUAD_V2_HEAD = (
+    ("start_logits/dense/kernel", "start_dense.kernel", ("hidden_size", 1)),
+    ("start_logits/dense/bias", "start_dense.bias", (1,)),
+    ("end_logits/dense_0/kernel", "end_dense_0.kernel", ("2*hidden_size", "hidden_size")),
+    ("end_logits/dense_0/bias", "end_dense_0.bias", ("hidden_size",)),
+    ("end_logits/LayerNorm/beta", "end_layer_norm.beta", ("hidden_size",)),
+    ("end_logits/LayerNorm/gamma", "end_layer_norm.gamma", ("hidden_size",)),
+    ("end_logits/dense_1/kernel", "end_dense_1.kernel", ("hidden_size", 1)),
+    ("end_logits/dense_1/bias", "end_dense_1.bias", (1,)),
+    ("answer_class/dense_0/kernel", "answer_dense_0.kernel", ("2*hidden_size", "hidden_size")),
+    ("answer_class/dense_0/bias", "answer_dense_0.bias", ("hidden_size",)),
+    ("answer_class/dense_1/kernel", "answer_dense_1.kernel", ("hidden_size", 1)),
+)
+
+# The RACE head: one score per (context, choice) pair, at the checkpoint root.
+MULTIPLE_CHOICE_HEAD = (
+    ("output_weights", "output_weights", (1, "hidden_size")),
+    ("output_bias", "output_bias", (1,)),
+)
+
+# The head rows of each model class with a head, by class name (`checkpoint.head_rows`).
+TASK_HEADS = {
+    "AlbertPretrainer": PRETRAINING_HEADS,
+    "AlbertClassifier": CLASSIFIER_HEAD,
+    "AlbertSquadV1": SQUAD_V1_HEAD,
+    "AlbertSquadV2": SQUAD_V2_HEAD,
+    "AlbertMultipleChoice": MULTIPLE_CHOICE_HEAD,
+}
 
 # Checkpoint entries that are never model weights: the step counter and optimizer slots.
 IGNORED_PATTERNS = ("global_step", "/adam_m", "/adam_v", "lamb_m", "lamb_v", "_power")

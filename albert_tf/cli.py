@@ -65,25 +65,39 @@ def runtime_config_from_flags(values=flags.FLAGS):
 
 
 def config_from_flags(cls, values=flags.FLAGS):
-    """An instance of the dataclass `cls` from the flags of the same names.
+    """An instance of the dataclass `cls` from flag values (absl FLAGS, or a plain mapping of
+    flag names to values): see `dataclass_from_flat`."""
+    if isinstance(values, flags.FlagValues):
+        values = {name: values[name].value for name in values}
+    return dataclass_from_flat(cls, values)
 
-    A field whose type is itself a dataclass (`runtime`, `schedule`) is filled the same way.
-    `cls.FLAG_NAMES` maps a field to another flag name where the original named it otherwise
-    (`num_train_steps` ← `--train_step`). Fields with no flag keep their defaults.
+
+def dataclass_from_flat(cls, values, renames=None):
+    """`cls(...)` from one flat mapping of flag names to values.
+
+    A field whose type is itself a dataclass (`runtime`, `schedule`) is filled the same way from
+    the same mapping, starting from the field's default. `renames` (default `cls.FLAG_NAMES`)
+    maps a field to the original's flag name where it differs (`num_train_steps` <- `train_step`).
+    Names the dataclass does not know are ignored; fields with no value keep their defaults.
     """
+    renames = getattr(cls, "FLAG_NAMES", {}) if renames is None else renames
     hints = typing.get_type_hints(cls)
-    renames = getattr(cls, "FLAG_NAMES", {})
     kwargs = {}
     for field in dataclasses.fields(cls):
         if not field.init:
             continue
         kind = hints.get(field.name)
         if dataclasses.is_dataclass(kind):
-            kwargs[field.name] = config_from_flags(kind, values)
+            base = (field.default_factory() if field.default_factory is not dataclasses.MISSING
+                    else kind())
+            changes = {f.name: values[renames.get(f.name, f.name)]
+                       for f in dataclasses.fields(kind)
+                       if f.init and renames.get(f.name, f.name) in values}
+            kwargs[field.name] = dataclasses.replace(base, **changes)
             continue
         name = renames.get(field.name, field.name)
         if name in values:
-            kwargs[field.name] = values[name].value
+            kwargs[field.name] = values[name]
     return cls(**kwargs)
 
 

@@ -138,3 +138,20 @@ def version_dir(base_path, version: int | None = None) -> str:
         existing = [int(n.rstrip("/")) for n in names if n.rstrip("/").isdigit()]
         version = max(existing, default=0) + 1
     return os.path.join(base_path, str(int(version)))
+
+
+def read_utf8(path) -> str:
+    """The text of `path` (tf.io.gfile) decoded as UTF-8 (a leading byte-order mark dropped);
+    bytes that are not UTF-8 are an `InputError` naming the file, line and column."""
+    from albert_tf.errors import InputError
+
+    path = os.fspath(path)
+    with _gfile().GFile(path, "rb") as reader:
+        data = reader.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise InputError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[error.start]:02x} at "
+                         f"column {column}); save the file as UTF-8") from None

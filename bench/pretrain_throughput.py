@@ -31,7 +31,7 @@ import tensorflow as tf  # noqa: E402
 from albert_tf import AlbertPretrainer, preset  # noqa: E402
 from albert_tf.optimization import create_optimizer  # noqa: E402
 from albert_tf.training import Runtime, RuntimeConfig, TrainStep  # noqa: E402
-from albert_tf.training.pretraining import pretraining_task  # noqa: E402
+from albert_tf.tasks.pretraining.objective import pretraining_objective  # noqa: E402
 
 
 def flops_per_token(config, seq):
@@ -118,7 +118,7 @@ def main(argv=None):
         model = AlbertPretrainer(config)
         optimizer = create_optimizer(1e-4, 1000, 10, "lamb")
         optimizer.build(model.trainable_variables)
-    step = TrainStep(runtime, model, optimizer, pretraining_task())
+    step = TrainStep(runtime, model, optimizer, pretraining_objective())
     batch = {k: tf.constant(v) for k, v in features(args.batch, args.seq, args.predictions,
                                                     args.vocab).items()}
     dataset = runtime.strategy.distribute_datasets_from_function(

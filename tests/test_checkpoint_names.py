@@ -1,8 +1,11 @@
 """The name table, both ways: every model weight has exactly one TF1 name and back."""
 
+import keras
 import pytest
 
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, checkpoint, checkpoint_names
+from albert_tf.models import (AlbertClassifier, AlbertMultipleChoice, AlbertSquadV1,
+                              AlbertSquadV2)
 
 CONFIGS = [
     dict(num_hidden_layers=4, num_hidden_groups=1, inner_group_num=1),
@@ -60,3 +63,41 @@ def test_encoder_alone_has_no_heads():
     names = {e.name for e in checkpoint.model_entries(AlbertModel(_config()))}
     assert not any(n.startswith("cls/") for n in names)
     assert "bert/pooler/dense/kernel" in names
+
+
+TASK_MODELS = {
+    "classifier": lambda c: AlbertClassifier(c, 3),
+    "regression": lambda c: AlbertClassifier(c, 1),
+    "squad_v1": AlbertSquadV1,
+    "squad_v2": AlbertSquadV2,
+    "multiple_choice": AlbertMultipleChoice,
+}
+
+
+@pytest.mark.parametrize("build", list(TASK_MODELS.values()), ids=list(TASK_MODELS))
+def test_task_model_weights_have_one_name_and_back(build, tiny_config):
+    model = build(tiny_config)
+    entries = checkpoint.model_entries(model)
+    by_id = {id(e.variable): e.name for e in entries}
+    assert len({e.name for e in entries}) == len(entries) == len(by_id)
+    assert set(by_id) == {id(w) for w in model.weights}
+    for entry in entries:  # shapes from the table's keys, with num_labels read from the model
+        assert tuple(entry.variable.shape) == checkpoint.dimensions(entry.shape_keys, model), entry.name
+    head = {e.name for e in entries} - {e.name for e in checkpoint.model_entries(model.encoder)}
+    assert head == {row[0] for row in checkpoint.head_rows(model)}
+
+
+def test_a_head_shape_mismatch_names_its_key(tiny_config, tmp_path):
+    prefix = checkpoint.save_tf1_checkpoint(AlbertClassifier(tiny_config, 3), str(tmp_path / "ckpt"))
+    with pytest.raises(checkpoint.CheckpointError, match=r"output_weights .*num_labels \(model: 2\)"):
+        checkpoint.load_tf1_checkpoint(AlbertClassifier(tiny_config, 2), prefix)
+
+
+def test_a_model_without_names_is_refused(tiny_config):
+    class Unnamed(keras.Model):
+        def __init__(self, config):
+            super().__init__()
+            self.config, self.encoder = config, AlbertModel(config)
+
+    with pytest.raises(TypeError, match="Unnamed has no TF1 names"):
+        checkpoint.model_entries(Unnamed(tiny_config))

@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, tokenization
-from albert_tf.tasks.classifier import AlbertClassifier
+from albert_tf.models import AlbertClassifier
 from albert_tf.tasks.glue.export import export_classifier
 from albert_tf.tasks.glue import features as F
 from albert_tf.tasks.glue.processors import InputExample

@@ -2,11 +2,13 @@
 
 import json
 import runpy
+import subprocess
 import sys
 
 import pytest
 
 from albert_tf import evaluate_squad
+from tests.conftest import REPO
 
 
 def test_v1_command_line_prints_official_keys(data_dir, capsys):
@@ -51,3 +53,51 @@ def test_runs_as_a_module(fixtures_dir, tmp_path, monkeypatch, capsys):
     runpy.run_module("albert_tf.evaluate_squad", run_name="__main__")
     result = json.loads(capsys.readouterr().out)
     assert result["total"] == 8 and result["NoAns_exact"] == 100.0 and result["HasAns_f1"] == 0.0
+
+
+def _tiny(fixtures_dir):
+    path = fixtures_dir / "squad" / "squad_v2_tiny.json"
+    data = json.loads(path.read_text())
+    return path, [qa["id"] for a in data["data"] for p in a["paragraphs"] for qa in p["qas"]]
+
+
+@pytest.mark.parametrize("predictions, message", [
+    (["a", "b"], r"pred\.json: expected a JSON object of question id → answer string, got a list"),
+    ({"ID": 3}, r"pred\.json: the answer of id 'ID' should be a string, got int 3"),
+])
+def test_predictions_that_are_not_id_to_string_name_the_id(fixtures_dir, tmp_path, predictions,
+                                                           message):
+    data, ids = _tiny(fixtures_dir)
+    if isinstance(predictions, dict):
+        predictions = {**{qid: "" for qid in ids}, ids[1]: 3}
+        message = message.replace("ID", ids[1])
+    pred = tmp_path / "pred.json"
+    pred.write_text(json.dumps(predictions))
+    with pytest.raises(SystemExit, match="^error: prediction file .*" + message):
+        evaluate_squad.main([str(data), str(pred)])
+
+
+def test_na_prob_file_missing_an_id_names_it(fixtures_dir, tmp_path):
+    data, ids = _tiny(fixtures_dir)
+    pred, na = tmp_path / "pred.json", tmp_path / "na.json"
+    pred.write_text(json.dumps({qid: "" for qid in ids}))
+    na.write_text(json.dumps({qid: 0.5 for qid in ids[1:]}))
+    with pytest.raises(SystemExit, match=rf"^error: no-answer file .*na\.json: no probability "
+                                         rf"for id '{ids[0]}' \(1 of {len(ids)}"):
+        evaluate_squad.main([str(data), str(pred), "--na-prob-file", str(na)])
+    na.write_text(json.dumps({**{qid: 0.5 for qid in ids}, ids[2]: "high"}))
+    with pytest.raises(SystemExit, match=rf"probability of id '{ids[2]}' should be a number"):
+        evaluate_squad.main([str(data), str(pred), "-n", str(na)])
+
+
+def test_command_line_error_is_one_line_without_traceback(fixtures_dir, tmp_path):
+    data, _ = _tiny(fixtures_dir)
+    pred = tmp_path / "pred.json"
+    pred.write_bytes(b'{"q1": "caf\xe9"}')
+    done = subprocess.run([sys.executable, "-m", "albert_tf.evaluate_squad", str(data), str(pred)],
+                          cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 1 and done.stdout == "" and "Traceback" not in done.stderr
+    # (TensorFlow's own start-up lines, printed when the albert_tf package imports it, may come
+    # first: they are not this module's to silence)
+    assert done.stderr.strip().splitlines()[-1] == \
+        f"error: prediction file {pred}:1: not valid UTF-8"

@@ -13,7 +13,7 @@ from albert_tf.checkpoint import load_tf1_checkpoint
 from albert_tf.optimization import create_optimizer
 from albert_tf.training import CheckpointState, Runtime, RuntimeConfig, Trainer
 from albert_tf.training.checkpoints import export_tf1_checkpoint
-from albert_tf.training.pretraining import pretraining_task
+from albert_tf.tasks.pretraining.objective import pretraining_objective
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = dict(vocab_size=40, embedding_size=8, hidden_size=16, num_hidden_layers=3,
@@ -39,7 +39,7 @@ def test_export_latest_named_and_best(tmp_path):
     with runtime.scope():
         model = AlbertPretrainer(config)
         optimizer = create_optimizer(1e-2, 10, 1, "adamw")
-    trainer = Trainer(runtime, model, optimizer, pretraining_task(), tmp_path)
+    trainer = Trainer(runtime, model, optimizer, pretraining_objective(), tmp_path)
     features = {k: tf.constant(v) for k, v in random_features().items()}
     snapshots = {}
     trainer.train(lambda ctx: tf.data.Dataset.from_tensors(features).repeat(), 4, 4,

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer
@@ -55,7 +56,7 @@ def test_our_training_checkpoints_load_for_export(tmp_path):
 
 
 def test_pretraining_checkpoint_warm_starts_a_task_model(tmp_path):
-    from albert_tf.tasks.classifier import AlbertClassifier
+    from albert_tf.models import AlbertClassifier
     from albert_tf.training import init_from_checkpoint
 
     config = _tiny()
@@ -127,3 +128,14 @@ def test_cli_errors_are_one_line_and_write_nothing(tmp_path):
         assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
         assert all(w in lines[-1] for w in wanted) and lines[-1].startswith("error: "), lines[-1]
     assert not (tmp_path / "exports").exists()
+
+
+def test_our_checkpoint_with_another_config_is_one_error_naming_the_key(tmp_path):
+    from albert_tf.checkpoint import CheckpointError
+
+    CheckpointState(tmp_path / "run", AlbertPretrainer(_tiny()),
+                    create_optimizer(1e-3, 10, 1, "lamb")).save(step=1)
+    wide = AlbertConfig.from_dict({**_tiny().to_dict(), "hidden_size": 16})
+    with pytest.raises(CheckpointError, match=r"has shape \[12.*\] in the checkpoint but \[16.*"
+                                              r"config key hidden_size"):
+        load_model(wide, str(tmp_path / "run"))

@@ -141,3 +141,41 @@ def test_unknown_task_lists_known_ones():
     assert P.get_processor("SST-2").name == "sst-2"
     assert set(P.task_names()) == {"cola", "mnli", "mismnli", "mrpc", "rte", "sst-2", "sts-b",
                                    "qqp", "qnli", "wnli", "ax"}
+
+
+def test_header_only_file_names_file_and_line(tmp_path):
+    root = _write(tmp_path, "SST-2", "dev.tsv", "sentence\tlabel\n")
+    with pytest.raises(P.GlueDataError, match=r"dev.tsv:1: only a header line"):
+        P.get_processor("sst-2").get_dev_examples(root)
+    root = _write(tmp_path, "SST-2", "dev.tsv", "")
+    with pytest.raises(P.GlueDataError, match=r"dev.tsv: empty file"):
+        P.get_processor("sst-2").get_dev_examples(root)
+
+
+def test_header_of_another_task_names_file_and_line(tmp_path):
+    # an SST-2 file where MNLI (text in columns 8 and 9) is expected
+    root = _write(tmp_path, "MNLI", "dev_matched.tsv", "sentence\tlabel\ngood\t1\n")
+    with pytest.raises(P.GlueDataError, match=r"dev_matched.tsv:1: header has 2 columns "
+                                              r"\(sentence \| label\) but task mnli reads"):
+        P.get_processor("mnli").get_dev_examples(root)
+    root = _write(tmp_path, "STS-B", "train.tsv", "index\tsentence1\tsentence2\tlabel\n0\ta\tb\t1\n")
+    with pytest.raises(P.GlueDataError, match=r"train.tsv:1: .*at least 10 columns"):
+        P.get_processor("sts-b").get_train_examples(root)
+
+
+def test_empty_text_names_file_and_line(tmp_path):
+    root = _write(tmp_path, "RTE", "dev.tsv",
+                  "index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n1\ta\t \tentailment\n")
+    with pytest.raises(P.GlueDataError, match=r"dev.tsv:3: empty text_b \(column 2\)"):
+        P.get_processor("rte").get_dev_examples(root)
+    # a test split keeps the row (the leaderboard needs every prediction)
+    root = _write(tmp_path, "RTE", "test.tsv", "index\tsentence1\tsentence2\n0\t\tb\n")
+    assert P.get_processor("rte").get_test_examples(root)[0].text_a == ""
+
+
+def test_non_utf8_bytes_name_file_and_line(tmp_path):
+    d = tmp_path / "SST-2"
+    d.mkdir()
+    (d / "dev.tsv").write_bytes(b"sentence\tlabel\ngood\t1\ncaf\xe9\t0\n")
+    with pytest.raises(P.GlueDataError, match=r"dev.tsv:3: not valid UTF-8"):
+        P.get_processor("sst-2").get_dev_examples(str(tmp_path))

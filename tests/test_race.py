@@ -6,7 +6,8 @@ import shutil
 import numpy as np
 import pytest
 
-from albert_tf.tasks import race
+from albert_tf.errors import InputError
+from albert_tf.tasks.race import data as race
 from albert_tf.tokenization import FullTokenizer
 
 
@@ -69,3 +70,40 @@ def test_features_truncate_context_and_keep_the_end_of_the_ending(data_dir, spm_
     batch = next(iter(race.race_dataset(str(path), 48, False, 2)))
     np.testing.assert_array_equal(batch["input_ids"][0], feature.input_ids)
     assert int(batch["label_ids"][0]) == example.label and int(batch["is_real_example"][0]) == 1
+
+
+def _one_level(tmp_path, text):
+    folder = tmp_path / "RACE" / "dev" / "middle"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "all.txt").write_text(text)
+    return tmp_path
+
+
+ARTICLE = {"id": "m1", "article": "Tom has a red cat.", "questions": ["What colour is the cat?"],
+           "options": [["red", "blue", "green", "black"]], "answers": ["A"]}
+
+
+def test_non_utf8_file_names_file_and_line(tmp_path):
+    folder = tmp_path / "RACE" / "dev" / "middle"
+    folder.mkdir(parents=True)
+    (folder / "all.txt").write_bytes(json.dumps(ARTICLE).encode() + b'\n{"article": "caf\xe9"}\n')
+    with pytest.raises(InputError, match=r"all\.txt:2: not valid UTF-8"):
+        race.read_race_examples(tmp_path, "dev", middle_only=True)
+
+
+def test_cached_tfrecord_is_rebuilt_when_articles_or_settings_change(tmp_path, spm_model):
+    tokenizer = FullTokenizer(spm_model_file=spm_model)
+    root = _one_level(tmp_path / "data", json.dumps(ARTICLE) + "\n")
+    path = tmp_path / "dev.tf_record"
+    args = (root, "dev", tokenizer, 32, 8)
+    _, examples = race.cached_tfrecord(path, *args, middle_only=True)
+    stamp = path.stat().st_mtime_ns
+    race.cached_tfrecord(path, *args, middle_only=True)
+    assert path.stat().st_mtime_ns == stamp  # same files and settings: reused
+    second = dict(ARTICLE, id="m2", answers=["B"])
+    _one_level(tmp_path / "data", json.dumps(ARTICLE) + "\n" + json.dumps(second) + "\n")
+    _, examples = race.cached_tfrecord(path, *args, middle_only=True)
+    labels = [int(b["label_ids"][0]) for b in race.race_dataset(str(path), 32, False, 1)]
+    assert labels == [e.label for e in examples] == [0, 1]
+    race.cached_tfrecord(path, root, "dev", tokenizer, 24, 8, middle_only=True)
+    assert next(iter(race.race_dataset(str(path), 24, False, 2)))["input_ids"].shape == (2, 4, 24)

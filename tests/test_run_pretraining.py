@@ -12,8 +12,9 @@ import tensorflow as tf
 
 from albert_tf.checkpoint import load_tf1_checkpoint, tf1_weights
 from albert_tf.data import schema
-from albert_tf.training.pretraining_job import (PretrainingOptions, format_eval_results,
-                                                run_pretraining, write_eval_results)
+from albert_tf.tasks.eval_state import CheckpointEvaluator
+from albert_tf.tasks.pretraining.task import (PretrainingEvalLog, PretrainingRunConfig,
+                                              format_eval_results, run_pretraining)
 from conftest import REPO
 from test_optimization import assert_matches_golden, golden_features
 
@@ -81,7 +82,7 @@ def options(model_dir, records, out, **overrides):
                 learning_rate=1e-3, num_train_steps=3, num_warmup_steps=1,
                 save_checkpoints_steps=3, log_every_steps=1, max_eval_steps=2)
     base.update(overrides)
-    return PretrainingOptions(**base)
+    return PretrainingRunConfig.from_flat(base)
 
 
 def test_eval_only_evaluates_a_tf1_checkpoint_like_the_forward_golden(fixtures_dir, tmp_path):
@@ -108,7 +109,10 @@ def test_eval_results_format_and_best_checkpoint_lines(tmp_path):
                "masked_lm_loss": 2.0, "sentence_order_accuracy": 0.5,
                "sentence_order_loss": 1.5}
     assert format_eval_results(results)[:2] == ["global_step = 7", "loss = 3.5"]
-    lines = write_eval_results(str(tmp_path), results)
+    evaluator = CheckpointEvaluator(str(tmp_path), lambda: results, "masked_lm_accuracy",
+                                    PretrainingEvalLog(str(tmp_path)), load=None)
+    evaluator.on_checkpoint(7, str(tmp_path / "model.ckpt-7"))
+    lines = (tmp_path / "eval_results.txt").read_text().splitlines()
     assert lines[0] == "global_step = 7"
     assert lines[1].startswith("saved ") and lines[1].endswith("model.ckpt-best.data-00000-of-00001")
     assert lines[2].endswith("model.ckpt-best.index") and lines[3] == "loss = 3.5"

@@ -3,8 +3,11 @@
 import subprocess
 import sys
 
+from albert_tf.config import AlbertConfig
 from tests.conftest import REPO
-from tests.test_run_squad import TINY
+
+TINY = AlbertConfig(vocab_size=1500, embedding_size=16, hidden_size=32, num_hidden_layers=1,
+                    num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
 
 
 def test_run_race_reports_middle_high_and_all(data_dir, spm_model, tmp_path):

@@ -8,8 +8,8 @@ import pytest
 
 from albert_tf.config import AlbertConfig
 from albert_tf.tasks.squad import reader
-from albert_tf.tasks.squad.runner import SquadRunConfig, run_squad
-from tests.conftest import REPO
+from albert_tf.tasks.squad.task import SquadRunConfig, run_squad
+from conftest import REPO
 
 TINY = AlbertConfig(vocab_size=1500, embedding_size=16, hidden_size=32, num_hidden_layers=1,
                     num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
@@ -60,12 +60,12 @@ def test_v1_script_trains_and_predicts_every_question(data_dir, spm_model, confi
     assert (out / "model.ckpt-best.index").exists()
     # a second, predict-only run from the best checkpoint reuses both feature files
     stamp = (tmp_path / "p.jsonl").stat().st_mtime_ns
-    run = SquadRunConfig(
+    run = SquadRunConfig.from_flat(dict(
         albert_config_file=config_file, spm_model_file=spm_model, output_dir=str(tmp_path / "o2"),
         predict_file=predict, predict_feature_file=str(tmp_path / "p.tfrecord"),
         predict_feature_left_file=str(tmp_path / "p.jsonl"), do_predict=True,
         init_checkpoint=str(out / "model.ckpt-best"), max_seq_length=96, doc_stride=48,
-        max_query_length=24, predict_batch_size=32)
+        max_query_length=24, predict_batch_size=32))
     again = run_squad(run)
     assert (tmp_path / "p.jsonl").stat().st_mtime_ns == stamp
     assert json.loads((tmp_path / "o2" / "predictions.json").read_text()) == predictions
@@ -76,14 +76,14 @@ def test_v2_library_run_writes_null_odds_for_every_question(data_dir, spm_model,
                                                             tmp_path):
     train, predict, ids = _split(data_dir / "squad" / "v2.0" / "dev-v2.0.first5articles.json",
                                  tmp_path, 1)
-    run = SquadRunConfig(
+    run = SquadRunConfig.from_flat(dict(
         albert_config_file=config_file, spm_model_file=spm_model, output_dir=str(tmp_path / "o"),
         version_2_with_negative=True, train_file=train, predict_file=predict,
         predict_feature_file=str(tmp_path / "p.tfrecord"),
         predict_feature_left_file=str(tmp_path / "p.jsonl"), do_train=True, do_predict=True,
         max_seq_length=96, doc_stride=48, max_query_length=24, train_batch_size=8,
         num_train_epochs=0.3, save_checkpoints_steps=100, learning_rate=1e-3,
-        predict_batch_size=32)
+        predict_batch_size=32))
     result = run_squad(run)
     assert {"exact", "f1", "total", "null_score_diff_threshold"} <= set(result)
     assert result["total"] == len(ids)

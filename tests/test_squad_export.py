@@ -6,9 +6,10 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
+from albert_tf.models import AlbertSquadV1, AlbertSquadV2
 from albert_tf.tasks.squad import export as squad_export
-from albert_tf.tasks.squad import features, models, reader
-from albert_tf.tasks.squad.runner import SquadRunConfig
+from albert_tf.tasks.squad import features, reader
+from albert_tf.tasks.squad.task import SquadRunConfig
 from albert_tf.tokenization import load_sentencepiece
 
 CONFIG = AlbertConfig(vocab_size=1500, embedding_size=8, hidden_size=16, num_hidden_layers=1,
@@ -20,7 +21,7 @@ CONTEXTS = ["The Apache License was written by the Apache Software Foundation in
 
 @pytest.mark.parametrize("version_2", [False, True])
 def test_exported_signatures(version_2, spm_model, tmp_path):
-    model = models.SquadV2Model(CONFIG, 3, 2) if version_2 else models.SquadV1Model(CONFIG)
+    model = AlbertSquadV2(CONFIG, 3, 2) if version_2 else AlbertSquadV1(CONFIG)
     run = SquadRunConfig(albert_config_file="", spm_model_file=spm_model, output_dir="",
                          max_seq_length=64, max_query_length=12, max_answer_length=6,
                          export_dir=str(tmp_path))
@@ -83,7 +84,7 @@ def test_tf_serving_loader_restores_the_export(spm_model, tmp_path):
     import subprocess
     import sys
 
-    model = models.SquadV1Model(CONFIG)
+    model = AlbertSquadV1(CONFIG)
     run = SquadRunConfig(albert_config_file="", spm_model_file=spm_model, output_dir="",
                          max_seq_length=64, max_query_length=12, max_answer_length=6,
                          export_dir=str(tmp_path / "export"))
@@ -105,7 +106,7 @@ def test_tf_serving_loader_restores_the_export(spm_model, tmp_path):
 
 
 def test_answer_text_refuses_mismatched_batches_and_non_utf8(spm_model):
-    module = squad_export.SquadServing(models.SquadV1Model(CONFIG), spm_model, 64, 12, 6)
+    module = squad_export.SquadServing(AlbertSquadV1(CONFIG), spm_model, 64, 12, 6)
     with pytest.raises(tf.errors.InvalidArgumentError,
                        match=r"question:\] \[2\] \[context:\] \[1\]"):
         module.answer_text(tf.constant(QUESTIONS), tf.constant(CONTEXTS[:1]))

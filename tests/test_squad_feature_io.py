@@ -50,3 +50,11 @@ def test_metadata_round_trip(fixtures_dir, spm_model, tmp_path):
     path.write_text(path.read_text().splitlines()[0] + "\n{not json\n")
     with pytest.raises(ValueError, match=r"left\.jsonl:2"):
         feature_io.read_feature_metadata(path)
+
+
+def test_failed_writer_leaves_no_file(tmp_path):
+    path = tmp_path / "f.tfrecord"
+    with pytest.raises(RuntimeError):
+        with feature_io.FeatureWriter(path, is_training=False):
+            raise RuntimeError("killed")
+    assert list(tmp_path.iterdir()) == []

@@ -84,3 +84,25 @@ def test_shuffle_is_deterministic():
     items = list(range(20))
     assert reader.shuffle_training_examples(items) == reader.shuffle_training_examples(items)
     assert reader.shuffle_training_examples(items) != items
+
+
+def test_v1_training_on_v2_data_says_which_flag(tmp_path):
+    data = _squad("Alice met Bob.", [], is_impossible=True)
+    path = _write(tmp_path, data)
+    with pytest.raises(reader.SquadFormatError, match=r"data\.json: question q has no answer "
+                                                      r"\(is_impossible\).*--version_2_with_negative"):
+        reader.read_squad_examples(path, is_training=True, version_2_with_negative=False)
+    data = _squad("Alice met Bob.", [])  # no answers, no is_impossible: still v2 data
+    with pytest.raises(reader.SquadFormatError, match="--version_2_with_negative"):
+        reader.read_squad_examples(_write(tmp_path, data, "v2.json"), True,
+                                   version_2_with_negative=False)
+    example, = reader.read_squad_examples(path, True, version_2_with_negative=True)
+    assert example.is_impossible
+    assert reader.read_squad_examples(path, False, version_2_with_negative=False)
+
+
+def test_non_utf8_file_names_file_and_line(tmp_path):
+    path = tmp_path / "latin1.json"
+    path.write_bytes(b'{"version": "1.1",\n "data": [{"title": "caf\xe9"}]}')
+    with pytest.raises(reader.InputError, match=r"latin1\.json:2: not valid UTF-8"):
+        reader.read_squad_examples(str(path), is_training=False)

@@ -12,8 +12,8 @@ from albert_tf import AlbertConfig, AlbertPretrainer
 from albert_tf.checkpoint import tf1_weights
 from albert_tf.optimization import create_optimizer
 from albert_tf.training import (BestCheckpointKeeper, NonFiniteLossError, Runtime, RuntimeConfig,
-                                Task, Trainer)
-from albert_tf.training.pretraining import pretraining_task
+                                Objective, Trainer)
+from albert_tf.tasks.pretraining.objective import pretraining_objective
 from test_optimization import assert_matches_golden, golden_features
 
 
@@ -28,7 +28,7 @@ def golden_trainer(model_dir, output_dir, optimizer="lamb", config=None):
         model = AlbertPretrainer(AlbertConfig.from_json_file(
             model_dir / "albert_config_train_nodropout.json"))
         opt = create_optimizer(1e-3, 10, 2, optimizer=optimizer)
-    return Trainer(runtime, model, opt, pretraining_task(), output_dir)
+    return Trainer(runtime, model, opt, pretraining_objective(), output_dir)
 
 
 class LossRecorder:
@@ -100,7 +100,7 @@ def tiny_trainer(out, lr=0.1):
         return {"mse": (tf.reduce_sum(tf.square(outputs[:, 0] - features["y"])),
                         tf.cast(tf.size(features["y"]), tf.float32))}
 
-    return Trainer(runtime, model, optimizer, Task(loss_fn, metric_fn=metric_fn), out)
+    return Trainer(runtime, model, optimizer, Objective(loss_fn, metric_fn=metric_fn), out)
 
 
 def tiny_dataset(nan_from_batch=None):
@@ -147,6 +147,6 @@ def test_batch_not_divisible_by_accumulation_is_a_clear_error(tmp_path):
         model = TinyRegressor()
         optimizer = create_optimizer(0.1, 10, 0)
     trainer = Trainer(runtime, model, optimizer,
-                      Task(lambda o, f: (tf.reduce_mean(o), {})), tmp_path)
+                      Objective(lambda o, f: (tf.reduce_mean(o), {})), tmp_path)
     with pytest.raises(ValueError, match="not divisible by replicas × gradient_accumulation"):
         trainer.train(tiny_dataset(), 4, 1)

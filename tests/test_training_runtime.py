@@ -16,7 +16,7 @@ import tensorflow as tf
 from albert_tf import AlbertConfig, AlbertPretrainer
 from albert_tf.optimization import create_optimizer
 from albert_tf.training import Runtime, RuntimeConfig, Trainer
-from albert_tf.training.pretraining import pretraining_task
+from albert_tf.tasks.pretraining.objective import pretraining_objective
 from albert_tf.training.runtime import RuntimeError_
 from conftest import REPO
 
@@ -48,7 +48,7 @@ def train_tiny(out, steps=3, global_batch=8, lr=5e-3, **runtime_kwargs):
             model = AlbertPretrainer(AlbertConfig.from_dict(TINY))
             optimizer = create_optimizer(lr, 10, 1, "lamb",
                                          skip_nonfinite=runtime_kwargs.get("mixed_precision") == "fp16")
-        trainer = Trainer(runtime, model, optimizer, pretraining_task(), out)
+        trainer = Trainer(runtime, model, optimizer, pretraining_objective(), out)
         features = batch_features()
         per_replica = global_batch // runtime.num_replicas
         dataset = lambda ctx: tf.data.Dataset.from_tensor_slices(features).batch(per_replica).repeat()
@@ -180,16 +180,15 @@ def test_multi_worker_mirrored_two_processes_write_one_checkpoint(fixtures_dir, 
     assert not list(out.glob(".worker_*"))
 
 
-def test_runtime_config_from_options_maps_use_tpu():
-    import types
-
+def test_runtime_config_from_flags_maps_use_tpu():
+    from albert_tf.cli import config_from_flags
     from albert_tf.training import RuntimeConfig
 
-    options = types.SimpleNamespace(use_tpu=True, distribution_strategy="mirrored", mixed_precision="bf16",
-                                    jit_compile=True, gradient_accumulation_steps=2, tpu_name="pod",
-                                    tpu_zone="z", gcp_project="p", master=None)
-    config = RuntimeConfig.from_options(options)
+    options = dict(use_tpu=True, distribution_strategy="mirrored", mixed_precision="bf16",
+                   jit_compile=True, gradient_accumulation_steps=2, tpu_name="pod",
+                   tpu_zone="z", gcp_project="p", master=None)
+    config = config_from_flags(RuntimeConfig, options)
     assert (config.distribution_strategy, config.mixed_precision, config.jit_compile,
             config.gradient_accumulation_steps, config.tpu_name) == ("tpu", "bf16", True, 2, "pod")
-    options.use_tpu = False
-    assert RuntimeConfig.from_options(options).distribution_strategy == "mirrored"
+    options["use_tpu"] = False
+    assert config_from_flags(RuntimeConfig, options).distribution_strategy == "mirrored"

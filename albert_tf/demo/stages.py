@@ -188,7 +188,7 @@ def model_config(options: DemoOptions, vocab_size: int):
 
 
 def pretrain(options: DemoOptions, records: dict) -> dict:
-    from albert_tf.training.pretraining_job import PretrainingOptions, run_pretraining
+    from albert_tf.tasks.pretraining.task import PretrainingRunConfig, run_pretraining
 
     directory = options.path("pretrain")
 
@@ -197,17 +197,17 @@ def pretrain(options: DemoOptions, records: dict) -> dict:
         model_config(options, options.vocab_size).to_json_file(config_file)
         common = dict(albert_config_file=config_file, max_seq_length=options.max_seq_length,
                       max_predictions_per_seq=options.max_predictions_per_seq)
-        run_pretraining(PretrainingOptions(
+        run_pretraining(PretrainingRunConfig.from_flat(dict(
             input_file=records["train"], output_dir=os.path.join(directory, "model"),
             train_batch_size=options.pretrain_batch_size, learning_rate=options.pretrain_learning_rate,
             num_train_steps=options.pretrain_steps, num_warmup_steps=options.pretrain_steps // 10,
             save_checkpoints_steps=options.pretrain_steps, log_every_steps=max(1, options.pretrain_steps // 10),
-            shuffle_seed=options.seed, **common))
+            shuffle_seed=options.seed, **common)))
         batches = max(1, records["heldout_instances"] // 64)
-        results = run_pretraining(PretrainingOptions(
+        results = run_pretraining(PretrainingRunConfig.from_flat(dict(
             input_file=records["heldout"], output_dir=os.path.join(directory, "heldout_eval"),
             init_checkpoint=os.path.join(directory, "model"), do_train=False, do_eval=True,
-            eval_batch_size=64, max_eval_steps=batches, **common))
+            eval_batch_size=64, max_eval_steps=batches, **common)))
         logging.info("held-out results: %s", results)
         return {"config": config_file, "checkpoint_dir": os.path.join(directory, "model"),
                 **{k: float(results[k]) for k in ("masked_lm_accuracy", "sentence_order_accuracy",
@@ -221,12 +221,12 @@ def pretrain(options: DemoOptions, records: dict) -> dict:
 
 
 def finetune(options: DemoOptions, spm: dict, pretrained: dict, corpus: dict) -> dict:
-    from albert_tf.tasks.glue.run import GlueRun, GlueRunConfig
+    from albert_tf.tasks.glue.task import GlueRunConfig, run_glue
 
     directory = options.path("finetune")
 
     def fn():
-        run = GlueRun(GlueRunConfig(
+        result = run_glue(GlueRunConfig.from_flat(dict(
             data_dir=options.path("corpus", "task"), task_name="sst-2",
             output_dir=os.path.join(directory, "model"), albert_config_file=pretrained["config"],
             spm_model_file=spm["model"], vocab_file=spm["vocab"],
@@ -236,8 +236,7 @@ def finetune(options: DemoOptions, spm: dict, pretrained: dict, corpus: dict) ->
             train_step=options.finetune_steps, warmup_step=options.finetune_steps // 10,
             save_checkpoints_steps=options.finetune_steps, seed=options.seed,
             log_every_steps=max(1, options.finetune_steps // 10),
-            export_dir=os.path.join(directory, "export")))
-        result = run.run()
+            export_dir=os.path.join(directory, "export"))))
         return {"eval_accuracy": float(result["eval"]["eval_accuracy"]),
                 "majority_baseline": corpus["majority_baseline"],
                 "export_dir": result["export"], "output_dir": os.path.join(directory, "model")}

@@ -48,7 +48,7 @@ def restore_mismatch(error: Exception, model, prefix):
     saved, wanted, name = _shape(match.group(1)), _shape(match.group(2)), match.group(3)
     for entry in model_entries(model):
         if getattr(entry.variable, "path", None) == name:
-            return _mismatch_error(entry, saved, wanted, model.config, prefix)
+            return _mismatch_error(entry, saved, wanted, model, prefix)
     return CheckpointError(f"{prefix}: variable {name} has shape {list(saved)} in the checkpoint "
                            f"but {list(wanted)} in the model; check --albert_config_file")
 

@@ -3,7 +3,7 @@
 Usage (what `run_pretraining.py` does; a GLUE/SQuAD/RACE runner does the same with its model):
 
     from albert_tf.optimization import create_optimizer
-    from albert_tf.training import (Runtime, RuntimeConfig, Task, Trainer,
+    from albert_tf.training import (Runtime, RuntimeConfig, Objective, Trainer,
                                     BestCheckpointKeeper)
 
     runtime = Runtime(RuntimeConfig(distribution_strategy="mirrored",   # one_device | mirrored |
@@ -18,7 +18,7 @@ Usage (what `run_pretraining.py` does; a GLUE/SQuAD/RACE runner does the same wi
         loss = ...
         return loss, {"accuracy": (num_correct, num_examples)}   # or plain scalars
 
-    task = Task(loss_fn, metric_fn=lambda outputs, features: {...})
+    objective = Objective(loss_fn, metric_fn=lambda outputs, features: {...})
     trainer = Trainer(runtime, model, optimizer, task, output_dir, keep_checkpoint_max=5)
 
     def dataset_fn(ctx):                      # tf.distribute.InputContext
@@ -54,9 +54,9 @@ from albert_tf.training.checkpoints import (BestCheckpointKeeper, CheckpointStat
 from albert_tf.training.logs import MetricSums, StepLogger
 from albert_tf.training.loop import NonFiniteLossError, Trainer
 from albert_tf.training.runtime import Runtime, RuntimeConfig, make_strategy, set_precision
-from albert_tf.training.steps import EvalStep, Task, TrainStep
+from albert_tf.training.steps import EvalStep, Objective, TrainStep
 
 __all__ = ["BestCheckpointKeeper", "CheckpointState", "copy_checkpoint", "init_from_checkpoint",
            "is_tf1_checkpoint", "resolve_checkpoint", "MetricSums", "StepLogger",
            "NonFiniteLossError", "Trainer", "Runtime", "RuntimeConfig", "make_strategy",
-           "set_precision", "EvalStep", "Task", "TrainStep"]
+           "set_precision", "EvalStep", "Objective", "TrainStep"]

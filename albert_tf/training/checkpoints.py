@@ -4,15 +4,56 @@ initialise from an original TF1 checkpoint or one of ours, keep a copy of the be
 from __future__ import annotations
 
 import os
+import re
 import shutil
-import uuid
 
+import numpy as np
 import tensorflow as tf
 
+from albert_tf.checkpoint import CheckpointError
 from albert_tf.checkpoint import resolve_prefix as resolve_checkpoint
+from albert_tf.errors import TrainingError
+from albert_tf.io_utils import atomic_output
 
 CHECKPOINT_NAME = "model.ckpt"  # files model.ckpt-<step>.{index,data-*}, as the original's
 BEST_NAME = "model.ckpt-best"
+_STEP_INDEX = re.compile(r"^model\.ckpt-(\d+)\.index$")
+
+
+def list_checkpoints(directory) -> list[tuple[int, str]]:
+    """(step, prefix) of every `model.ckpt-<step>` in `directory`, by step (`-best` excluded)."""
+    directory = os.fspath(directory)
+    if not tf.io.gfile.isdir(directory):
+        return []
+    found = []
+    for name in tf.io.gfile.listdir(directory):
+        match = _STEP_INDEX.match(name)
+        if match:
+            found.append((int(match.group(1)), os.path.join(directory, name[:-len(".index")])))
+    return sorted(found)
+
+
+def nonfinite_variables(variables) -> list[str]:
+    """Names of the variables holding NaN or ±inf."""
+    return [v.path if hasattr(v, "path") else v.name for v in variables
+            if not bool(tf.reduce_all(tf.math.is_finite(tf.cast(v, tf.float32))))]
+
+
+def checkpoint_is_finite(prefix) -> bool:
+    """Whether every floating-point tensor in a checkpoint on disk is finite."""
+    reader = tf.train.load_checkpoint(os.fspath(prefix))
+    for name, dtype in reader.get_variable_to_dtype_map().items():
+        if dtype.is_floating and not np.isfinite(reader.get_tensor(name)).all():
+            return False
+    return True
+
+
+def last_good_checkpoint(directory, before_step=None):
+    """(step, prefix) of the newest checkpoint with finite weights (older than `before_step`)."""
+    for step, prefix in reversed(list_checkpoints(directory)):
+        if (before_step is None or step < before_step) and checkpoint_is_finite(prefix):
+            return step, prefix
+    return None
 
 
 class CheckpointState:
@@ -45,15 +86,37 @@ class CheckpointState:
 
     def restore_latest(self):
         """Restores model, optimizer slots and step from the latest checkpoint in the directory;
-        returns its path, or None when there is none (a fresh run)."""
+        returns its path, or None when there is none (a fresh run). A checkpoint whose weights
+        are not finite is never resumed from: the error names the last good one."""
         latest = self.latest
         if latest is None:
             return None
-        self.checkpoint.restore(latest).assert_existing_objects_matched()
+        try:
+            self.checkpoint.restore(latest).assert_existing_objects_matched()
+        except (AssertionError, ValueError) as error:
+            raise CheckpointError(
+                f"{latest} does not fit this model (was --output_dir written by another model "
+                f"or task?): {str(error).splitlines()[0]}") from None
+        bad = nonfinite_variables(self.checkpoint.model.weights)
+        if bad:
+            good = last_good_checkpoint(self.directory, before_step=self.step)
+            hint = (f"the last good checkpoint is {good[1]} (step {good[0]}): delete the later "
+                    f"ones to resume from it" if good else "no earlier checkpoint is finite")
+            raise TrainingError(f"{latest} holds non-finite weights ({bad[0]}); not resuming "
+                                f"from it; {hint}")
         return latest
 
     def save(self, step=None) -> str | None:
-        path = self.manager.save(checkpoint_number=self.step if step is None else step)
+        """Saves unless a weight is NaN/inf (then TrainingError: nothing is written)."""
+        step = self.step if step is None else step
+        bad = nonfinite_variables(self.checkpoint.model.weights)
+        if bad:
+            good = last_good_checkpoint(self.directory) if self.is_chief else None
+            raise TrainingError(
+                f"weights became non-finite at step {step} ({bad[0]}); no checkpoint written; "
+                + (f"the last good checkpoint is {good[1]} (step {good[0]})" if good
+                   else "there is no earlier checkpoint"))
+        path = self.manager.save(checkpoint_number=step)
         if not self.is_chief:
             shutil.rmtree(self.manager.directory, ignore_errors=True)
             return None
@@ -66,39 +129,60 @@ def is_tf1_checkpoint(prefix) -> bool:
     return any(n.endswith("bert/embeddings/word_embeddings") for n in names)
 
 
-def init_from_checkpoint(model, path, init_from_group0=False):
+def init_from_checkpoint(model, path, init_from_group0=False, require_head=False):
     """Loads model weights (not optimizer slots, as the original) from an original TF1
-    checkpoint or one written by this package's training. Returns a short description."""
+    checkpoint or one written by this package's training. Returns a short description.
+
+    `require_head=True` (prediction and export): a task model whose head the checkpoint does
+    not hold (a pretraining checkpoint) is refused rather than used with an untrained head.
+    """
     from albert_tf.checkpoint import load_tf1_checkpoint
 
     prefix = resolve_checkpoint(path)
     if is_tf1_checkpoint(prefix):
         report = load_tf1_checkpoint(model, prefix, init_from_group0=init_from_group0)
-        return f"TF1 checkpoint {prefix}: {len(report.loaded)} variables loaded"
-    return _init_from_our_checkpoint(model, prefix)
+        heads = sorted({n.split("/")[0] for n in report.loaded if not n.startswith("bert/")})
+        description = f"TF1 checkpoint {prefix}: {len(report.loaded)} variables loaded"
+    else:
+        description, heads = _init_from_our_checkpoint(model, prefix)
+    if require_head and not heads and _has_head(model):
+        raise CheckpointError(
+            f"{prefix} holds no trained head for {type(model).__name__} (it is a pretraining "
+            f"checkpoint): train first (--do_train) or pass a fine-tuned --init_checkpoint")
+    return description
 
 
-def _init_from_our_checkpoint(model, prefix) -> str:
+def _has_head(model) -> bool:
+    from albert_tf.models import AlbertModel
+
+    return not isinstance(model, AlbertModel)
+
+
+def _init_from_our_checkpoint(model, prefix):
     """The encoder must be complete in the checkpoint; heads are taken where present.
 
     A pretraining checkpoint warm-starts a task model whose head it never had, as the original's
     name-based init does; a checkpoint of the same task (predict, export) restores the head too.
+    Returns (description, names of the heads restored).
     """
     from albert_tf.models import AlbertModel
 
     encoder = model if isinstance(model, AlbertModel) else model.encoder
     saved = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
-    if isinstance(model, AlbertModel) and not any(n.startswith("model/embeddings/") for n in saved):
-        root = tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=encoder))  # ours: task model
-    elif isinstance(model, AlbertModel):
+    if isinstance(model, AlbertModel) and any(n.startswith("model/embeddings/") for n in saved):
         root = tf.train.Checkpoint(model=encoder)  # the checkpoint holds a bare encoder
     else:
         root = tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=encoder))
-    root.read(prefix).expect_partial().assert_existing_objects_matched()
+    try:
+        root.read(prefix).expect_partial().assert_existing_objects_matched()
+    except (AssertionError, ValueError) as error:
+        raise CheckpointError(f"{prefix} does not hold this model's encoder (another "
+                              f"config?): {str(error).splitlines()[0]}") from None
     heads = [] if isinstance(model, AlbertModel) else _head_names(model, saved)
     if heads:
         tf.train.Checkpoint(model=model).read(prefix).expect_partial()
-    return f"checkpoint {prefix}: encoder restored" + (f", heads {heads}" if heads else "")
+    return (f"checkpoint {prefix}: encoder restored" + (f", heads {heads}" if heads else ""),
+            heads)
 
 
 def _head_names(model, saved) -> list:
@@ -161,9 +245,8 @@ def copy_checkpoint(src_prefix, dst_prefix) -> list[tuple[str, str]]:
     suffixes.sort(key=lambda s: s == ".index")
     for suffix in suffixes:
         src, dst = src_prefix + suffix, dst_prefix + suffix
-        tmp = f"{dst}.tmp-{uuid.uuid4().hex}"
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, dst)
+        with atomic_output(dst) as tmp:
+            shutil.copyfile(src, tmp)
         copied.append((src, dst))
     return copied
 

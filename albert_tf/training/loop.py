@@ -11,7 +11,7 @@ from absl import logging
 
 from albert_tf.training.checkpoints import CheckpointState, init_from_checkpoint
 from albert_tf.training.logs import MetricSums, StepLogger
-from albert_tf.training.steps import EvalStep, Task, TrainStep
+from albert_tf.training.steps import EvalStep, Objective, TrainStep
 
 
 class NonFiniteLossError(TrainingError):
@@ -27,7 +27,7 @@ class Trainer:
     `input_context` when it has several input pipelines).
     """
 
-    def __init__(self, runtime, model, optimizer, task: Task, output_dir, keep_checkpoint_max=5,
+    def __init__(self, runtime, model, optimizer, task: Objective, output_dir, keep_checkpoint_max=5,
                  write_summaries=True):
         self.runtime = runtime
         self.model = model

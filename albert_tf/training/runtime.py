@@ -37,9 +37,12 @@ class RuntimeConfig:
     tpu_zone: str | None = None
     gcp_project: str | None = None
     master: str | None = None
+    use_tpu: bool = False  # the original's flag: means distribution_strategy=tpu
     devices: tuple | None = None  # for mirrored: explicit device names (tests use logical CPUs)
 
     def __post_init__(self):
+        if self.use_tpu:
+            self.distribution_strategy = "tpu"
         if self.distribution_strategy not in STRATEGIES:
             raise RuntimeError_(f"distribution_strategy must be one of {STRATEGIES}, "
                                 f"got {self.distribution_strategy!r}")
@@ -49,15 +52,6 @@ class RuntimeConfig:
         if int(self.gradient_accumulation_steps) < 1:
             raise RuntimeError_("gradient_accumulation_steps must be >= 1, got "
                                 f"{self.gradient_accumulation_steps}")
-
-    @classmethod
-    def from_options(cls, options) -> "RuntimeConfig":
-        """From any object with the scripts' runtime flags as attributes (absl FLAGS, a job's
-        options dataclass); `use_tpu` means the TPU strategy, as in the original."""
-        strategy = "tpu" if options.use_tpu else options.distribution_strategy
-        return cls(strategy, options.mixed_precision, options.jit_compile,
-                   options.gradient_accumulation_steps, options.tpu_name, options.tpu_zone,
-                   options.gcp_project, options.master)
 
 
 def _tpu_strategy(config: RuntimeConfig):

@@ -13,7 +13,7 @@ SUM = tf.distribute.ReduceOp.SUM
 
 
 @dataclasses.dataclass
-class Task:
+class Objective:
     """What a training job needs besides the model.
 
     loss_fn(outputs, features) -> (loss, metrics): `loss` is the mean over the (micro-)batch
@@ -66,7 +66,7 @@ def _dense_and_square_sum(grad):
 class TrainStep:
     """Builds the per-replica step for (model, optimizer, task) under a `Runtime`."""
 
-    def __init__(self, runtime, model, optimizer, task: Task):
+    def __init__(self, runtime, model, optimizer, task: Objective):
         self.runtime = runtime
         self.model = model
         self.optimizer = optimizer
@@ -182,7 +182,7 @@ class TrainStep:
 class EvalStep:
     """Forward pass + `metric_fn` sums over replicas (no gradients)."""
 
-    def __init__(self, runtime, model, task: Task):
+    def __init__(self, runtime, model, task: Objective):
         self.runtime = runtime
         self.model = model
         self.task = task

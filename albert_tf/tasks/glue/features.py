@@ -3,25 +3,23 @@
 The cached file keeps the original's name (`<task>_train.tf_record`, ...) and feature names, so
 the original's readers accept it. Unlike the original, a sidecar `<file>.key.json` records what
 the file was made from (task, split, source file digest, sequence length, tokenizer digest,
-lower-casing); a cache whose key differs, or that has no key, is rebuilt rather than reused.
+lower-casing); a cache whose key differs, that has no key or no records, is rebuilt rather than
+reused (`albert_tf.data.feature_cache`, shared with SQuAD and RACE).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
-import logging
-import os
-import uuid
 
 import numpy as np
 import tensorflow as tf
+from absl import logging
 
-from albert_tf.data import schema
+from albert_tf.data import feature_cache, schema
+from albert_tf.data.feature_cache import file_digest  # noqa: F401 - part of this module's API
+from albert_tf.errors import UsageError
+from albert_tf.io_utils import atomic_output
 from albert_tf.tasks.glue.processors import GlueDataError
-
-log = logging.getLogger(__name__)
 
 CACHE_FORMAT_VERSION = 1
 
@@ -97,38 +95,32 @@ def feature_to_example(feature: InputFeatures, regression: bool) -> tf.train.Exa
 
 def check_max_seq_length(max_seq_length: int, max_position_embeddings: int | None) -> None:
     if max_seq_length < 3:
-        raise ValueError(f"max_seq_length must be at least 3 ([CLS] A [SEP]), got {max_seq_length}")
+        raise UsageError(f"max_seq_length must be at least 3 ([CLS] A [SEP]), got {max_seq_length}")
     if max_position_embeddings is not None and max_seq_length > max_position_embeddings:
-        raise ValueError(
-            f"max_seq_length ({max_seq_length}) exceeds the model's max_position_embeddings "
+        raise UsageError(
+            f"--max_seq_length ({max_seq_length}) exceeds the model's max_position_embeddings "
             f"({max_position_embeddings}); sequences that long cannot be embedded")
 
 
 def write_features(examples, label_list, max_seq_length, tokenizer, output_file, task_name) -> int:
     """Writes one tf.train.Example per example to `output_file` atomically; returns the count."""
+    with atomic_output(output_file) as tmp:
+        return _write_records(examples, label_list, max_seq_length, tokenizer, tmp, task_name)
+
+
+def _write_records(examples, label_list, max_seq_length, tokenizer, path, task_name) -> int:
     regression = task_name == "sts-b"
-    tmp = f"{output_file}.tmp-{uuid.uuid4().hex}"
     count = 0
-    with tf.io.TFRecordWriter(tmp) as writer:
+    with tf.io.TFRecordWriter(path) as writer:
         for index, example in enumerate(examples):
             feature = convert_single_example(example, label_list, max_seq_length, tokenizer, task_name)
             if index < 5 and not isinstance(example, PaddingInputExample):
-                log.info("*** Example %s: ids %s segments %s label %s", example.guid,
-                         feature.input_ids, feature.segment_ids, feature.label_id)
+                # per-example dumps only with --verbosity=1: a default run's console stays quiet
+                logging.debug("*** Example %s: ids %s segments %s label %s", example.guid,
+                              feature.input_ids, feature.segment_ids, feature.label_id)
             writer.write(feature_to_example(feature, regression).SerializeToString())
             count += 1
-    tf.io.gfile.rename(tmp, output_file, overwrite=True)
     return count
-
-
-def file_digest(path: str | None) -> str | None:
-    if not path:
-        return None
-    digest = hashlib.sha256()
-    with tf.io.gfile.GFile(path, "rb") as reader:
-        while chunk := reader.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def cache_key(task_name, split, source_file, max_seq_length, tokenizer, do_lower_case,
@@ -140,45 +132,22 @@ def cache_key(task_name, split, source_file, max_seq_length, tokenizer, do_lower
         "split": split,
         "source_sha256": file_digest(source_file),
         "max_seq_length": int(max_seq_length),
-        "spm_model_sha256": file_digest(getattr(tokenizer, "spm_model_file", None)),
-        "vocab_sha256": (None if getattr(tokenizer, "spm_model_file", None)
-                         else file_digest(getattr(tokenizer, "vocab_file", None))),
+        **feature_cache.tokenizer_identity(getattr(tokenizer, "spm_model_file", None),
+                                           getattr(tokenizer, "vocab_file", None)),
         "do_lower_case": bool(do_lower_case),
         "num_padding": int(num_padding),
     }
 
 
-def _read_key(path):
-    key_file = path + ".key.json"
-    if not tf.io.gfile.exists(key_file):
-        return None
-    try:
-        with tf.io.gfile.GFile(key_file, "r") as reader:
-            return json.load(reader)
-    except (ValueError, OSError):
-        return None
-
-
 def cached_features(examples, label_list, max_seq_length, tokenizer, output_file, task_name,
                     key: dict) -> tuple[str, int]:
-    """Reuses `output_file` only when its recorded key equals `key`; else (re)writes it.
-
-    Returns (path, number of records).
-    """
-    stored = _read_key(output_file)
-    if tf.io.gfile.exists(output_file) and stored is not None and stored.get("key") == key:
-        log.info("reusing cached features %s", output_file)
-        return output_file, int(stored["num_records"])
-    if tf.io.gfile.exists(output_file):
-        log.warning("rebuilding %s: it was made with other settings (or by another tool)",
-                    output_file)
-    tf.io.gfile.makedirs(os.path.dirname(output_file) or ".")
-    count = write_features(examples, label_list, max_seq_length, tokenizer, output_file, task_name)
-    tmp = f"{output_file}.key.json.tmp-{uuid.uuid4().hex}"
-    with tf.io.gfile.GFile(tmp, "w") as writer:
-        json.dump({"key": key, "num_records": count}, writer, indent=1, sort_keys=True)
-    tf.io.gfile.rename(tmp, output_file + ".key.json", overwrite=True)
-    return output_file, count
+    """Reuses `output_file` only when its recorded key equals `key` (see
+    `albert_tf.data.feature_cache`); else (re)writes it. Returns (path, number of records)."""
+    record = feature_cache.cached(
+        output_file, key,
+        lambda tmp: _write_records(examples, label_list, max_seq_length, tokenizer, tmp,
+                                   task_name))
+    return output_file, int(record["num_records"])
 
 
 def input_fn_builder(input_file, seq_length: int, is_training: bool, drop_remainder: bool,

@@ -1,4 +1,4 @@
-"""GLUE result files in the original's formats, each written to a temporary name then renamed.
+"""GLUE result files in the original's formats, each written through `io_utils.atomic_output`.
 
 * `eval_results.txt`: per evaluated checkpoint, `key = value` lines in sorted key order, then
   `best = <best value before this evaluation>` and a line of 50 `=`.
@@ -17,6 +17,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from albert_tf.errors import InputError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.tasks.glue.processors import LEADERBOARD_NAMES
 
@@ -61,7 +62,7 @@ class BestTrial:
             last, best, value = text.split(":")
             return cls(int(last), int(best), float(value))
         except ValueError:
-            raise ValueError(f"{path}: expected '<last step>:<best step>:<best value>', "
+            raise InputError(f"{path}: expected '<last step>:<best step>:<best value>', "
                              f"got {text!r}") from None
 
     def write(self, path: str) -> None:

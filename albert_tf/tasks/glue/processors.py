@@ -2,24 +2,25 @@
 
 Each task is described as data (file names, columns, labels) rather than one class per task.
 Files are read as the original reads them: tab-separated, quotes are ordinary characters, and
-every text field and label goes through `preprocess_text` when SentencePiece is used. Rows
-that do not fit (wrong column count, unknown label, non-numeric STS-B score) raise
+every text field and label goes through `preprocess_text` when SentencePiece is used. Files
+and rows that do not fit (non-UTF-8 bytes, a header with too few columns for the task, only a
+header, wrong column count, empty text, unknown label, non-numeric STS-B score) raise
 `GlueDataError` naming the file and line, except QQP train/dev rows with missing columns,
-which the original skips; those are skipped and counted.
+which the original skips; those are skipped and counted. An empty text in a test split (the
+leaderboard needs a prediction for every row) or in the large crowd-sourced sets (QQP, MNLI,
+whose released files hold a few such rows) is kept, as the original keeps it, with a warning.
 """
 
 from __future__ import annotations
 
-from albert_tf.errors import InputError
 import dataclasses
-import logging
 import os
 
 import tensorflow as tf
+from absl import logging
 
 from albert_tf import tokenization
-
-log = logging.getLogger(__name__)
+from albert_tf.errors import InputError
 
 
 class GlueDataError(InputError):
@@ -49,6 +50,18 @@ class SplitFormat:
     label: int | None = -1
     columns: int | None = None
 
+    def columns_read(self) -> dict:
+        """Field name → column index, for the fields read from the file (−1: the last)."""
+        names = ("guid", "text_a", "text_b", "label")
+        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+
+    def min_columns(self) -> int:
+        """The fewest columns a row can have for every field to be read, each from its own
+        column (a label in the last column comes after the other fields)."""
+        read = self.columns_read()
+        last = max([i for i in read.values() if i >= 0], default=-1)
+        return last + 1 + (1 if read.get("label") == -1 else 0)
+
 
 @dataclasses.dataclass(frozen=True)
 class TaskFormat:
@@ -58,6 +71,7 @@ class TaskFormat:
     splits: dict               # "train" / "dev" / "test" → SplitFormat
     test_label: object = "0"
     skip_short_rows: bool = False  # QQP: the original drops rows with missing columns
+    allow_empty_text: bool = False  # the released files hold a few rows with an empty text
 
     @property
     def is_regression(self) -> bool:
@@ -91,10 +105,10 @@ TASKS: dict[str, TaskFormat] = {
         "dev": SplitFormat("dev.tsv", header=False, guid=None, text_a=3, text_b=None, label=1, columns=4),
         "test": SplitFormat("test.tsv", guid=0, text_a=1, text_b=None, label=None)}),
     "mnli": TaskFormat("mnli", "MNLI", _NLI, _mnli_splits("dev_matched.tsv", "test_matched.tsv"),
-                       test_label="contradiction"),
+                       test_label="contradiction", allow_empty_text=True),
     "mismnli": TaskFormat("mismnli", "MNLI", _NLI,
                           _mnli_splits("dev_mismatched.tsv", "test_mismatched.tsv"),
-                          test_label="contradiction"),
+                          test_label="contradiction", allow_empty_text=True),
     "mrpc": TaskFormat("mrpc", "MRPC", _BINARY, {
         "train": SplitFormat("train.tsv", guid=None, text_a=3, text_b=4, label=0),
         "dev": SplitFormat("dev.tsv", guid=None, text_a=3, text_b=4, label=0),
@@ -111,7 +125,8 @@ TASKS: dict[str, TaskFormat] = {
     "qqp": TaskFormat("qqp", "QQP", _BINARY, {
         "train": SplitFormat("train.tsv", text_a=3, text_b=4, label=5),
         "dev": SplitFormat("dev.tsv", text_a=3, text_b=4, label=5),
-        "test": SplitFormat("test.tsv", text_a=1, text_b=2, label=None)}, skip_short_rows=True),
+        "test": SplitFormat("test.tsv", text_a=1, text_b=2, label=None)}, skip_short_rows=True,
+        allow_empty_text=True),
     "qnli": TaskFormat("qnli", "QNLI", _ENTAIL, _standard(), test_label="entailment"),
     "wnli": TaskFormat("wnli", "WNLI", _BINARY, _standard()),
     # The diagnostic set: test only, predicted with an MNLI model (unregistered in the original).
@@ -187,11 +202,15 @@ class GlueProcessor:
         fmt = self.task.splits[split]
         rows = read_tsv(path)
         width = fmt.columns
+        if not rows:
+            raise GlueDataError(f"{path}: empty file (expected "
+                                f"{'a header line and ' if fmt.header else ''}examples)")
         if fmt.header:
-            if not rows:
-                raise GlueDataError(f"{path}: empty file (expected a header line)")
             width = width or len(rows[0][1])
+            self._check_header(path, fmt, rows[0][1])
             rows = rows[1:]
+            if not rows:
+                raise GlueDataError(f"{path}:1: only a header line; no {split} examples follow")
         examples, skipped = [], 0
         for number, fields in rows:
             where = f"{path}:{number}"
@@ -201,12 +220,32 @@ class GlueProcessor:
                     continue
                 raise GlueDataError(f"{where}: expected {width} tab-separated columns, got "
                                     f"{len(fields)}")
-            examples.append(self._example(fmt, split, number - 1, fields, where))
+            example = self._example(fmt, split, number - 1, fields, where)
+            empty = [name for name in ("text_a", "text_b") if getattr(example, name) == ""]
+            if empty:
+                message = (f"{where}: empty {' and '.join(empty)} (column "
+                           f"{', '.join(str(getattr(fmt, n)) for n in empty)})")
+                if split != "test" and not self.task.allow_empty_text:
+                    raise GlueDataError(message)
+                logging.warning("%s; kept, as the original keeps it", message)
+            examples.append(example)
         self.skipped_rows = skipped
         if skipped:
-            log.warning("%s: skipped %d rows with missing columns (as the original does)",
-                        path, skipped)
+            logging.warning("%s: skipped %d rows with missing columns (as the original does)",
+                            path, skipped)
+        if not examples:
+            raise GlueDataError(f"{path}: no {split} examples (all {skipped} rows skipped)")
         return examples
+
+    def _check_header(self, path, fmt: SplitFormat, header: list) -> None:
+        """A header with fewer columns than the task reads is another task's (or split's) file."""
+        if len(header) < fmt.min_columns():
+            read = ", ".join(f"{name} from column {'last' if i == -1 else i}"
+                             for name, i in fmt.columns_read().items())
+            raise GlueDataError(
+                f"{path}:1: header has {len(header)} columns ({' | '.join(header)}) but task "
+                f"{self.name} reads {read} (at least {fmt.min_columns()} columns); is this "
+                f"the {self.task.directory} {fmt.file} file?")
 
     def _example(self, fmt: SplitFormat, split, index, fields, where) -> InputExample:
         guid = f"{split}-{index}" if fmt.guid is None else self.process_text(fields[fmt.guid])

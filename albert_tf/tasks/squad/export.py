@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from albert_tf import models
 from albert_tf.export.saved_model import serving_root, write_saved_model
 from albert_tf.export.text_inputs import checked_text
-from albert_tf.tasks.squad import models
 from albert_tf.text.preprocessor import AlbertPreprocessor
 
 NEG = -1e30
@@ -38,7 +38,7 @@ class SquadServing:
     def __init__(self, model, spm_model_file, max_seq_length: int, max_query_length: int,
                  max_answer_length: int, do_lower_case: bool = True):
         self.model = model
-        self.version_2 = isinstance(model, models.SquadV2Model)
+        self.version_2 = isinstance(model, models.AlbertSquadV2)
         self.preprocessor = AlbertPreprocessor(spm_model_file, max_seq_length, do_lower_case)
         self.max_seq_length = max_seq_length
         self.max_query_length = max_query_length

@@ -12,24 +12,25 @@ import os
 import tensorflow as tf
 
 from albert_tf.data.schema import decode, int_feature
+from albert_tf.errors import InputError
+from albert_tf.io_utils import atomic_output, read_utf8
 from albert_tf.tasks.squad.features import SquadFeature
 
 METADATA_FIELDS = ("unique_id", "example_index", "doc_span_index", "tok_start_to_orig_index",
                    "tok_end_to_orig_index", "token_is_max_context", "tokens", "paragraph_len")
 
 
-def _temporary(path):
-    return f"{path}.tmp-{os.getpid()}"
-
-
 class FeatureWriter:
-    """Writes features as tf.train.Examples; the file appears under its name only on `close()`."""
+    """Writes features as tf.train.Examples; the file appears under its name only on `close()`
+    (through `io_utils.atomic_output`; `atomic=False` writes `filename` directly, for a caller
+    that already writes to a temporary name)."""
 
-    def __init__(self, filename, is_training: bool):
+    def __init__(self, filename, is_training: bool, atomic: bool = True):
         self.filename, self.is_training = os.fspath(filename), is_training
         self.num_features = 0
-        self._tmp = _temporary(self.filename)
-        self._writer = tf.io.TFRecordWriter(self._tmp)
+        self._output = atomic_output(self.filename) if atomic else None
+        path = self._output.__enter__() if atomic else self.filename
+        self._writer = tf.io.TFRecordWriter(path)
 
     def process_feature(self, feature: SquadFeature) -> None:
         values = {
@@ -51,7 +52,8 @@ class FeatureWriter:
 
     def close(self) -> None:
         self._writer.close()
-        tf.io.gfile.rename(self._tmp, self.filename, overwrite=True)
+        if self._output is not None:
+            self._output.__exit__(None, None, None)
 
     def __enter__(self):
         return self
@@ -61,7 +63,8 @@ class FeatureWriter:
             self.close()
         else:
             self._writer.close()
-            tf.io.gfile.remove(self._tmp)
+            if self._output is not None:  # removes the temporary; the error goes on
+                self._output.__exit__(kind, value, traceback)
 
 
 def feature_spec(max_seq_length: int, is_training: bool, with_p_mask: bool = True) -> dict:
@@ -89,32 +92,36 @@ def dataset(input_file, max_seq_length: int, is_training: bool, batch_size: int,
     return data.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
 
 
-def write_feature_metadata(path, features) -> None:
-    """One JSON object per line with what post-processing needs; written atomically."""
-    path = os.fspath(path)
-    tmp = _temporary(path)
-    with tf.io.gfile.GFile(tmp, "w") as writer:
+def write_feature_metadata(path, features, atomic: bool = True) -> None:
+    """One JSON object per line with what post-processing needs; written through
+    `io_utils.atomic_output` (`atomic=False`: straight to `path`, already a temporary name)."""
+    if atomic:
+        with atomic_output(path) as tmp:
+            write_feature_metadata(tmp, features, atomic=False)
+        return
+    with tf.io.gfile.GFile(os.fspath(path), "w") as writer:
         for feature in features:
             row = {name: getattr(feature, name) for name in METADATA_FIELDS}
             row["token_is_max_context"] = {str(k): v for k, v in row["token_is_max_context"].items()}
             writer.write(json.dumps(row, ensure_ascii=False) + "\n")
-    tf.io.gfile.rename(tmp, path, overwrite=True)
 
 
 def read_feature_metadata(path) -> list:
     """Features (without ids/masks) as written by `write_feature_metadata`."""
     features = []
-    with tf.io.gfile.GFile(path, "r") as reader:
-        for line_number, line in enumerate(reader, 1):
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{line_number}: not a feature metadata line "
-                                 f"({error.msg})") from None
-            missing = [name for name in METADATA_FIELDS if name not in row]
-            if missing:
-                raise ValueError(f"{path}:{line_number}: missing {', '.join(missing)}")
-            row["token_is_max_context"] = {int(k): v for k, v in row["token_is_max_context"].items()}
-            features.append(SquadFeature(input_ids=None, input_mask=None, segment_ids=None,
-                                         p_mask=None, **row))
+    # split on "\n" only: tokens may hold U+2028 and the like, which str.splitlines splits on
+    lines = read_utf8(path).split("\n")
+    for line_number, line in enumerate(lines[:-1] if lines[-1] == "" else lines, 1):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(f"{path}:{line_number}: not a feature metadata line "
+                             f"({error.msg})") from None
+        missing = ([name for name in METADATA_FIELDS if name not in row]
+                   if isinstance(row, dict) else list(METADATA_FIELDS))
+        if missing:
+            raise InputError(f"{path}:{line_number}: missing {', '.join(missing)}")
+        row["token_is_max_context"] = {int(k): v for k, v in row["token_is_max_context"].items()}
+        features.append(SquadFeature(input_ids=None, input_mask=None, segment_ids=None,
+                                     p_mask=None, **row))
     return features

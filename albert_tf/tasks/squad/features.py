@@ -8,8 +8,9 @@ max-context flags and per-piece raw-text offsets that post-processing needs to r
 from __future__ import annotations
 
 import dataclasses
-import logging
 from typing import Callable, Optional
+
+from absl import logging
 
 from albert_tf.tasks.squad.alignment import align_paragraph, answer_token_span
 from albert_tf.tokenization import encode_ids, encode_pieces, preprocess_text

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from albert_tf.errors import InputError
 import dataclasses
 import json
-import logging
 import random
 from typing import Optional
 
-import tensorflow as tf
+from absl import logging
+
+from albert_tf.errors import InputError
+from albert_tf.io_utils import read_utf8
 
 
 class SquadFormatError(InputError):
@@ -31,9 +32,9 @@ class SquadExample:
 
 
 def load_squad_json(input_file) -> dict:
-    """The whole SQuAD file as a dict; malformed JSON names the file, line and column."""
-    with tf.io.gfile.GFile(input_file, "r") as reader:
-        text = reader.read()
+    """The whole SQuAD file as a dict; malformed JSON or bytes that are not UTF-8 name the
+    file, line and column."""
+    text = read_utf8(input_file)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
@@ -54,13 +55,18 @@ def _field(obj, key, where, kind=None):
     return value
 
 
-def examples_from_json(data: dict, is_training: bool, source="<json>") -> list[SquadExample]:
+def examples_from_json(data: dict, is_training: bool, source="<json>",
+                       version_2_with_negative: Optional[bool] = None) -> list[SquadExample]:
     """Examples of every question, in file order.
 
     Training: a possible question needs exactly one answer (as the original); its text is kept
     and `start_position` is the answer's `answer_start`. The original does not check that the
     text is really at that offset; we keep its behaviour (the span [start, start + len(text))
     is the target) but log a warning, and reject offsets outside the paragraph.
+
+    `version_2_with_negative=False` (SQuAD v1.1 training) refuses questions without an answer
+    (`is_impossible`, or no answers), which only v2.0 can train on, naming the first one and the
+    flag to pass; None accepts both kinds.
     """
     examples = []
     for a, article in enumerate(_field(data, "data", source, list)):
@@ -73,9 +79,19 @@ def examples_from_json(data: dict, is_training: bool, source="<json>") -> list[S
                 question = _field(qa, "question", qwhere, str)
                 example = SquadExample(qas_id, question, context)
                 if is_training:
+                    if version_2_with_negative is False:
+                        _refuse_unanswerable(qa, source, qas_id)
                     _set_training_target(example, qa, f"{qwhere} (id {qas_id})")
                 examples.append(example)
     return examples
+
+
+def _refuse_unanswerable(qa: dict, source, qas_id: str) -> None:
+    answers = qa.get("answers") if isinstance(qa, dict) else None
+    if qa.get("is_impossible") or (isinstance(answers, list) and not answers):
+        raise SquadFormatError(
+            f"{source}: question {qas_id} has no answer (is_impossible): this is SQuAD v2.0 "
+            f"data; pass --version_2_with_negative to train on it")
 
 
 def _set_training_target(example: SquadExample, qa: dict, where: str) -> None:
@@ -99,8 +115,10 @@ def _set_training_target(example: SquadExample, qa: dict, where: str) -> None:
     example.orig_answer_text, example.start_position = text, start
 
 
-def read_squad_examples(input_file, is_training: bool) -> list[SquadExample]:
-    return examples_from_json(load_squad_json(input_file), is_training, source=str(input_file))
+def read_squad_examples(input_file, is_training: bool,
+                        version_2_with_negative: Optional[bool] = None) -> list[SquadExample]:
+    return examples_from_json(load_squad_json(input_file), is_training, source=str(input_file),
+                              version_2_with_negative=version_2_with_negative)
 
 
 def shuffle_training_examples(examples: list) -> list:

@@ -1,10 +1,10 @@
 """SQuAD span heads on the ALBERT encoder, with the original's variables and losses.
 
-`SquadV1Model`: one [2, H] projection → start/end logits (no masking; spec §9.3).
-`SquadV2Model`: masked start log-probs, end log-probs conditioned on a start (teacher-forced in
-training, beam over start_n_top × end_n_top at inference) and an answerability logit (§9.4).
-Both expose `.encoder` and `tf1_head_rows()` so `albert_tf.checkpoint` loads and saves the
-original fine-tuned checkpoint names.
+`AlbertSquadV1`: one [2, H] projection → start/end logits, over every position (the original's
+v1.1 head masks nothing).
+`AlbertSquadV2`: masked start log-probs, end log-probs conditioned on a start (teacher-forced in
+training, beam over start_n_top × end_n_top at inference) and an answerability logit.
+Their TF1 checkpoint names are `checkpoint_names.SQUAD_V1_HEAD` and `SQUAD_V2_HEAD`.
 """
 
 from __future__ import annotations
@@ -16,37 +16,31 @@ from albert_tf.config import AlbertConfig
 from albert_tf.layers.gather import gather_rows
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import LayerNorm
-from albert_tf.models import AlbertModel
+from albert_tf.models.base import AlbertTaskModel
+from albert_tf.models.encoder import AlbertModel
 
 NEG_INF = 1e30
-
-
-def _encoder(config):
-    if isinstance(config, dict):
-        config = AlbertConfig.from_dict(config)
-    return config, AlbertModel(config)
 
 
 def _encoder_inputs(inputs):
     return {k: inputs[k] for k in ("input_ids", "input_mask", "segment_ids") if k in inputs}
 
 
-class SquadV1Model(keras.Model):
+class AlbertSquadV1(AlbertTaskModel):
     """Outputs `start_logits`, `end_logits` [B, S] (float32); the original calls them log probs."""
 
-    def __init__(self, config, **kwargs):
+    def __init__(self, config: AlbertConfig, encoder: AlbertModel | None = None, **kwargs):
         kwargs.setdefault("name", "squad_v1")
-        super().__init__(**kwargs)
-        self.config, self.encoder = _encoder(config)
+        super().__init__(config, encoder, **kwargs)
         hidden = self.config.hidden_size
+        # The head computes in float32: autocast=False keeps a bfloat16 policy from rounding
+        # the weights to bfloat16 when they are read (and from adding a bfloat16 bias to
+        # float32 logits, which TensorFlow refuses).
         self.output_weights = self.add_weight(
-            name="output_weights", shape=(2, hidden),
+            name="output_weights", shape=(2, hidden), autocast=False,
             initializer=truncated_normal(0.02))  # the original hard-codes 0.02 here
-        self.output_bias = self.add_weight(name="output_bias", shape=(2,), initializer="zeros")
-
-    def tf1_head_rows(self):
-        return [("cls/squad/output_weights", "output_weights", (2, "hidden_size")),
-                ("cls/squad/output_bias", "output_bias", (2,))]
+        self.output_bias = self.add_weight(name="output_bias", shape=(2,), initializer="zeros",
+                                           autocast=False)
 
     def call(self, inputs, training=False):
         sequence = self.encoder(_encoder_inputs(inputs), training=training)["sequence_output"]
@@ -68,7 +62,7 @@ def _masked(logits, p_mask):
     return logits * (1.0 - p_mask) - NEG_INF * p_mask
 
 
-class SquadV2Model(keras.Model):
+class AlbertSquadV2(AlbertTaskModel):
     """Inputs add `p_mask` [B,S] (1 = not an answer position) and, for training,
     `start_positions` [B] (teacher forcing of the end head).
 
@@ -77,12 +71,13 @@ class SquadV2Model(keras.Model):
     `end_top_log_probs`, `end_top_index` [B, start_n_top·end_n_top], `cls_logits` [B].
     """
 
-    def __init__(self, config, start_n_top: int = 5, end_n_top: int = 5,
-                 dropout_prob: float = 0.1, **kwargs):
+    HEAD_ARGUMENTS = ("start_n_top", "end_n_top", "dropout_prob")
+
+    def __init__(self, config: AlbertConfig, start_n_top: int = 5, end_n_top: int = 5,
+                 dropout_prob: float = 0.1, encoder: AlbertModel | None = None, **kwargs):
         kwargs.setdefault("name", "squad_v2")
-        super().__init__(**kwargs)
-        self.config, self.encoder = _encoder(config)
-        self.start_n_top, self.end_n_top = start_n_top, end_n_top
+        super().__init__(config, encoder, **kwargs)
+        self.start_n_top, self.end_n_top, self.dropout_prob = start_n_top, end_n_top, dropout_prob
         hidden, init = self.config.hidden_size, truncated_normal(self.config.initializer_range)
         self.start_dense = keras.layers.Dense(1, kernel_initializer=init, name="start_dense")
         self.end_dense_0 = keras.layers.Dense(hidden, activation="tanh", kernel_initializer=init,
@@ -98,22 +93,6 @@ class SquadV2Model(keras.Model):
                              (self.end_layer_norm, hidden), (self.end_dense_1, hidden),
                              (self.answer_dense_0, 2 * hidden), (self.answer_dense_1, hidden)):
             layer.build((None, width))
-
-    def tf1_head_rows(self):
-        h, two_h = "hidden_size", 2 * self.config.hidden_size
-        return [
-            ("start_logits/dense/kernel", "start_dense.kernel", (h, 1)),
-            ("start_logits/dense/bias", "start_dense.bias", (1,)),
-            ("end_logits/dense_0/kernel", "end_dense_0.kernel", (two_h, h)),
-            ("end_logits/dense_0/bias", "end_dense_0.bias", (h,)),
-            ("end_logits/LayerNorm/beta", "end_layer_norm.beta", (h,)),
-            ("end_logits/LayerNorm/gamma", "end_layer_norm.gamma", (h,)),
-            ("end_logits/dense_1/kernel", "end_dense_1.kernel", (h, 1)),
-            ("end_logits/dense_1/bias", "end_dense_1.bias", (1,)),
-            ("answer_class/dense_0/kernel", "answer_dense_0.kernel", (two_h, h)),
-            ("answer_class/dense_0/bias", "answer_dense_0.bias", (h,)),
-            ("answer_class/dense_1/kernel", "answer_dense_1.kernel", (h, 1)),
-        ]
 
     def _end_logits(self, sequence, start_states, p_mask):
         """sequence [B,S,H], start_states [B,...,H] broadcast over S → masked end log-probs."""
@@ -151,10 +130,6 @@ class SquadV2Model(keras.Model):
         hidden = self.answer_dropout(self.answer_dense_0(answer_input), training=training)
         outputs["cls_logits"] = ops.cast(ops.squeeze(self.answer_dense_1(hidden), -1), "float32")
         return outputs
-
-    def get_config(self):
-        return {"config": self.config.to_dict(), "start_n_top": self.start_n_top,
-                "end_n_top": self.end_n_top, "name": self.name}
 
 
 def squad_v2_loss(outputs, features):

@@ -1,4 +1,4 @@
-"""The MLM + SOP pretraining task for `Trainer`: exact global-batch losses and the original's
+"""The MLM + SOP pretraining objective for the train step: exact global-batch losses and the original's
 eval metrics (`masked_lm_accuracy`, `masked_lm_loss`, `sentence_order_accuracy`,
 `sentence_order_loss`, `loss`)."""
 
@@ -8,10 +8,7 @@ import tensorflow as tf
 
 from albert_tf.models import (masked_lm_example_loss, pretraining_losses,
                               sentence_order_example_loss)
-from albert_tf.training.steps import Task
-
-EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
-             "sentence_order_accuracy", "sentence_order_loss")
+from albert_tf.training.steps import Objective
 
 
 def _parts(outputs, features):
@@ -65,6 +62,6 @@ def pretraining_metrics(outputs, features):
     }
 
 
-def pretraining_task() -> Task:
-    return Task(pretraining_loss, totals_fn=pretraining_totals, metric_fn=pretraining_metrics,
+def pretraining_objective() -> Objective:
+    return Objective(pretraining_loss, totals_fn=pretraining_totals, metric_fn=pretraining_metrics,
                 call_kwargs={"heads_only": True})

@@ -1,13 +1,14 @@
-"""RACE multiple choice: reading articles, 4-choice features and their TFRecords (spec §10).
+"""RACE multiple choice: reading articles, 4-choice features and their TFRecords.
 
 Data layout: `data_dir/RACE/{train,dev,test}/{middle,high}/`, either one `all.txt` per level (one
 article JSON per line, what the original reads) or the per-article `N.txt` files of the official
-download (one JSON each), which the original needed concatenated first.
+download (one JSON each), which the original needed concatenated first. Each question becomes
+four `[CLS] article [SEP] question+option [SEP]` rows; a TFRecord cache of a split is keyed by
+its files' bytes and the settings (`cached_tfrecord`).
 """
 
 from __future__ import annotations
 
-from albert_tf.errors import InputError
 import dataclasses
 import json
 import os
@@ -15,7 +16,10 @@ import re
 
 import tensorflow as tf
 
+from albert_tf.data import feature_cache
 from albert_tf.data.schema import decode, int_feature
+from albert_tf.errors import InputError
+from albert_tf.io_utils import atomic_output, read_utf8
 from albert_tf.tokenization import preprocess_text
 
 LABELS = ("A", "B", "C", "D")
@@ -53,8 +57,7 @@ def level_files(data_dir, split: str, level: str) -> list:
 
 def _articles(path):
     """Articles of one file: one JSON object per line (all.txt) or one object (per-article)."""
-    with tf.io.gfile.GFile(path, "r") as reader:
-        text = reader.read()
+    text = read_utf8(path)
     try:
         return [json.loads(text)]
     except json.JSONDecodeError:
@@ -76,14 +79,23 @@ def _choice_texts(question: str, options: list) -> list:
             for option in options]
 
 
+def selected_levels(high_only: bool = False, middle_only: bool = False) -> list:
+    return [level for level in LEVELS
+            if not ((level == "middle" and high_only) or (level == "high" and middle_only))]
+
+
+def split_files(data_dir, split: str, high_only: bool = False, middle_only: bool = False) -> list:
+    """The files read for `split`, middle level then high."""
+    return [path for level in selected_levels(high_only, middle_only)
+            for path in level_files(data_dir, split, level)]
+
+
 def read_race_examples(data_dir, split: str, do_lower_case: bool = True,
                        high_only: bool = False, middle_only: bool = False) -> list:
     """Examples (one per question) of the middle then high levels of `split`."""
     process = lambda text: preprocess_text(text, lower=do_lower_case)  # noqa: E731
     examples = []
-    for level in LEVELS:
-        if (level == "middle" and high_only) or (level == "high" and middle_only):
-            continue
+    for level in selected_levels(high_only, middle_only):
         for path in level_files(data_dir, split, level):
             for article in _articles(path):
                 try:
@@ -131,12 +143,15 @@ def convert_example(example: RaceExample, tokenizer, max_seq_length: int,
 
 
 def write_race_tfrecord(examples, tokenizer, max_seq_length: int, max_qa_length: int,
-                        output_file) -> int:
+                        output_file, atomic: bool = True) -> int:
     """Original record layout ([4·S] flattened ids/mask/segments, `label_ids`,
-    `is_real_example`), written to a temporary name and renamed when complete."""
-    output_file = os.fspath(output_file)
-    tmp = f"{output_file}.tmp-{os.getpid()}"
-    with tf.io.TFRecordWriter(tmp) as writer:
+    `is_real_example`), written through `io_utils.atomic_output` (`atomic=False`: straight to
+    `output_file`, already a temporary name)."""
+    if atomic:
+        with atomic_output(output_file) as tmp:
+            return write_race_tfrecord(examples, tokenizer, max_seq_length, max_qa_length, tmp,
+                                       atomic=False)
+    with tf.io.TFRecordWriter(os.fspath(output_file)) as writer:
         for example in examples:
             feature = convert_example(example, tokenizer, max_seq_length, max_qa_length)
             values = {name: int_feature(sum(getattr(feature, name), []))
@@ -145,8 +160,47 @@ def write_race_tfrecord(examples, tokenizer, max_seq_length: int, max_qa_length:
             values["is_real_example"] = int_feature([int(feature.is_real_example)])
             writer.write(tf.train.Example(
                 features=tf.train.Features(feature=values)).SerializeToString())
-    tf.io.gfile.rename(tmp, output_file, overwrite=True)
     return len(examples)
+
+
+def cache_key(data_dir, split: str, tokenizer, max_seq_length: int, max_qa_length: int,
+              do_lower_case: bool = True, high_only: bool = False, middle_only: bool = False,
+              levels=None) -> dict:
+    """What a split's TFRecord depends on: its files' bytes and every setting."""
+    return {
+        "format_version": feature_cache.FORMAT_VERSION,
+        "task": "race",
+        "split": split,
+        "source_sha256": feature_cache.files_digest(split_files(data_dir, split, high_only,
+                                                                middle_only)),
+        **feature_cache.tokenizer_identity(getattr(tokenizer, "spm_model_file", None),
+                                           getattr(tokenizer, "vocab_file", None)),
+        "max_seq_length": int(max_seq_length),
+        "max_qa_length": int(max_qa_length),
+        "do_lower_case": bool(do_lower_case),
+        "high_only": bool(high_only),
+        "middle_only": bool(middle_only),
+        "levels": sorted(levels) if levels is not None else None,
+    }
+
+
+def cached_tfrecord(path, data_dir, split: str, tokenizer, max_seq_length: int,
+                    max_qa_length: int, do_lower_case: bool = True, high_only: bool = False,
+                    middle_only: bool = False, levels=None) -> tuple:
+    """(path, examples) of `split` (restricted to `levels`, if given): the TFRecord at `path` is
+    reused only when it was built from the same files with the same settings, else rewritten."""
+    examples = read_race_examples(data_dir, split, do_lower_case, high_only, middle_only)
+    if levels is not None:
+        examples = [e for e in examples if e.level in levels]
+    if not examples:
+        wanted = levels or selected_levels(high_only, middle_only)
+        raise RaceFormatError(f"{os.path.join(data_dir, 'RACE', split)}: no questions "
+                              f"(levels {', '.join(wanted)})")
+    key = cache_key(data_dir, split, tokenizer, max_seq_length, max_qa_length, do_lower_case,
+                    high_only, middle_only, levels)
+    feature_cache.cached(path, key, lambda tmp: write_race_tfrecord(
+        examples, tokenizer, max_seq_length, max_qa_length, tmp, atomic=False))
+    return os.fspath(path), examples
 
 
 def race_dataset(input_file, max_seq_length: int, is_training: bool, batch_size: int,

@@ -1,7 +1,8 @@
 """The original's sequence classifier: ALBERT pooled output → dropout 0.1 → `output_weights`.
 
 `output_weights` [C, H] and `output_bias` [C] live at the checkpoint root, stored in TF1
-layout ([out, in]), so an original fine-tuned checkpoint loads by name (`tf1_head_rows`).
+layout ([out, in]), so an original fine-tuned checkpoint loads by name
+(`checkpoint_names.CLASSIFIER_HEAD`).
 With one output (STS-B) the model is a regressor and its loss is the squared error.
 """
 
@@ -12,29 +13,29 @@ from keras import ops
 
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.initializers import truncated_normal
-from albert_tf.models import AlbertModel
+from albert_tf.models.base import AlbertTaskModel
+from albert_tf.models.encoder import AlbertModel
 
 # Fixed by the original's head whatever the config says (also for dropout-free v2 models).
 HEAD_DROPOUT = 0.1
 HEAD_INIT_STDDEV = 0.02
 
 
-class AlbertClassifier(keras.Model):
+class AlbertClassifier(AlbertTaskModel):
     """`{"input_ids","input_mask","segment_ids"}` → `logits` ([B,C]; [B] when regressing),
     `probabilities` ([B,C] softmax; the [B,1] raw output when regressing) and `predictions`
     ([B] int32 class ids; the float scores when regressing). Outputs are float32."""
 
+    HEAD_ARGUMENTS = ("num_labels",)
+
     def __init__(self, config: AlbertConfig, num_labels: int, encoder: AlbertModel | None = None,
                  **kwargs):
         kwargs.setdefault("name", "albert_classifier")
-        super().__init__(**kwargs)
-        if isinstance(config, dict):
-            config = AlbertConfig.from_dict(config)
         if num_labels < 1:
             raise ValueError(f"num_labels must be at least 1, got {num_labels}")
-        self.config = config
+        super().__init__(config, encoder, **kwargs)
+        config = self.config
         self.num_labels = num_labels
-        self.encoder = encoder if encoder is not None else AlbertModel(config)
         self.dropout = keras.layers.Dropout(HEAD_DROPOUT, name="head_dropout")
         self.output_weights = self.add_weight(
             name="output_weights", shape=(num_labels, config.hidden_size),
@@ -47,11 +48,6 @@ class AlbertClassifier(keras.Model):
     def is_regression(self) -> bool:
         return self.num_labels == 1
 
-    def tf1_head_rows(self):
-        """TF1 names of the head weights (at the checkpoint root, as the original)."""
-        return [("output_weights", "output_weights", (self.num_labels, "hidden_size")),
-                ("output_bias", "output_bias", (self.num_labels,))]
-
     def call(self, inputs, training=False):
         pooled = self.encoder(inputs, training=training, pooled_only=True)["pooled_output"]
         pooled = self.dropout(pooled, training=training)
@@ -62,14 +58,6 @@ class AlbertClassifier(keras.Model):
             return {"logits": scores, "probabilities": logits, "predictions": scores}
         return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1),
                 "predictions": ops.cast(ops.argmax(logits, axis=-1), "int32")}
-
-    def get_config(self):
-        return {"config": self.config.to_dict(), "num_labels": self.num_labels, "name": self.name}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(AlbertConfig.from_dict(config["config"]), config["num_labels"],
-                   name=config.get("name", "albert_classifier"))
 
 
 def per_example_loss(logits, labels, regression: bool):

@@ -10,8 +10,9 @@ import pytest
 
 from albert_tf import AlbertConfig
 from albert_tf.checkpoint import save_tf1_checkpoint
-from albert_tf.tasks.classifier import AlbertClassifier
-from albert_tf.tasks.glue.run import GlueRun, GlueRunConfig, GlueRunError, list_checkpoints
+from albert_tf.models import AlbertClassifier
+from albert_tf.tasks.glue.task import GlueRunConfig, GlueRunError, GlueTask, run_glue
+from albert_tf.training.checkpoints import list_checkpoints
 
 TINY = {"vocab_size": 1500, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 2,
         "num_attention_heads": 4, "intermediate_size": 37, "max_position_embeddings": 64}
@@ -36,19 +37,19 @@ def _blocks(path):
 
 def test_flag_checks(base):
     with pytest.raises(GlueRunError, match="do_train"):
-        GlueRun(GlueRunConfig(**base))
+        GlueTask(GlueRunConfig.from_flat(base))
     with pytest.raises(GlueRunError, match="init_checkpoint"):
-        GlueRun(GlueRunConfig(**dict(base, albert_config_file=None, do_train=True,
+        GlueTask(GlueRunConfig.from_flat(dict(base, albert_config_file=None, do_train=True,
                                      albert_hub_module_handle="https://tfhub.dev/x/1")))
     with pytest.raises(ValueError, match="max_position_embeddings"):
-        GlueRun(GlueRunConfig(**dict(base, do_train=True, max_seq_length=128)))
+        GlueTask(GlueRunConfig.from_flat(dict(base, do_train=True, max_seq_length=128)))
     with pytest.raises(GlueRunError, match="optimizer"):
-        GlueRun(GlueRunConfig(**dict(base, do_train=True, optimizer="sgd")))
+        GlueTask(GlueRunConfig.from_flat(dict(base, do_train=True, optimizer="sgd")))
 
 
 def test_eval_from_restored_checkpoints_equals_eval_during_training(base, tmp_path):
     keras.utils.set_random_seed(0)
-    GlueRun(GlueRunConfig(**dict(base, do_train=True, do_eval=True))).run()
+    run_glue(GlueRunConfig.from_flat(dict(base, do_train=True, do_eval=True)))
     out = tmp_path / "out"
     during = _blocks(out / "eval_results.txt")
     assert [b["global_step"] for b in during] == ["2", "4"]
@@ -56,7 +57,7 @@ def test_eval_from_restored_checkpoints_equals_eval_during_training(base, tmp_pa
     # The run_glue.sh second step (eval + predict only) in a fresh run: every checkpoint is
     # restored from disk and must score exactly as the in-memory model did.
     (out / "best_trial.txt").unlink()
-    summary = GlueRun(GlueRunConfig(**dict(base, do_eval=True, do_predict=True))).run()
+    summary = run_glue(GlueRunConfig.from_flat(dict(base, do_eval=True, do_predict=True)))
     after = _blocks(out / "eval_results.txt")
     for a, b in zip(during, after):
         for key in ("eval_accuracy", "eval_loss", "f1", "loss"):
@@ -64,15 +65,15 @@ def test_eval_from_restored_checkpoints_equals_eval_during_training(base, tmp_pa
     assert summary["predict"]["leaderboard"].endswith("MRPC.tsv")
     # Evaluating again next to model.ckpt-best neither crashes nor re-evaluates (the original's
     # int("best") crash), and keeps the results file.
-    GlueRun(GlueRunConfig(**dict(base, do_eval=True))).run()
+    run_glue(GlueRunConfig.from_flat(dict(base, do_eval=True)))
     assert _blocks(out / "eval_results.txt") == after
 
 
 def test_cache_keyed_on_sequence_length(base, tmp_path):
     cfg = dict(base, do_train=True, train_step=1, save_checkpoints_steps=1)
-    GlueRun(GlueRunConfig(**cfg)).run()
+    run_glue(GlueRunConfig.from_flat(cfg))
     shutil.rmtree(tmp_path / "out2", ignore_errors=True)
-    run = GlueRun(GlueRunConfig(**dict(cfg, output_dir=str(tmp_path / "out2"),
+    run = GlueTask(GlueRunConfig.from_flat(dict(cfg, output_dir=str(tmp_path / "out2"),
                                        cached_dir=str(tmp_path / "out"), max_seq_length=24)))
     path, _ = run.features("train", run.processor.get_train_examples(base["data_dir"]),
                            "mrpc_train.tf_record")
@@ -86,12 +87,12 @@ def test_ax_predicted_with_an_mnli_checkpoint(base, tmp_path, data_dir):
     checkpoint = save_tf1_checkpoint(mnli, str(tmp_path / "mnli" / "model.ckpt-best"), 10)
     cfg = dict(base, task_name="ax", data_dir=str(data_dir / "glue"), do_predict=True,
                init_checkpoint=checkpoint, predict_batch_size=256)
-    paths = GlueRun(GlueRunConfig(**cfg)).run()["predict"]
+    paths = run_glue(GlueRunConfig.from_flat(cfg))["predict"]
     lines = open(paths["leaderboard"]).read().splitlines()
     assert paths["leaderboard"].endswith("AX.tsv") and len(lines) == 1105
     assert {line.split("\t")[1] for line in lines[1:]} <= {"contradiction", "entailment", "neutral"}
     with pytest.raises(Exception, match="no train split"):
-        GlueRun(GlueRunConfig(**dict(cfg, do_train=True))).run()
+        run_glue(GlueRunConfig.from_flat(dict(cfg, do_train=True)))
 
 
 def test_init_from_our_pretraining_checkpoint(tmp_path):

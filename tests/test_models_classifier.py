@@ -7,11 +7,7 @@ import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertModel
 from albert_tf.checkpoint import load_tf1_checkpoint, model_entries, save_tf1_checkpoint
-from albert_tf.tasks.classifier import AlbertClassifier, classifier_loss, per_example_loss
-
-CONFIG = dict(vocab_size=100, embedding_size=8, hidden_size=16, num_hidden_layers=2,
-              num_attention_heads=2, intermediate_size=24, max_position_embeddings=16,
-              hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+from albert_tf.models import AlbertClassifier, classifier_loss, per_example_loss
 
 
 def _inputs(batch=3, seq=8, seed=0):
@@ -22,9 +18,9 @@ def _inputs(batch=3, seq=8, seed=0):
             "input_mask": mask, "segment_ids": np.zeros((batch, seq), np.int32)}
 
 
-def test_head_layout_and_outputs():
+def test_head_layout_and_outputs(tiny_config):
     keras.utils.set_random_seed(1)
-    model = AlbertClassifier(AlbertConfig(**CONFIG), 3)
+    model = AlbertClassifier(tiny_config, 3)
     assert tuple(model.output_weights.shape) == (3, 16) and tuple(model.output_bias.shape) == (3,)
     assert np.all(model.output_bias.numpy() == 0)
     assert np.abs(model.output_weights.numpy()).max() <= 0.04 + 1e-6  # truncated at 2·0.02
@@ -38,16 +34,16 @@ def test_head_layout_and_outputs():
     assert out["predictions"].dtype == tf.int32
 
 
-def test_dropout_only_in_training_and_fixed_at_point_one():
-    model = AlbertClassifier(AlbertConfig(**CONFIG), 2)  # config dropout 0: the head's is fixed
+def test_dropout_only_in_training_and_fixed_at_point_one(tiny_config):
+    model = AlbertClassifier(tiny_config, 2)  # config dropout 0: the head's is fixed
     assert model.dropout.rate == 0.1
     x = _inputs(batch=64)
     np.testing.assert_array_equal(model(x)["logits"].numpy(), model(x)["logits"].numpy())
     assert not np.allclose(model(x, training=True)["logits"].numpy(), model(x)["logits"].numpy())
 
 
-def test_regression_outputs_and_losses():
-    model = AlbertClassifier(AlbertConfig(**CONFIG), 1)
+def test_regression_outputs_and_losses(tiny_config):
+    model = AlbertClassifier(tiny_config, 1)
     out = model(_inputs())
     assert out["probabilities"].shape == (3, 1) and out["logits"].shape == (3,)
     np.testing.assert_array_equal(out["predictions"].numpy(), out["logits"].numpy())
@@ -64,14 +60,14 @@ def test_classification_loss_is_mean_cross_entropy():
     np.testing.assert_allclose(per_example_loss(logits, labels, False).numpy(), want, rtol=1e-6)
 
 
-def test_tf1_names_round_trip_and_pretrained_checkpoint(tmp_path, fixtures_dir):
-    model = AlbertClassifier(AlbertConfig(**CONFIG), 2)
+def test_tf1_names_round_trip_and_pretrained_checkpoint(tmp_path, fixtures_dir, tiny_config):
+    model = AlbertClassifier(tiny_config, 2)
     names = [e.name for e in model_entries(model)]
     assert names[-2:] == ["output_weights", "output_bias"]  # root-level, as the original
     prefix = save_tf1_checkpoint(model, str(tmp_path / "model.ckpt-3"), 3)
     shapes = dict(tf.train.list_variables(prefix))
     assert shapes["output_weights"] == [2, 16] and shapes["output_bias"] == [2]
-    clone = AlbertClassifier(AlbertConfig(**CONFIG), 2)
+    clone = AlbertClassifier(tiny_config, 2)
     report = load_tf1_checkpoint(clone, prefix)
     assert report.missing == [] and "output_weights" in report.loaded
     x = _inputs()
@@ -88,6 +84,6 @@ def test_tf1_names_round_trip_and_pretrained_checkpoint(tmp_path, fixtures_dir):
                                encoder(ids)["pooled_output"].numpy(), atol=1e-6)
 
 
-def test_bad_num_labels():
+def test_bad_num_labels(tiny_config):
     with pytest.raises(ValueError, match="num_labels"):
-        AlbertClassifier(AlbertConfig(**CONFIG), 0)
+        AlbertClassifier(tiny_config, 0)

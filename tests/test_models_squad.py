@@ -4,12 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import checkpoint
-from albert_tf.config import AlbertConfig
-from albert_tf.tasks.squad import models
-
-CONFIG = AlbertConfig(vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=1,
-                      num_attention_heads=2, intermediate_size=32, max_position_embeddings=32)
+from albert_tf import checkpoint, checkpoint_names
+from albert_tf.models import AlbertSquadV1, AlbertSquadV2, squad_v1_loss, squad_v2_loss
 
 
 def _inputs(batch=2, seq=12):
@@ -22,8 +18,8 @@ def _inputs(batch=2, seq=12):
             "segment_ids": np.zeros((batch, seq), "int32"), "p_mask": p_mask}
 
 
-def test_v1_logits_and_loss():
-    model = models.SquadV1Model(CONFIG)
+def test_v1_logits_and_loss(tiny_config):
+    model = AlbertSquadV1(tiny_config)
     x = _inputs()
     out = model(x)
     sequence = model.encoder(x)["sequence_output"].numpy()
@@ -31,7 +27,7 @@ def test_v1_logits_and_loss():
     np.testing.assert_allclose(out["start_logits"], expected[..., 0], atol=1e-5)
     np.testing.assert_allclose(out["end_logits"], expected[..., 1], atol=1e-5)
     features = {"start_positions": np.array([4, 5]), "end_positions": np.array([6, 0])}
-    loss = float(models.squad_v1_loss(out, features))
+    loss = float(squad_v1_loss(out, features))
 
     def ce(logits, pos):
         logits = logits.numpy().astype("float64")
@@ -41,8 +37,8 @@ def test_v1_logits_and_loss():
                                         ce(out["end_logits"], [6, 0])), rel=1e-5)
 
 
-def test_v2_beam_equals_teacher_forcing_and_respects_p_mask():
-    model = models.SquadV2Model(CONFIG, start_n_top=3, end_n_top=2, dropout_prob=0.0)
+def test_v2_beam_equals_teacher_forcing_and_respects_p_mask(tiny_config):
+    model = AlbertSquadV2(tiny_config, start_n_top=3, end_n_top=2, dropout_prob=0.0)
     x = _inputs()
     beam = {k: v.numpy() for k, v in model(x).items()}
     assert beam["end_top_index"].shape == (2, 6) and beam["cls_logits"].shape == (2,)
@@ -61,8 +57,8 @@ def test_v2_beam_equals_teacher_forcing_and_respects_p_mask():
         np.testing.assert_allclose(np.exp(forced["start_log_probs"].numpy()).sum(-1), 1, atol=1e-5)
 
 
-def test_v2_loss_matches_definition():
-    model = models.SquadV2Model(CONFIG, dropout_prob=0.0)
+def test_v2_loss_matches_definition(tiny_config):
+    model = AlbertSquadV2(tiny_config, dropout_prob=0.0)
     x = _inputs()
     features = {"start_positions": np.array([4, 0]), "end_positions": np.array([6, 0]),
                 "is_impossible": np.array([0, 1])}
@@ -72,18 +68,18 @@ def test_v2_loss_matches_definition():
                    out["end_log_probs"][[0, 1], [6, 0]].mean())
     z, y = out["cls_logits"], np.array([0.0, 1.0])
     answer = np.mean(np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z))))
-    assert float(models.squad_v2_loss(out, features)) == pytest.approx(span + 0.5 * answer, rel=1e-5)
+    assert float(squad_v2_loss(out, features)) == pytest.approx(span + 0.5 * answer, rel=1e-5)
 
 
-@pytest.mark.parametrize("make", [lambda: models.SquadV1Model(CONFIG),
-                                  lambda: models.SquadV2Model(CONFIG)])
-def test_tf1_checkpoint_round_trip(make, tmp_path):
-    model = make()
+@pytest.mark.parametrize("cls, head", [(AlbertSquadV1, checkpoint_names.SQUAD_V1_HEAD),
+                                       (AlbertSquadV2, checkpoint_names.SQUAD_V2_HEAD)])
+def test_tf1_checkpoint_round_trip(cls, head, tmp_path, tiny_config):
+    model = cls(tiny_config)
     prefix = checkpoint.save_tf1_checkpoint(model, str(tmp_path / "model.ckpt"), global_step=7)
     names = {name for name, _ in tf.train.list_variables(prefix)}
-    for name, _, _ in model.tf1_head_rows():
+    for name, _, _ in head:
         assert name in names
-    other = make()
+    other = cls(tiny_config)
     checkpoint.load_tf1_checkpoint(other, prefix)
     for a, b in zip(checkpoint.model_entries(model), checkpoint.model_entries(other)):
         np.testing.assert_array_equal(a.variable.numpy(), b.variable.numpy())

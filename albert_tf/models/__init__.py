@@ -1,0 +1,25 @@
+"""ALBERT models: the encoder and every model with a head on it.
+
+`AlbertModel` (encoder), `AlbertPretrainer` (masked-LM + sentence-order heads),
+`AlbertClassifier` (GLUE), `AlbertSquadV1` / `AlbertSquadV2` (SQuAD spans),
+`AlbertMultipleChoice` (RACE). Task models are built as `Cls(config, <head arguments>,
+encoder=None)`; their TF1 checkpoint names are in `albert_tf.checkpoint_names`.
+"""
+
+from albert_tf.models.base import AlbertTaskModel
+from albert_tf.models.classifier import AlbertClassifier, classifier_loss, per_example_loss
+from albert_tf.models.encoder import AlbertModel, as_albert_config
+from albert_tf.models.multiple_choice import (RACE_NUM_CHOICES, AlbertMultipleChoice,
+                                              multiple_choice_loss)
+from albert_tf.models.pretrainer import (AlbertPretrainer, masked_lm_example_loss, masked_lm_loss,
+                                         pretraining_losses, sentence_order_example_loss,
+                                         sentence_order_loss)
+from albert_tf.models.squad import AlbertSquadV1, AlbertSquadV2, squad_v1_loss, squad_v2_loss
+
+__all__ = [
+    "AlbertModel", "AlbertTaskModel", "AlbertPretrainer", "AlbertClassifier", "AlbertSquadV1",
+    "AlbertSquadV2", "AlbertMultipleChoice", "RACE_NUM_CHOICES", "as_albert_config",
+    "masked_lm_example_loss", "masked_lm_loss", "sentence_order_example_loss",
+    "sentence_order_loss", "pretraining_losses", "per_example_loss", "classifier_loss",
+    "squad_v1_loss", "squad_v2_loss", "multiple_choice_loss",
+]

@@ -1,0 +1,39 @@
+"""`AlbertTaskModel`: what every model with a head on the ALBERT encoder has in common."""
+
+from __future__ import annotations
+
+import keras
+
+from albert_tf.config import AlbertConfig
+from albert_tf.models.encoder import AlbertModel, as_albert_config
+
+
+class AlbertTaskModel(keras.Model):
+    """An `AlbertModel` (`.encoder`) plus a task head built by the subclass.
+
+    Every task model is built as `Cls(config, <head arguments>, encoder=None, **kwargs)`.
+    A given `encoder` is used as is (shared, e.g. by two heads or by a pretrainer whose weights
+    a task starts from); otherwise a new one is built from `config`. The encoder is assigned
+    before the head's weights, so `model.weights` (and the optimizer slots that follow their
+    order) keep the order the models have always had.
+
+    `get_config` holds `config` plus the head arguments named by `HEAD_ARGUMENTS`; `from_config`
+    builds a model with a new encoder from it (an encoder shared at construction is not part of
+    the config, as with any Keras layer argument that is an object).
+    """
+
+    HEAD_ARGUMENTS: tuple = ()
+
+    def __init__(self, config: AlbertConfig, encoder: AlbertModel | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.config = as_albert_config(config)
+        self.encoder = encoder if encoder is not None else AlbertModel(self.config)
+
+    def get_config(self):
+        head = {name: getattr(self, name) for name in self.HEAD_ARGUMENTS}
+        return {"config": self.config.to_dict(), **head, "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        return cls(AlbertConfig.from_dict(config.pop("config")), **config)

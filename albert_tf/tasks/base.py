@@ -1,0 +1,154 @@
+"""The task interface every job implements (pretraining, GLUE, SQuAD, RACE), and the run config
+shape they share: the task's own fields, plus `runtime` (where and how it runs) and `schedule`
+(batch sizes, optimizer, steps, checkpoints).
+
+A task says *what* to train and how to score it; `albert_tf.tasks.driver.Driver` says *how a run
+goes*: lock the output_dir, train, evaluate each checkpoint, keep the best, predict, export.
+A new task is one folder under `albert_tf/tasks/` with a `task.py` holding its config and its
+`Task` subclass (see ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from typing import Callable
+
+from albert_tf.errors import UsageError
+from albert_tf.training.runtime import RuntimeConfig
+from albert_tf.training.steps import Objective
+
+OPTIMIZERS = ("adamw", "lamb")
+
+
+@dataclasses.dataclass
+class ScheduleConfig:
+    """How long and how hard to train, and how often to checkpoint."""
+
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    predict_batch_size: int = 8
+    learning_rate: float = 5e-5
+    num_train_steps: int = 1000
+    num_warmup_steps: int = 0
+    save_checkpoints_steps: int = 1000
+    keep_checkpoint_max: int = 5  # 0 keeps every checkpoint
+    optimizer: str = "adamw"
+    poly_power: float = 1.0
+    start_warmup_step: int = 0
+    log_every_steps: int = 100
+
+    def __post_init__(self):
+        for name in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
+            if int(getattr(self, name)) < 1:
+                raise UsageError(f"--{name} must be at least 1, got {getattr(self, name)}")
+
+
+@dataclasses.dataclass
+class RunConfig:
+    """Fields every task has. Subclasses add their own, and override `schedule`'s defaults with
+    a `default_factory`. `FLAG_NAMES` maps a field to the original's flag name where it differs."""
+
+    FLAG_NAMES: typing.ClassVar[dict] = {}
+
+    output_dir: str | None = None
+    albert_config_file: str | None = None
+    init_checkpoint: str | None = None
+    do_train: bool = False
+    do_eval: bool = False
+    do_predict: bool = False
+    export_dir: str | None = None
+    runtime: RuntimeConfig = dataclasses.field(default_factory=RuntimeConfig)
+    schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)
+
+    @classmethod
+    def from_flat(cls, values: typing.Mapping):
+        """The config from one flat mapping of flag names to values (absl FLAGS' values, or a
+        dict in tests): a nested dataclass field (`runtime`, `schedule`) takes the names of its
+        own fields; names the config does not know are ignored."""
+        from albert_tf.cli import dataclass_from_flat
+
+        return dataclass_from_flat(cls, values)
+
+    def require(self, *names: str) -> None:
+        missing = [name for name in names if getattr(self, name) in (None, "")]
+        if missing:
+            raise UsageError(", ".join(f"--{self.FLAG_NAMES.get(n, n)}" for n in missing) +
+                             (" is" if len(missing) == 1 else " are") + " required")
+
+
+class Task:
+    """One job: what model to build, what to train it on, how to score and use it.
+
+    Subclasses implement the methods below; the driver calls them. `model` arguments are built
+    by `build_model` inside the runtime's strategy scope and hold the weights of the checkpoint
+    being evaluated or used.
+    """
+
+    #: metric whose highest value selects `model.ckpt-best` (None: the task keeps no best).
+    best_metric: str | None = None
+    #: a checkpoint is kept as best only when its metric beats this (and every earlier one).
+    best_initial_value: float = float("-inf")
+    #: evaluate checkpoints as they are saved during training (with `--do_eval`).
+    evaluate_during_training: bool = True
+
+    def __init__(self, config: RunConfig):
+        self.config = config
+
+    # -- set-up ----------------------------------------------------------------------------
+    def validate(self) -> None:
+        """Raises UsageError for flags that cannot work together (before anything is written)."""
+        if self.config.schedule.optimizer not in OPTIMIZERS:
+            raise UsageError(f"--optimizer must be adamw or lamb, got "
+                             f"{self.config.schedule.optimizer!r}")
+
+    def prepare_output_dir(self, is_chief: bool) -> None:
+        """Called under the output_dir lock before training: check and write what the folder
+        must describe (pretraining's albert_config.json)."""
+
+    def build_model(self):
+        raise NotImplementedError
+
+    # -- training --------------------------------------------------------------------------
+    def objective(self) -> Objective:
+        """The training loss (and training metrics) for the train step."""
+        raise NotImplementedError
+
+    def train_dataset_fn(self) -> Callable:
+        """`dataset_fn(input_context)` of per-replica training batches."""
+        raise NotImplementedError
+
+    @property
+    def num_train_steps(self) -> int:
+        return int(self.config.schedule.num_train_steps)
+
+    @property
+    def num_warmup_steps(self) -> int:
+        return int(self.config.schedule.num_warmup_steps)
+
+    # -- evaluation ------------------------------------------------------------------------
+    @property
+    def does_evaluate(self) -> bool:
+        """Whether this run scores checkpoints (GLUE/RACE: --do_eval; SQuAD: --do_predict)."""
+        return bool(self.config.do_eval)
+
+    def evaluate(self, model) -> dict:
+        """Metrics of `model` as it is now (a checkpoint just saved or restored)."""
+        raise NotImplementedError
+
+    def eval_log(self):
+        """The writer of this task's evaluation results file (`albert_tf.tasks.eval_log`)."""
+        raise NotImplementedError
+
+    # -- use -------------------------------------------------------------------------------
+    @property
+    def does_predict(self) -> bool:
+        return bool(self.config.do_predict)
+
+    def predict(self, model) -> dict:
+        """Writes the task's prediction files from `model`; returns {name: path or value}."""
+        raise NotImplementedError
+
+    def export(self, model, export_dir: str) -> str:
+        """Writes a SavedModel of `model` under `export_dir`; returns its version folder."""
+        raise NotImplementedError

@@ -1,0 +1,166 @@
+"""The one run flow of every task: lock the output_dir, train, evaluate each checkpoint and keep
+the best, predict, export.
+
+    summary = Driver(GlueTask(config)).run()
+
+What the driver guarantees, whatever the task:
+- One run per output_dir: an exclusive lock (`albert_tf.lock`, held by the chief) makes a second
+  run on the same folder stop at once with one line, before it writes anything.
+- Checkpoints never hold non-finite weights, and a run never resumes from one that does
+  (`albert_tf.training.checkpoints`).
+- Evaluation state (`best_trial.txt`: last evaluated step, best step, best value) survives
+  restarts, so a re-run evaluates only new checkpoints; `model.ckpt-best` is a copy of the best.
+- Prediction and export use `model.ckpt-best`, else the latest checkpoint of this output_dir,
+  else `--init_checkpoint` only when it holds the task's trained head: never a pretrained
+  encoder with an untrained head.
+"""
+
+from __future__ import annotations
+
+import os
+
+import tensorflow as tf
+from absl import logging
+
+from albert_tf.errors import UsageError
+from albert_tf.tasks.base import Task
+from albert_tf.tasks.eval_state import CheckpointEvaluator
+from albert_tf.tasks.output_lock import OutputDirLock
+from albert_tf.training.checkpoints import (BEST_NAME, checkpoint_step, init_from_checkpoint,
+                                            list_checkpoints)
+
+
+class Driver:
+    """Runs `task` as its config's do_train / do_eval / do_predict / export_dir say."""
+
+    def __init__(self, task: Task, runtime=None):
+        self.task = task
+        self.config = task.config
+        self._runtime = runtime
+        self._model = None
+        self.evaluator = None
+
+    # ---------------------------------------------------------------- set-up
+    @property
+    def runtime(self):
+        if self._runtime is None:
+            from albert_tf.training import Runtime
+
+            self._runtime = Runtime(self.config.runtime)
+            logging.info("runtime: %s", self._runtime.describe())
+        return self._runtime
+
+    @property
+    def model(self):
+        if self._model is None:
+            with self.runtime.scope():
+                self._model = self.task.build_model()
+        return self._model
+
+    @property
+    def output_dir(self) -> str:
+        return self.config.output_dir
+
+    def load(self, checkpoint, require_head=False) -> str:
+        description = init_from_checkpoint(self.model, checkpoint, require_head=require_head)
+        logging.info("%s", description)
+        return description
+
+    # ---------------------------------------------------------------- the run
+    def run(self) -> dict:
+        cfg = self.config
+        if not (cfg.do_train or cfg.do_eval or cfg.do_predict or cfg.export_dir):
+            raise UsageError("At least one of `do_train`, `do_eval`, `do_predict` or "
+                             "`export_dir` must be set.")
+        self.task.validate()
+        tf.io.gfile.makedirs(self.output_dir)
+        is_chief = self.runtime.is_chief
+        with OutputDirLock(self.output_dir, enabled=is_chief):
+            self.task.prepare_output_dir(is_chief)
+            summary = {}
+            if cfg.do_train:
+                summary["train"] = self.train()
+            if self.task.does_evaluate:
+                summary["eval"] = self.evaluate_checkpoints()
+            if self.task.does_predict:
+                self.load(self.prediction_checkpoint(), require_head=True)
+                summary["predict"] = self.task.predict(self.model)
+            if cfg.export_dir:
+                self.load(self.prediction_checkpoint(), require_head=True)
+                summary["export"] = self.task.export(self.model, os.path.abspath(cfg.export_dir)
+                                                     if "://" not in cfg.export_dir
+                                                     else cfg.export_dir)
+        return summary
+
+    def train(self):
+        from albert_tf.optimization import create_optimizer
+        from albert_tf.training import Trainer
+
+        task, schedule = self.task, self.config.schedule
+        model = self.model
+        with self.runtime.scope():
+            optimizer = create_optimizer(
+                schedule.learning_rate, task.num_train_steps, task.num_warmup_steps,
+                schedule.optimizer, schedule.poly_power, schedule.start_warmup_step,
+                skip_nonfinite=self.config.runtime.mixed_precision == "fp16")
+        trainer = Trainer(self.runtime, model, optimizer, task.objective(), self.output_dir,
+                          keep_checkpoint_max=schedule.keep_checkpoint_max or None)
+        on_checkpoint = None
+        if task.does_evaluate and task.evaluate_during_training:
+            on_checkpoint = self._evaluator().on_checkpoint
+        self.trainer = trainer
+        return trainer.train(task.train_dataset_fn(), schedule.train_batch_size,
+                             task.num_train_steps, schedule.save_checkpoints_steps,
+                             schedule.log_every_steps, self.config.init_checkpoint,
+                             getattr(self.config, "init_from_group0", False),
+                             on_checkpoint=on_checkpoint)
+
+    def _evaluator(self) -> CheckpointEvaluator:
+        if self.evaluator is None:  # one per run: evaluations during training continue in it
+            self.evaluator = CheckpointEvaluator(
+                self.output_dir, lambda: self.task.evaluate(self.model), self.task.best_metric,
+                self.task.eval_log(), self.load, is_chief=self.runtime.is_chief,
+                initial_best=self.task.best_initial_value)
+        return self.evaluator
+
+    def evaluate_checkpoints(self) -> dict:
+        """Evaluates the checkpoints of output_dir not evaluated yet, in step order (only the
+        latest when the task evaluates just one); with none there at all, `--init_checkpoint`."""
+        evaluator = self._evaluator()
+        saved = list_checkpoints(self.output_dir)
+        if not saved or (not self.task.evaluate_during_training and not self.config.do_train
+                         and self.config.init_checkpoint):
+            if not self.config.init_checkpoint:
+                raise UsageError(f"--do_eval: no checkpoint in {self.output_dir} to evaluate "
+                                 "(train first or pass --init_checkpoint)")
+            self.load(self.config.init_checkpoint)
+            evaluator.evaluate_other(checkpoint_step(self._resolve_init()))
+            return evaluator.finish()
+        if not self.task.evaluate_during_training:
+            saved = saved[-1:]
+        for step, prefix in saved:
+            if step > evaluator.state.last_step:
+                self.load(prefix)
+                evaluator.on_checkpoint(step, prefix)
+        return evaluator.finish()
+
+    def _resolve_init(self):
+        from albert_tf.training import resolve_checkpoint
+
+        return resolve_checkpoint(self.config.init_checkpoint)
+
+    def prediction_checkpoint(self) -> str:
+        """`model.ckpt-best`, else the latest checkpoint of this output_dir, else
+        `--init_checkpoint` (the load then refuses one without the task's head)."""
+        best = os.path.join(self.output_dir, BEST_NAME)
+        if tf.io.gfile.exists(best + ".index"):
+            return best
+        saved = list_checkpoints(self.output_dir)
+        if saved:
+            logging.info("no %s: using the latest checkpoint %s", best, saved[-1][1])
+            return saved[-1][1]
+        if self.config.init_checkpoint:
+            return self.config.init_checkpoint
+        raise UsageError(f"prediction and export need a fine-tuned checkpoint: {self.output_dir} "
+                         "has none; train first (--do_train) or pass a fine-tuned "
+                         "--init_checkpoint")

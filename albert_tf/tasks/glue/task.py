@@ -1,0 +1,215 @@
+"""GLUE fine-tuning as a `Task` (what `run_classifier.py` runs through the driver).
+
+The original's flow and files, with its traps removed: cached features are keyed (never stale),
+`model.ckpt-best` is a copy (nothing is renamed or deleted), re-running evaluation next to an
+existing best checkpoint works, and prediction never falls back to a pretrained encoder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from albert_tf import tokenization
+from albert_tf.config import AlbertConfig
+from albert_tf.errors import UsageError
+from albert_tf.models import AlbertClassifier, per_example_loss
+from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task
+from albert_tf.tasks.driver import Driver
+from albert_tf.tasks.eval_log import EvalLog
+from albert_tf.tasks.glue import features as F
+from albert_tf.tasks.glue import io as glue_io
+from albert_tf.tasks.glue import metrics as M
+from albert_tf.tasks.glue.processors import get_processor
+from albert_tf.training.steps import Objective
+
+
+class GlueRunError(UsageError):
+    """Flags that cannot work together, or a missing input the run needs."""
+
+
+@dataclasses.dataclass
+class GlueRunConfig(RunConfig):
+    """The original `run_classifier.py` flags (same names and defaults)."""
+
+    FLAG_NAMES = {"num_train_steps": "train_step", "num_warmup_steps": "warmup_step"}
+
+    data_dir: str | None = None
+    task_name: str | None = None
+    vocab_file: str | None = None
+    spm_model_file: str | None = None
+    cached_dir: str | None = None
+    albert_hub_module_handle: str | None = None
+    do_lower_case: bool = True
+    max_seq_length: int = 512
+    threshold_to_export: float = float("nan")
+    shuffle_buffer: int = 100
+    seed: int | None = None
+    schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)
+
+
+class GlueEvalLog(EvalLog):
+    """eval_results.txt as the original: one block per checkpoint (`glue_io.eval_block`)."""
+
+    def __init__(self, output_dir):
+        self.path = os.path.join(output_dir, "eval_results.txt")
+
+    def start(self, evaluator):
+        if evaluator.state.last_step < 0 and tf.io.gfile.exists(self.path):
+            tf.io.gfile.remove(self.path)  # a fresh evaluation starts a fresh file
+
+    def record(self, step, result, best_before, copied):
+        glue_io.append_eval_results(self.path, {**result, "global_step": int(step)}, best_before)
+
+
+class GlueTask(Task):
+    def __init__(self, config: GlueRunConfig):
+        super().__init__(config)
+        self.validate()
+        self.processor = get_processor(config.task_name, use_spm=bool(config.spm_model_file),
+                                       do_lower_case=config.do_lower_case)
+        self.name = self.processor.name
+        self.labels = self.processor.get_labels()
+        self.regression = self.processor.task.is_regression
+        self.best_metric = M.selection_metric(self.name)
+        self.albert_config = AlbertConfig.from_json_file(config.albert_config_file)
+        F.check_max_seq_length(config.max_seq_length, self.albert_config.max_position_embeddings)
+        self.tokenizer = tokenization.FullTokenizer(config.vocab_file, config.do_lower_case,
+                                                    config.spm_model_file)
+        self.cached_dir = config.cached_dir or config.output_dir
+        self._predict_fn = None
+        self._dev = None
+
+    def validate(self):
+        cfg = self.config
+        if not (cfg.do_train or cfg.do_eval or cfg.do_predict or cfg.export_dir):
+            raise GlueRunError("At least one of `do_train`, `do_eval`, `do_predict` or "
+                               "`export_dir` must be set.")
+        if cfg.albert_hub_module_handle and not cfg.albert_config_file:
+            raise GlueRunError(
+                "--albert_hub_module_handle: TF-Hub modules are TF1 graphs that Keras 3 cannot "
+                "fine-tune; pass --albert_config_file and --init_checkpoint=<module>/variables/"
+                "variables (the module's weights are a TF1 checkpoint this package loads)")
+        for name in ("data_dir", "task_name", "output_dir"):
+            if not getattr(cfg, name):
+                raise GlueRunError(f"--{name} is required")
+        if not cfg.albert_config_file:
+            raise GlueRunError("--albert_config_file is required")
+        if not cfg.spm_model_file and not cfg.vocab_file:
+            raise GlueRunError("--spm_model_file (or --vocab_file for WordPiece) is required")
+        try:
+            super().validate()
+        except UsageError as error:
+            raise GlueRunError(str(error)) from None
+
+    def build_model(self):
+        return AlbertClassifier(self.albert_config, len(self.labels))
+
+    # ---------------------------------------------------------------- data
+    def features(self, split: str, examples, file_name: str) -> tuple[str, int]:
+        path = os.path.join(self.cached_dir, file_name)
+        key = F.cache_key(self.name, split, self.processor.split_path(self.config.data_dir, split),
+                          self.config.max_seq_length, self.tokenizer, self.config.do_lower_case)
+        return F.cached_features(examples, self.labels, self.config.max_seq_length,
+                                 self.tokenizer, path, self.name, key)
+
+    def _input_fn(self, path, training):
+        return F.input_fn_builder(path, self.config.max_seq_length, training,
+                                  drop_remainder=training, regression=self.regression,
+                                  shuffle_buffer=self.config.shuffle_buffer, seed=self.config.seed)
+
+    def train_dataset_fn(self):
+        cfg = self.config
+        examples = self.processor.get_train_examples(cfg.data_dir)
+        path, count = self.features("train", examples, f"{self.name}_train.tf_record")
+        logging.info("training on %d examples, batch %d, %d steps", count,
+                     cfg.schedule.train_batch_size, self.num_train_steps)
+        input_fn = self._input_fn(path, training=True)
+
+        def dataset_fn(ctx):
+            dataset = input_fn(ctx.get_per_replica_batch_size(cfg.schedule.train_batch_size))
+            if ctx.num_input_pipelines > 1:
+                dataset = dataset.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
+            return dataset
+        return dataset_fn
+
+    def objective(self):
+        regression = self.regression
+
+        def loss_fn(outputs, features):
+            losses = per_example_loss(outputs["logits"], features["label_ids"], regression)
+            if regression:
+                return tf.reduce_mean(losses), {}
+            n = tf.cast(tf.size(losses), tf.float32)
+            correct = tf.reduce_sum(tf.cast(tf.equal(
+                outputs["predictions"], tf.cast(features["label_ids"], tf.int32)), tf.float32))
+            return tf.reduce_mean(losses), {"accuracy": (correct, n)}
+        return Objective(loss_fn)
+
+    # ---------------------------------------------------------------- eval / predict
+    def predict_logits(self, model, path, batch_size) -> dict[str, np.ndarray]:
+        """Runs the model over a feature file; numpy logits/probabilities/predictions with
+        labels and is_real_example, and `loss` (the mean of the per-batch mean losses)."""
+        if self._predict_fn is None:
+            self._predict_fn = tf.function(lambda features: model(features, training=False),
+                                           jit_compile=bool(self.config.runtime.jit_compile) or None)
+        keys = ("logits", "probabilities", "predictions")
+        collected = {k: [] for k in keys + ("label_ids", "is_real_example")}
+        batch_losses = []
+        for batch in self._input_fn(path, training=False)(batch_size):
+            outputs = self._predict_fn(batch)
+            for key in keys:
+                collected[key].append(outputs[key].numpy())
+            collected["label_ids"].append(batch["label_ids"].numpy())
+            collected["is_real_example"].append(batch["is_real_example"].numpy())
+            losses = per_example_loss(outputs["logits"], batch["label_ids"], self.regression)
+            batch_losses.append(float(tf.reduce_mean(losses)))
+        result = {k: np.concatenate(v) for k, v in collected.items()}
+        result["loss"] = float(np.mean(batch_losses)) if batch_losses else float("nan")
+        return result
+
+    def evaluate(self, model) -> dict:
+        if self._dev is None:
+            examples = self.processor.get_dev_examples(self.config.data_dir)
+            self._dev, _ = self.features("dev", examples, f"{self.name}_eval.tf_record")
+        out = self.predict_logits(model, self._dev, self.config.schedule.eval_batch_size)
+        result = M.glue_metrics(self.name, out["logits"], out["label_ids"], out["is_real_example"])
+        result["loss"] = out["loss"]
+        return result
+
+    def eval_log(self):
+        return GlueEvalLog(self.config.output_dir)
+
+    def predict(self, model) -> dict:
+        cfg = self.config
+        examples = self.processor.get_test_examples(cfg.data_dir)
+        path, _ = self.features("test", examples, "predict.tf_record")
+        out = self.predict_logits(model, path, cfg.schedule.predict_batch_size)
+        real = out["is_real_example"] > 0
+        paths = glue_io.write_predictions(
+            cfg.output_dir, self.name, [e.guid for e in examples], out["probabilities"][real],
+            out["predictions"][real], self.labels)
+        logging.info("wrote %s", ", ".join(paths.values()))
+        return paths
+
+    def export(self, model, export_dir) -> str:
+        from albert_tf.tasks.glue.export import export_classifier
+
+        cfg = self.config
+        threshold = None if math.isnan(cfg.threshold_to_export) else cfg.threshold_to_export
+        return export_classifier(model, export_dir, cfg.max_seq_length, cfg.spm_model_file,
+                                 cfg.do_lower_case, self.processor.task.is_pair, threshold)
+
+
+def run_glue(config: GlueRunConfig) -> dict:
+    """Train / evaluate / predict / export as the flags say; returns what each part produced."""
+    if config.seed is not None:
+        import keras
+
+        keras.utils.set_random_seed(config.seed)
+    return Driver(GlueTask(config)).run()

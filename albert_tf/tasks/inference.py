@@ -1,0 +1,13 @@
+"""One traced inference function per model, so scoring many checkpoints does not retrace."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+
+def inference_fn(model):
+    """`model(features, training=False)` as a tf.function built once per model."""
+    if getattr(model, "_albert_inference_fn", None) is None:
+        model._albert_inference_fn = tf.function(lambda features: model(features, training=False),
+                                                 reduce_retracing=True)
+    return model._albert_inference_fn

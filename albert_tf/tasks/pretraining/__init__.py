@@ -1,0 +1,1 @@
+"""Pretraining (masked LM + sentence order) as a task."""

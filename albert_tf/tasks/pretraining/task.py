@@ -1,0 +1,172 @@
+"""Pretraining (masked LM + sentence order) as a `Task` (what `run_pretraining.py` runs).
+
+The output_dir describes its model in `albert_config.json` (export_checkpoints.py and later
+evaluations rebuild the model from it). A restart with another config is refused before anything
+is written, naming the keys that differ. `--do_eval` scores the latest checkpoint (or
+`--init_checkpoint` in an eval-only run) over `--max_eval_steps` batches and writes
+`eval_results.txt` with the original's keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from albert_tf.config import AlbertConfig
+from albert_tf.data.pretraining_dataset import dataset_fn, input_files
+from albert_tf.errors import UsageError
+from albert_tf.io_utils import write_text_atomically
+from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task
+from albert_tf.tasks.driver import Driver
+from albert_tf.tasks.eval_log import EvalLog
+from albert_tf.tasks.pretraining.objective import pretraining_objective
+
+CONFIG_NAME = "albert_config.json"
+
+
+@dataclasses.dataclass
+class PretrainingRunConfig(RunConfig):
+    """The original `run_pretraining.py` flags (same names and defaults)."""
+
+    input_file: str | None = None
+    max_seq_length: int = 512
+    max_predictions_per_seq: int = 20
+    do_train: bool = True
+    max_eval_steps: int = 100
+    init_from_group0: bool = False
+    masked_lm_budget: int = 0
+    shuffle_seed: int | None = None
+    schedule: ScheduleConfig = dataclasses.field(default_factory=lambda: ScheduleConfig(
+        train_batch_size=4096, eval_batch_size=64, optimizer="lamb", learning_rate=0.00176,
+        num_train_steps=125000, num_warmup_steps=3125, save_checkpoints_steps=5000))
+
+
+def format_eval_results(results: dict) -> list[str]:
+    """`key = value` lines in sorted key order, values printed as the original's float32."""
+    lines = []
+    for key in sorted(results):
+        value = results[key]
+        text = str(int(value)) if key == "global_step" else str(np.float32(value))
+        lines.append(f"{key} = {text}")
+    return lines
+
+
+class PretrainingEvalLog(EvalLog):
+    """eval_results.txt as the original writes it: the sorted keys, with a `saved <src> to <dst>`
+    line per file copied to `model.ckpt-best` right after `global_step`."""
+
+    def __init__(self, output_dir):
+        self.path = os.path.join(output_dir, "eval_results.txt")
+        self.result = {}
+
+    def record(self, step, result, best_before, copied):
+        self.result = {"global_step": int(step), **result}
+        lines = []
+        for line in format_eval_results(self.result):
+            lines.append(line)
+            if line.startswith("global_step"):
+                lines += [f"saved {src} to {dst}" for src, dst in copied]
+        for line in lines:
+            logging.info("  %s", line)
+        write_text_atomically(self.path, "\n".join(lines) + "\n")
+
+    def finish(self, evaluator):
+        return self.result
+
+
+class PretrainingTask(Task):
+    best_metric = "masked_lm_accuracy"
+    best_initial_value = 0.0  # as the original: an accuracy of 0 is never kept as best
+    evaluate_during_training = False  # the original scores the latest checkpoint once
+
+    def __init__(self, config: PretrainingRunConfig):
+        super().__init__(config)
+        self.validate()
+        self.albert_config = AlbertConfig.from_json_file(config.albert_config_file)
+        self.files = input_files(config.input_file)
+        self.runtime = None  # set by the driver: evaluation runs under its strategy
+        self._eval_step = None
+
+    def validate(self):
+        cfg = self.config
+        cfg.require("albert_config_file", "input_file", "output_dir")
+        if not cfg.do_train and not cfg.do_eval:
+            raise UsageError("At least one of `do_train` or `do_eval` must be True.")
+        if cfg.masked_lm_budget:
+            raise UsageError("--masked_lm_budget is not supported: the original never "
+                             "implemented on-the-fly masking (its model reads the masked_lm_* "
+                             "features)")
+        super().validate()
+
+    def prepare_output_dir(self, is_chief):
+        """Refuses an output_dir whose albert_config.json describes another model; writes it
+        otherwise (before any checkpoint, so the folder always says what its checkpoints hold)."""
+        path = os.path.join(self.config.output_dir, CONFIG_NAME)
+        mine = self.albert_config.to_dict()
+        if tf.io.gfile.exists(path):
+            with tf.io.gfile.GFile(path) as reader:
+                theirs = json.load(reader)
+            differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            if differ:
+                detail = ", ".join(f"{k}: {theirs.get(k)!r} there, {mine.get(k)!r} in "
+                                   f"{self.config.albert_config_file}" for k in differ[:4])
+                raise UsageError(
+                    f"--output_dir {self.config.output_dir} holds a run of another model ({path} "
+                    f"differs in {detail}); use a new --output_dir or the same config")
+        elif is_chief:
+            write_text_atomically(path, self.albert_config.to_json_string())
+
+    def build_model(self):
+        from albert_tf.models import AlbertPretrainer
+
+        return AlbertPretrainer(self.albert_config)
+
+    def objective(self):
+        return pretraining_objective()
+
+    def train_dataset_fn(self):
+        cfg = self.config
+        return dataset_fn(self.files, cfg.max_seq_length, cfg.max_predictions_per_seq,
+                          cfg.schedule.train_batch_size, True, seed=cfg.shuffle_seed)
+
+    @property
+    def does_evaluate(self):
+        return bool(self.config.do_eval)
+
+    @property
+    def does_predict(self):
+        return False
+
+    def evaluate(self, model) -> dict:
+        from albert_tf.training.logs import MetricSums
+        from albert_tf.training.steps import EvalStep
+
+        cfg = self.config
+        if self._eval_step is None:
+            self._eval_step = EvalStep(self.runtime, model, pretraining_objective())
+        data = self.runtime.strategy.distribute_datasets_from_function(
+            dataset_fn(self.files, cfg.max_seq_length, cfg.max_predictions_per_seq,
+                       cfg.schedule.eval_batch_size, False))
+        iterator, sums = iter(data), MetricSums()
+        for _ in range(int(cfg.max_eval_steps)):
+            try:
+                sums.add(self._eval_step(iterator))
+            except (StopIteration, tf.errors.OutOfRangeError):
+                break
+        return sums.result()
+
+    def eval_log(self):
+        return PretrainingEvalLog(self.config.output_dir)
+
+
+def run_pretraining(config: PretrainingRunConfig, runtime=None) -> dict:
+    """Trains and/or evaluates as the original script; returns the eval results (or {})."""
+    task = PretrainingTask(config)
+    driver = Driver(task, runtime)
+    task.runtime = driver.runtime
+    return driver.run().get("eval") or {}

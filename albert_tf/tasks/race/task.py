@@ -1,0 +1,139 @@
+"""RACE (4-way multiple choice) as a `Task` (what `run_race.py` runs through the driver):
+TFRecord caches, fine-tuning, per-checkpoint evaluation keeping the best by accuracy, and
+accuracy reported for middle, high and all."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+
+from albert_tf.config import AlbertConfig
+from albert_tf.errors import UsageError
+from albert_tf.io_utils import write_text_atomically
+from albert_tf.models import AlbertMultipleChoice, multiple_choice_loss
+from albert_tf.tasks.race import data
+from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task
+from albert_tf.tasks.driver import Driver
+from albert_tf.tasks.eval_log import RunnerEvalLog
+from albert_tf.tasks.inference import inference_fn
+from albert_tf.tokenization import FullTokenizer
+from albert_tf.training.steps import Objective
+
+
+@dataclasses.dataclass
+class RaceRunConfig(RunConfig):
+    """The original `run_race.py` flags (same names and defaults)."""
+
+    FLAG_NAMES = {"num_train_steps": "train_step", "num_warmup_steps": "warmup_step"}
+
+    data_dir: str | None = None
+    spm_model_file: str | None = None
+    vocab_file: str | None = None
+    train_file: str | None = None
+    eval_file: str | None = None
+    predict_file: str | None = None
+    do_lower_case: bool = True
+    dropout_prob: float = 0.1
+    max_seq_length: int = 512
+    max_qa_length: int = 128
+    high_only: bool = False
+    middle_only: bool = False
+    do_train: bool = True
+    do_eval: bool = True
+    schedule: ScheduleConfig = dataclasses.field(default_factory=lambda: ScheduleConfig(
+        learning_rate=1e-5, num_train_steps=12000, num_warmup_steps=1000,
+        save_checkpoints_steps=100, keep_checkpoint_max=0))
+
+
+class RaceTask(Task):
+    best_metric = "eval_accuracy"
+
+    def __init__(self, config: RaceRunConfig):
+        super().__init__(config)
+        self.validate()
+        self.albert_config = AlbertConfig.from_json_file(config.albert_config_file)
+        if config.max_seq_length > self.albert_config.max_position_embeddings:
+            raise UsageError(f"Cannot use sequence length {config.max_seq_length} because the "
+                             f"ALBERT model was only trained up to "
+                             f"{self.albert_config.max_position_embeddings} "
+                             f"(max_position_embeddings)")
+        self.tokenizer = FullTokenizer(config.vocab_file, config.do_lower_case,
+                                       config.spm_model_file)
+        self._splits = {}
+
+    def validate(self):
+        cfg = self.config
+        cfg.require("data_dir", "albert_config_file", "spm_model_file", "output_dir")
+        if not (cfg.do_train or cfg.do_eval or cfg.do_predict):
+            raise UsageError("At least one of `do_train`, `do_eval` or `do_predict` must be True.")
+        super().validate()
+
+    def build_model(self):
+        return AlbertMultipleChoice(self.albert_config, self.config.dropout_prob)
+
+    def split(self, split: str):
+        """(TFRecord path, examples) of a split; the cache is keyed on its source files and
+        settings, so a changed file or flag rebuilds it."""
+        if split not in self._splits:
+            cfg = self.config
+            name = {"train": cfg.train_file, "dev": cfg.eval_file, "test": cfg.predict_file}[split]
+            path = name or os.path.join(cfg.output_dir, f"{split}.tf_record")
+            self._splits[split] = data.cached_tfrecord(
+                path, cfg.data_dir, split, self.tokenizer, cfg.max_seq_length, cfg.max_qa_length,
+                cfg.do_lower_case, cfg.high_only, cfg.middle_only)
+        return self._splits[split]
+
+    def train_dataset_fn(self):
+        cfg = self.config
+        path, _ = self.split("train")
+
+        def dataset_fn(context):
+            return data.race_dataset(path, cfg.max_seq_length, True,
+                                     context.get_per_replica_batch_size(
+                                         cfg.schedule.train_batch_size), drop_remainder=True)
+        return dataset_fn
+
+    def objective(self):
+        return Objective(lambda outputs, features: (multiple_choice_loss(outputs, features), {}))
+
+    def accuracy_by_level(self, model, split, batch_size) -> dict:
+        """`eval_accuracy`/`eval_loss` over all questions plus `middle_accuracy`/`high_accuracy`."""
+        path, examples = self.split(split)
+        call = inference_fn(model)
+        logits = np.concatenate([call(batch)["logits"].numpy() for batch in
+                                 data.race_dataset(path, self.config.max_seq_length, False,
+                                                   batch_size)])
+        labels = np.array([e.label for e in examples])
+        levels = np.array([e.level for e in examples])
+        correct = logits.argmax(-1) == labels
+        shifted = logits - logits.max(-1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+        result = {"eval_accuracy": float(correct.mean()),
+                  "eval_loss": float(-log_probs[np.arange(len(labels)), labels].mean()),
+                  "num_examples": int(len(labels))}
+        for level in data.LEVELS:
+            if (levels == level).any():
+                result[f"{level}_accuracy"] = float(correct[levels == level].mean())
+        return result
+
+    def evaluate(self, model) -> dict:
+        return self.accuracy_by_level(model, "dev", self.config.schedule.eval_batch_size)
+
+    def eval_log(self):
+        return RunnerEvalLog(self.config.output_dir, "eval_accuracy")
+
+    def predict(self, model) -> dict:
+        """As the original: the accuracy of the prediction checkpoint on the test split."""
+        test = self.accuracy_by_level(model, "test", self.config.schedule.predict_batch_size)
+        lines = ["***** Predict results *****"] + [f"{k} = {v}" for k, v in sorted(test.items())]
+        lines.append(f"best = {test['eval_accuracy']}")
+        write_text_atomically(os.path.join(self.config.output_dir, "predict_results.txt"),
+                              "\n".join(lines) + "\n")
+        return {f"test_{k}": v for k, v in test.items()}
+
+
+def run_race(config: RaceRunConfig, runtime=None) -> dict:
+    summary = Driver(RaceTask(config), runtime).run()
+    return {**(summary.get("eval") or {}), **(summary.get("predict") or {})}

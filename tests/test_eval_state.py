@@ -1,0 +1,51 @@
+"""The one evaluate-each-checkpoint loop: checkpoint listing, best-checkpoint keeping, progress
+kept across runs, and the SQuAD/RACE runners' results file."""
+
+import numpy as np
+
+from albert_tf import checkpoint
+from albert_tf.tasks.eval_log import RunnerEvalLog
+from albert_tf.tasks.eval_state import CheckpointEvaluator, EvalState
+from albert_tf.models import AlbertSquadV1
+from albert_tf.training.checkpoints import checkpoint_step, list_checkpoints
+
+CONFIG = {"vocab_size": 50, "embedding_size": 8, "hidden_size": 16, "num_hidden_layers": 1,
+          "num_attention_heads": 2, "intermediate_size": 32, "max_position_embeddings": 32}
+
+
+def _evaluate_directory(directory, model, f1_by_step):
+    def load(prefix):
+        checkpoint.load_tf1_checkpoint(model, prefix)
+
+    def evaluate():
+        return {"f1": f1_by_step[int(model.output_bias.numpy()[0])]}
+
+    evaluator = CheckpointEvaluator(str(directory), evaluate, "f1",
+                                    RunnerEvalLog(str(directory), "f1"), load)
+    for step, prefix in list_checkpoints(directory):
+        if step > evaluator.state.last_step:
+            load(prefix)
+            evaluator.on_checkpoint(step, prefix)
+    return evaluator.finish()
+
+
+def test_evaluate_all_keeps_the_best_checkpoint(tmp_path):
+    model = AlbertSquadV1(CONFIG)
+    for step in (10, 2, 5):
+        model.output_bias.assign([step, 0.0])
+        checkpoint.save_tf1_checkpoint(model, str(tmp_path / f"model.ckpt-{step}"), step)
+    assert [s for s, _ in list_checkpoints(tmp_path)] == [2, 5, 10]
+    f1_by_step = {2: 10.0, 5: 30.0, 10: 20.0}
+    best = _evaluate_directory(tmp_path, model, f1_by_step)
+    assert best == {"f1": 30.0}
+    assert checkpoint_step(str(tmp_path / "model.ckpt-best")) == 5
+    text = (tmp_path / "eval_results.txt").read_text()
+    assert text.count("=" * 50) == 3 and "best f1 = 30.0" in text
+    assert text.rstrip().endswith("best perf happened at step: 5")
+    assert EvalState.read(str(tmp_path / "best_trial.txt")) == EvalState(10, 5, 30.0)
+    # a re-run evaluates nothing again and keeps the best
+    model.output_bias.assign([10, 0.0])
+    assert _evaluate_directory(tmp_path, model, f1_by_step) == {"f1": 30.0}
+    checkpoint.load_tf1_checkpoint(model, str(tmp_path / "model.ckpt-best"))
+    np.testing.assert_array_equal(
+        checkpoint.tf1_weights(model)["cls/squad/output_bias"], [5.0, 0.0])
