@@ -4,14 +4,22 @@ Same flags and defaults as the original `create_pretraining_data.py`, plus:
   --exact_original   reproduce the original's records exactly (in memory, single process)
   --num_workers      worker processes for the default streaming mode (0 = all cores)
   --undecodable_lines=skip|fail, --max_line_bytes, --block_bytes, --shuffle_buffer,
-  --output_shards, --summary_file, --progress_interval_s
+  --output_shards, --summary_file, --progress_interval_s, --allow_empty
 Input: one sentence per line, a blank line between documents.
+
+Every error a user can fix ends the run with one `error: ...` line and exit status 1 (2 for bad
+flags); --verbosity=1 shows the traceback. No output file appears unless the run completes.
 """
 
-from absl import app, flags
+from albert_tf import cli
 
-from albert_tf.data import documents, pretraining_data
-from albert_tf.data.pretraining_options import PretrainingDataOptions
+cli.quiet_tensorflow()  # before TensorFlow loads
+
+from absl import flags  # noqa: E402
+
+from albert_tf.data import documents, pretraining_data  # noqa: E402
+from albert_tf.data.pretraining_options import PretrainingDataOptions  # noqa: E402
+from albert_tf.errors import UsageError  # noqa: E402
 
 FLAGS = flags.FLAGS
 
@@ -59,29 +67,16 @@ flags.DEFINE_integer("output_shards", 1,
 flags.DEFINE_string("summary_file", "",
                     "Where to write the JSON summary (default: first output file + .summary.json).")
 flags.DEFINE_float("progress_interval_s", 10.0, "Seconds between progress lines.")
-
-flags.mark_flag_as_required("input_file")
-flags.mark_flag_as_required("output_file")
-
-
-def options_from_flags() -> PretrainingDataOptions:
-    return PretrainingDataOptions(**{
-        field: FLAGS[field].value for field in PretrainingDataOptions.__dataclass_fields__})
+flags.DEFINE_bool("allow_empty", False,
+                  "Input that yields no instance writes empty output files (exit 0) instead of "
+                  "failing with nothing written.")
 
 
 def main(argv):
     if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    options = options_from_flags()
-    try:
-        options.validate()
-    except ValueError as error:
-        raise app.UsageError(str(error)) from None
-    try:
-        pretraining_data.run(options)
-    except documents.InputError as error:
-        raise SystemExit(f"error: {error}") from None
+        raise UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+    pretraining_data.run(cli.config_from_flags(PretrainingDataOptions))
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main, required=["input_file", "output_file"])

@@ -1,11 +1,25 @@
 """albert-tf: ALBERT for TensorFlow 2 / Keras 3, compatible with the original Google release."""
 
+import importlib as _importlib
 import os as _os
 
 _os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-from albert_tf.config import AlbertConfig, ConfigError, preset  # noqa: E402
-from albert_tf.models import AlbertModel, AlbertPretrainer  # noqa: E402
+from albert_tf import cli as _cli  # noqa: E402  (imports absl only, not TensorFlow)
 
-__all__ = ["AlbertConfig", "ConfigError", "preset", "AlbertModel", "AlbertPretrainer"]
+if _cli.is_entry_point():  # a script's console: no TensorFlow start-up lines
+    _cli.quiet_tensorflow()
+
+# Loaded on first use, so `from albert_tf import cli` does not import TensorFlow before a script
+# has had the chance to quiet it.
+_EXPORTS = {"AlbertConfig": "albert_tf.config", "ConfigError": "albert_tf.config",
+            "preset": "albert_tf.config", "AlbertModel": "albert_tf.models",
+            "AlbertPretrainer": "albert_tf.models"}
+__all__ = list(_EXPORTS)
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(_importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'albert_tf' has no attribute {name!r}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 import typing
 
@@ -115,13 +116,37 @@ def _wants_detail(argv) -> bool:
     return False
 
 
+ENTRY_POINTS = ("run_pretraining.py", "run_classifier.py", "run_squad.py", "run_race.py",
+                "create_pretraining_data.py", "export_saved_model.py", "export_checkpoints.py")
+
+
+def is_entry_point(argv=None) -> bool:
+    """Whether this process is one of our scripts or `python -m albert_tf.<module>`."""
+    argv = sys.argv if argv is None else argv
+    program = argv[0] if argv else ""
+    return (os.path.basename(program) in ENTRY_POINTS or
+            f"{os.sep}albert_tf{os.sep}" in program)
+
+
 def quiet_tensorflow(argv=None) -> None:
-    """Silences TensorFlow's C++ start-up lines unless the user asked for detail. Call it before
-    TensorFlow is imported."""
+    """For a new user's console: imports TensorFlow without its C++ start-up lines (oneDNN,
+    CUDA probing) and keeps its C++ log below errors, unless the user asked for detail
+    (`--verbosity=1`, ALBERT_TF_TRACEBACK=1). Call it before TensorFlow is imported; a no-op
+    after."""
     argv = sys.argv if argv is None else argv
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-    if not _wants_detail(argv):
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if _wants_detail(argv) or "tensorflow" in sys.modules:
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            import tensorflow  # noqa: F401 - the import is what prints the start-up lines
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def describe_error(error: BaseException) -> str | None:
@@ -155,11 +180,22 @@ def _quiet_python_loggers() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
+_MISSING = re.compile(r"Flag --(\w+) must have a value other than None")
+
+
+def _flag_error_message(error) -> str:
+    missing = _MISSING.findall(str(error))
+    if missing:
+        names = ", ".join(f"--{name}" for name in missing)
+        return f"missing required flag{'s' if len(missing) > 1 else ''}: {names}"
+    return str(error)
+
+
 def _parse_flags(argv):
     try:
         return flags.FLAGS(argv)
     except flags.Error as error:
-        _print_error(str(error))
+        _print_error(_flag_error_message(error))
         sys.exit(2)
 
 

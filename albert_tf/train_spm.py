@@ -6,39 +6,59 @@ Defaults follow the README's `spm_train` command: unigram, `<pad>`=0, `<unk>`=1,
 control symbols `[CLS]`, `[SEP]`, `[MASK]` (ids 2-4), the user-defined symbols
 `( ) " - . – £ €`, character coverage 0.99995, 10M shuffled input sentences. Text is read
 through `tf.io.gfile` (so gs:// inputs work) one line per sentence; `<model_prefix>.vocab` and
-`<model_prefix>.model` appear only once complete (the .model last).
+`<model_prefix>.model` appear only once complete (the .model last). A bad input ends the
+command with one `error: ...` line naming it.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-import tempfile
-import time
+if __name__ == "__main__":
+    from albert_tf import cli
 
-import sentencepiece as spm
-import tensorflow as tf
-from absl import app, flags, logging
+    cli.quiet_tensorflow()  # before TensorFlow loads
+
+import os  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import sentencepiece as spm  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from absl import flags, logging  # noqa: E402
+
+from albert_tf import io_utils  # noqa: E402
+from albert_tf.errors import InputError, UsageError  # noqa: E402
 
 CONTROL_SYMBOLS = ("[CLS]", "[SEP]", "[MASK]")
 USER_DEFINED_SYMBOLS = ("(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac")
 SPECIAL_IDS = {"<pad>": 0, "<unk>": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4}
 
 
+class NoInputError(InputError, FileNotFoundError):
+    """--input names no file (an InputError, and a FileNotFoundError as before)."""
+
+
+class TrainingInputError(InputError, RuntimeError):
+    """SentencePiece could not train on the input (an InputError, and a RuntimeError as before)."""
+
+
 def expand_inputs(inputs) -> list[str]:
-    """Comma-separated string or list of files/globs → sorted file list (error names the pattern)."""
+    """Comma-separated string or list of files/globs → sorted file list (error names the pattern).
+    Globs skip folders and our writers' temporaries and side files."""
     if isinstance(inputs, str):
         inputs = inputs.split(",")
     files: list[str] = []
     for pattern in (p.strip() for p in inputs):
         if not pattern:
             continue
-        matched = sorted(tf.io.gfile.glob(pattern))
+        matched = [f for f in sorted(tf.io.gfile.glob(pattern)) if not tf.io.gfile.isdir(f)]
+        if any(ch in pattern for ch in "*?["):
+            matched = [f for f in matched if not io_utils.is_side_file(f)]
         if not matched:
-            raise FileNotFoundError(f"--input pattern {pattern!r} matches no file")
+            raise NoInputError(f"--input pattern {pattern!r} matches no file")
         files.extend(matched)
     if not files:
-        raise ValueError("no input files given")
+        raise NoInputError("--input names no file")
     return files
 
 
@@ -106,7 +126,8 @@ def train_sentencepiece(input_files, model_prefix: str, vocab_size: int = 30000,
     """
     files = expand_inputs(input_files)
     if vocab_size <= len(SPECIAL_IDS) + len(user_defined_symbols):
-        raise ValueError(f"vocab_size {vocab_size} leaves no room beyond the special and "
+        raise UsageError(f"--vocab_size={vocab_size} leaves no room beyond the "
+                         f"{len(SPECIAL_IDS) + len(user_defined_symbols)} special and "
                          "user-defined symbols")
     reader = _SentenceReader(files, progress_every)
     start = time.time()
@@ -126,8 +147,12 @@ def train_sentencepiece(input_files, model_prefix: str, vocab_size: int = 30000,
             spm.SentencePieceTrainer.train(sentence_iterator=iter(reader),
                                            model_prefix=local_prefix, **options)
         except RuntimeError as error:
-            raise RuntimeError(f"SentencePiece training on {len(files)} file(s) "
-                               f"({files[0]}, ...) failed: {error}") from None
+            named = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+            if reader.sentences == 0:
+                raise TrainingInputError(f"no text in --input ({named}): every line is "
+                                         "blank") from None
+            raise TrainingInputError(f"SentencePiece training on {len(files)} file(s) "
+                                     f"({named}) failed: {error}") from None
         check_special_ids(local_prefix + ".model")
         parent = os.path.dirname(model_prefix)
         if parent:
@@ -156,11 +181,11 @@ def define_flags() -> None:
                       "User-defined symbols, after the control symbols.")
     flags.DEFINE_integer("num_threads", None, "Trainer threads (default: all cores).")
     flags.DEFINE_bool("quiet", True, "Hide SentencePiece's own log (progress lines remain).")
-    flags.mark_flags_as_required(["input", "model_prefix"])
 
 
 def main(argv) -> None:
-    del argv
+    if len(argv) > 1:
+        raise UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     train_sentencepiece(
         FLAGS.input, FLAGS.model_prefix, FLAGS.vocab_size, model_type=FLAGS.model_type,
         character_coverage=FLAGS.character_coverage,
@@ -172,4 +197,4 @@ def main(argv) -> None:
 
 if __name__ == "__main__":
     define_flags()
-    app.run(main)
+    cli.run(main, required=["input", "model_prefix"])

@@ -97,3 +97,14 @@ def test_counters_add():
     a, b = documents.InputCounters(lines=2, overlong_lines=1), documents.InputCounters(lines=3)
     a.add(b)
     assert a.lines == 5 and a.overlong_lines == 1
+
+
+def test_globs_skip_temporaries_and_side_files(tmp_path):
+    """A broad glob must not read a killed run's partial output or a run summary as text."""
+    for name in ("a.txt", ".a.txt.incomplete-123", ".b.txt.tmp-45-0a1b2c3d", "o.tfrecord.summary.json"):
+        (tmp_path / name).write_text("x\n")
+    files = documents.expand_input_patterns(f"{tmp_path}/*")
+    assert [f.rsplit("/", 1)[1] for f in files] == ["a.txt"]
+    with pytest.raises(documents.InputError, match=r"matched no files \(only 2 temporary or summary"):
+        documents.expand_input_patterns(f"{tmp_path}/.*")
+    assert documents.expand_input_patterns(f"{tmp_path}/o.tfrecord.summary.json")  # named: read

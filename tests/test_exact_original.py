@@ -1,4 +1,4 @@
-"""--exact_original reproduces the original script's records (fixtures README §5)."""
+"""--exact_original reproduces the original script's records (the fixture's run_info.json digest)."""
 
 import collections
 import hashlib
@@ -54,7 +54,7 @@ def test_content_digest_equals_the_original(fixture_run):
 
 def test_corpus_counts(fixture_run):
     _, _, _, doc_counts = fixture_run
-    # README §5: 4,757 sentences; the original drops nothing else from this input.
+    # The fixture's input holds 4,757 sentences; the original drops nothing else from it.
     assert doc_counts["sentences"] == 4757
     assert doc_counts["documents"] == 93
 

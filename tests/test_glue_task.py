@@ -117,3 +117,48 @@ def test_init_from_our_pretraining_checkpoint(tmp_path):
     clone = AlbertClassifier(config, 2)
     init_from_checkpoint(clone, tuned)
     np.testing.assert_array_equal(clone.output_weights.numpy(), classifier.output_weights.numpy())
+
+
+@pytest.fixture()
+def pretrained(tmp_path):
+    """A pretraining checkpoint (encoder + MLM/SOP heads, no classifier head)."""
+    from albert_tf import AlbertPretrainer
+
+    keras.utils.set_random_seed(3)
+    return save_tf1_checkpoint(AlbertPretrainer(AlbertConfig(**TINY)),
+                               str(tmp_path / "pretrained" / "model.ckpt"), 0)
+
+
+def test_predict_after_training_without_eval_uses_the_fine_tuned_model(base, tmp_path,
+                                                                       pretrained):
+    # No --do_eval, so no model.ckpt-best: the latest fine-tuned checkpoint must be used, never
+    # the pretrained --init_checkpoint with an untrained head.
+    from albert_tf.training.checkpoints import init_from_checkpoint
+
+    keras.utils.set_random_seed(1)
+    cfg = dict(base, do_train=True, do_predict=True, init_checkpoint=pretrained)
+    served = np.loadtxt(run_glue(GlueRunConfig.from_flat(cfg))["predict"]["test_results"])
+    task = GlueTask(GlueRunConfig.from_flat(dict(base, do_predict=True)))
+    path, _ = task.features("test", task.processor.get_test_examples(base["data_dir"]),
+                            "predict.tf_record")
+
+    def probabilities(checkpoint):
+        model = task.build_model()
+        init_from_checkpoint(model, checkpoint)
+        task._predict_fn = None
+        out = task.predict_logits(model, path, base["predict_batch_size"])
+        return out["probabilities"][out["is_real_example"] > 0]
+
+    np.testing.assert_allclose(served, probabilities(str(tmp_path / "out" / "model.ckpt-4")),
+                               atol=1e-6)
+    assert not np.allclose(served, probabilities(pretrained), atol=1e-3)
+
+
+def test_predict_or_export_from_a_pretraining_checkpoint_is_refused(base, tmp_path, pretrained):
+    from albert_tf.checkpoint import CheckpointError
+
+    for flags in (dict(do_predict=True), dict(export_dir=str(tmp_path / "export"))):
+        with pytest.raises(CheckpointError, match="holds no trained head for AlbertClassifier"):
+            run_glue(GlueRunConfig.from_flat(dict(base, init_checkpoint=pretrained, **flags)))
+    assert not (tmp_path / "out" / "test_results.tsv").exists()
+    assert not (tmp_path / "export").exists()

@@ -31,7 +31,7 @@ def _original_truncate(a, b, max_num_tokens, rng):
 
 
 def _original_instances(documents, index, max_seq_length, short_seq_prob, random_next, rng):
-    """Transcription of spec §4.3 (without masking)."""
+    """Transcription of the original's `create_instances_from_document` (without masking)."""
     document = documents[index]
     max_num_tokens = max_seq_length - 3
     target = max_num_tokens

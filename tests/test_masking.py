@@ -6,7 +6,8 @@ import random
 import numpy as np
 import pytest
 
-from albert_tf.data import masking, two_sample
+from albert_tf.data import masking
+from support import two_sample
 
 CLS, SEP, MASK = 2, 3, 4
 VOCAB = 50
@@ -34,7 +35,8 @@ def _random_tokens(rng, length):
 
 
 def _original_masking(tokens, cfg, rng, np_rng, ngram, favor_shorter):
-    """Independent transcription of spec §4.4 on (id, start) pairs, draw for draw."""
+    """Independent transcription of the original's `create_masked_lm_predictions` on (id, start)
+    pairs, draw for draw."""
     words, boundary = [], [0] * len(tokens)
     for i, code in enumerate(tokens):
         if code in (cfg.cls_code, cfg.sep_code):

@@ -115,3 +115,49 @@ def test_wordpiece_mode(tmp_path):
                 assert start == 0
             elif token in (2, 3, 5, 8, 10, 11, 12, 13, 14, 15):
                 assert start == 1
+
+
+@pytest.mark.parametrize("data,why", [
+    (b"", "the input is empty"),
+    (b"\n\n  \n\n", "none of its 4 lines holds text"),
+    (b"\xff\xfe bad\n\xff\n", "all 2 lines are undecodable UTF-8"),
+])
+def test_input_without_instances_is_an_error_and_writes_nothing(tmp_path, spm_model, data, why):
+    """It used to write an empty TFRecord (exit 0) that pretraining then died on."""
+    from albert_tf.errors import InputError
+
+    (tmp_path / "in.txt").write_bytes(data)
+    with pytest.raises(InputError, match=rf"no pretraining instances from --input_file=.*in\.txt.*{why}"):
+        _run(input_file=str(tmp_path / "in.txt"), output_file=str(tmp_path / "o.tfrecord"),
+             spm_model_file=spm_model, max_seq_length=32, dupe_factor=1, num_workers=1)
+    assert os.listdir(tmp_path) == ["in.txt"]
+
+
+def test_allow_empty_keeps_the_old_behaviour(tmp_path, spm_model):
+    (tmp_path / "in.txt").write_bytes(b"")
+    summary = _run(input_file=str(tmp_path / "in.txt"), output_file=str(tmp_path / "o.tfrecord"),
+                   spm_model_file=spm_model, max_seq_length=32, dupe_factor=1, num_workers=1,
+                   allow_empty=True)
+    assert summary["instances"] == 0
+    assert sorted(os.listdir(tmp_path)) == ["in.txt", "o.tfrecord", "o.tfrecord.summary.json"]
+    assert (tmp_path / "o.tfrecord").stat().st_size == 0
+
+
+def test_a_killed_runs_temporaries_are_removed(tmp_path, spm_model):
+    import subprocess
+
+    from albert_tf import io_utils
+
+    _write_corpus(tmp_path / "corpus.txt", with_bad_input=False)
+    out = tmp_path / "out"
+    out.mkdir()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = [out / f".o.tfrecord.incomplete-{dead.pid}", out / f".o.tfrecord.tmp-{dead.pid}-0a1b2c3d"]
+    mine = out / f".other.tmp-{os.getpid()}-0a1b2c3d"  # a live writer's: kept
+    for path in stale + [mine]:
+        path.write_bytes(b"partial")
+        assert io_utils.is_temporary(path)
+    _run(input_file=str(tmp_path / "corpus.txt"), output_file=str(out / "o.tfrecord"),
+         spm_model_file=spm_model, max_seq_length=32, dupe_factor=1, num_workers=1)
+    assert sorted(os.listdir(out)) == [mine.name, "o.tfrecord", "o.tfrecord.summary.json"]

@@ -42,3 +42,11 @@ def test_modes_configure_masking(spm_model):
     assert options.preprocess("  Ça  VA\n") == "ca va"
     assert PretrainingDataOptions(vocab_file="v").preprocess("  Ça  VA\n") == "Ça  VA"
     assert options.workers() >= 1
+
+
+def test_validation_errors_are_usage_errors():
+    from albert_tf.errors import UsageError
+
+    with pytest.raises(UsageError, match="--ngram must be at least 1"):
+        PretrainingDataOptions(input_file="in", output_file="out", spm_model_file="m", ngram=0).validate()
+    assert PretrainingDataOptions().allow_empty is False

@@ -1,7 +1,7 @@
 """Record statistics, and the streaming mode compared with the original's records (issue 4).
 
 The comparison clusters records by source document: records of one document share its text and
-its per-pass target length, so they are not independent samples (see `two_sample`).
+its per-pass target length, so they are not independent samples (see `support.two_sample`).
 """
 
 import collections
@@ -10,6 +10,7 @@ import pickle
 import pytest
 
 from albert_tf.data import documents, exact_original, parallel, sentence_tokens, stats
+from support import record_stats
 from albert_tf.data.pretraining_options import PretrainingDataOptions
 
 MASK_ID = 4
@@ -50,8 +51,8 @@ def fixture_setup(fixtures_dir, spm_model):
     encoder = sentence_tokens.SentenceEncoder(PretrainingDataOptions(**base).make_tokenizer())
     corpus = exact_original.read_corpus([base["input_file"]], PretrainingDataOptions(**base), encoder,
                                         documents.InputCounters(), collections.Counter())
-    matcher = stats.DocumentMatcher([[code >> 1 for sentence in doc for code in sentence] for doc in corpus])
-    original = stats.read_tfrecords([folder / "pretraining_data.tfrecord"], 64, 10)
+    matcher = record_stats.DocumentMatcher([[code >> 1 for sentence in doc for code in sentence] for doc in corpus])
+    original = record_stats.read_tfrecords([folder / "pretraining_data.tfrecord"], 64, 10)
     return base, encoder, matcher, original
 
 
@@ -60,7 +61,7 @@ def _streaming_records(base, encoder, **changes):
     writer = _ListWriter()
     parallel.run(options, [options.input_file], encoder, writer, documents.InputCounters(),
                  collections.Counter(), stats.RecordStatistics(), collections.Counter())
-    return stats.parse_records(writer, 64, 10)
+    return record_stats.parse_records(writer, 64, 10)
 
 
 def test_original_records_are_matched_to_their_documents(fixture_setup):
@@ -75,7 +76,7 @@ def test_streaming_mode_has_the_statistics_of_the_original(fixture_setup):
     labels and segment lengths: none differs from the original's at p < 0.001."""
     base, encoder, matcher, original = fixture_setup
     ours = _streaming_records(base, encoder)
-    results = stats.compare(original, ours, MASK_ID, matcher)
+    results = record_stats.compare(original, ours, MASK_ID, matcher)
     assert set(results) == set(stats.OBSERVED)
     for name, result in results.items():
         assert result.p_value >= 1e-3, (name, result)
@@ -85,8 +86,8 @@ def test_the_comparison_flags_a_different_generator(fixture_setup):
     """The same comparison rejects output made without whole-word masking (runs are shorter) and
     with a lower masking rate."""
     base, encoder, matcher, original = fixture_setup
-    piecewise = stats.compare(original, _streaming_records(base, encoder, do_whole_word_mask=False),
+    piecewise = record_stats.compare(original, _streaming_records(base, encoder, do_whole_word_mask=False),
                               MASK_ID, matcher)
     assert piecewise["masked_run_lengths"].p_value < 1e-6
-    sparse = stats.compare(original, _streaming_records(base, encoder, masked_lm_prob=0.12), MASK_ID, matcher)
+    sparse = record_stats.compare(original, _streaming_records(base, encoder, masked_lm_prob=0.12), MASK_ID, matcher)
     assert sparse["masked_per_instance"].p_value < 1e-6

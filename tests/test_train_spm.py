@@ -66,3 +66,33 @@ def test_bad_inputs(tmp_path):
     with pytest.raises(RuntimeError, match="empty.txt"):
         train_spm.train_sentencepiece(str(empty), str(tmp_path / "m"), 100)
     assert not (tmp_path / "m.model").exists() and not (tmp_path / "m.vocab").exists()
+
+
+def test_bad_inputs_are_our_error_types(tmp_path):
+    from albert_tf.errors import InputError, UsageError
+
+    (tmp_path / "a.txt.summary.json").write_text("{}\n")
+    with pytest.raises(InputError, match=r"--input pattern .*\*' matches no file"):
+        train_spm.train_sentencepiece(str(tmp_path / "*"), str(tmp_path / "m"), 100)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n  \n", "utf-8")
+    with pytest.raises(InputError, match=r"no text in --input \(.*empty.txt\): every line is blank"):
+        train_spm.train_sentencepiece(str(empty), str(tmp_path / "m"), 100)
+    with pytest.raises(UsageError, match="--vocab_size=10 leaves no room"):
+        train_spm.train_sentencepiece(str(empty), str(tmp_path / "m"), 10)
+
+
+@pytest.mark.parametrize("args,expected", [
+    (["--input={tmp}/nothing-*.txt", "--model_prefix={tmp}/m"], "error: --input pattern "),
+    (["--input={tmp}/empty.txt", "--model_prefix={tmp}/m", "--vocab_size=100"],
+     "error: no text in --input"),
+    (["--model_prefix={tmp}/m"], "error: flag --input=None"),
+])
+def test_command_line_errors_are_one_line(tmp_path, args, expected):
+    (tmp_path / "empty.txt").write_text("\n\n", "utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "albert_tf.train_spm", *(a.format(tmp=tmp_path) for a in args)],
+        cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines()[-1].startswith(expected), result.stderr[-2000:]
+    assert sorted(os.listdir(tmp_path)) == ["empty.txt"]

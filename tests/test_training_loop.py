@@ -11,6 +11,7 @@ import tensorflow as tf
 from albert_tf import AlbertConfig, AlbertPretrainer
 from albert_tf.checkpoint import tf1_weights
 from albert_tf.optimization import create_optimizer
+from albert_tf.errors import TrainingError
 from albert_tf.training import (BestCheckpointKeeper, NonFiniteLossError, Runtime, RuntimeConfig,
                                 Objective, Trainer)
 from albert_tf.tasks.pretraining.objective import pretraining_objective
@@ -150,3 +151,27 @@ def test_batch_not_divisible_by_accumulation_is_a_clear_error(tmp_path):
                       Objective(lambda o, f: (tf.reduce_mean(o), {})), tmp_path)
     with pytest.raises(ValueError, match="not divisible by replicas × gradient_accumulation"):
         trainer.train(tiny_dataset(), 4, 1)
+
+
+def test_weights_that_turn_non_finite_are_never_checkpointed_nor_resumed(tmp_path):
+    trainer = tiny_trainer(tmp_path)
+    step_fn = trainer.train_step
+
+    def step_that_blows_up_at_3(iterator):
+        result = step_fn(iterator)
+        if trainer.step == 3:  # the update of step 3 leaves NaN weights, the loss was finite
+            kernel = trainer.model.dense.kernel
+            kernel.assign(np.full(kernel.shape, np.nan, np.float32))
+        return result
+
+    trainer.train_step = step_that_blows_up_at_3
+    with pytest.raises(TrainingError, match=r"non-finite at step 3 .*model\.ckpt-2 \(step 2\)"):
+        trainer.train(tiny_dataset(), 4, 10, save_checkpoints_steps=1)
+    assert sorted(p for p in os.listdir(tmp_path) if p.endswith(".index")) == [
+        "model.ckpt-1.index", "model.ckpt-2.index"]
+    # A checkpoint with non-finite weights (as older versions wrote them) is never resumed from.
+    trainer.state.manager.save(checkpoint_number=3)
+    again = tiny_trainer(tmp_path)
+    with pytest.raises(TrainingError, match=r"model\.ckpt-3 holds non-finite weights.*"
+                                            r"model\.ckpt-2 \(step 2\)"):
+        again.train(tiny_dataset(), 4, 10, save_checkpoints_steps=1)

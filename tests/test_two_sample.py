@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from albert_tf.data import two_sample
+from support import two_sample
 
 
 @pytest.mark.parametrize("statistic,dof,expected", [

@@ -8,14 +8,14 @@ on "\\n" only (as `tf.gfile` does; a stray "\\r" is stripped as whitespace).
 
 from __future__ import annotations
 
-from albert_tf.errors import InputError
-from albert_tf import errors
 import dataclasses
 import glob
 import os
 from typing import Callable, Iterable, Iterator
 
 from absl import logging
+
+from albert_tf import errors, io_utils
 
 UNDECODABLE_POLICIES = ("skip", "fail")
 _REPORT_LIMIT = 20  # bad lines named one by one in the log; the rest are only counted
@@ -48,6 +48,8 @@ def expand_input_patterns(spec: str) -> list[str]:
     """Comma-separated globs → files, in the given order (each glob's matches sorted).
 
     Unlike the original, a pattern that matches nothing is an error, not a silent empty run.
+    Our writers' temporaries and side files (`*.summary.json`, ...) are never input: a glob such
+    as `dir/*` skips them (a file named explicitly is read).
     """
     if not spec or not spec.strip():
         raise InputError("--input_file is empty")
@@ -61,9 +63,14 @@ def expand_input_patterns(spec: str) -> list[str]:
             matches = sorted(tf.io.gfile.glob(pattern))
         else:
             matches = sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
+        is_glob = any(ch in pattern for ch in "*?[")
+        skipped = [p for p in matches if is_glob and io_utils.is_side_file(p)]
+        matches = [p for p in matches if p not in skipped]
         if not matches:
-            if any(ch in pattern for ch in "*?["):
-                raise InputError(f"--input_file pattern {pattern!r} matched no files")
+            if is_glob:
+                note = (f" (only {len(skipped)} temporary or summary file(s), which are not input)"
+                        if skipped else "")
+                raise InputError(f"--input_file pattern {pattern!r} matched no files{note}")
             raise InputError(f"--input_file: no such file: {pattern!r}")
         files.extend(matches)
     return files

@@ -122,7 +122,9 @@ def create_masked_lm_predictions(tokens: list[int], cfg: MaskingConfig, rng,
     lazy = not cfg.full_candidate_shuffle
     if not lazy:
         rng.shuffle(order)
-    randbelow = rng._randbelow  # for the lazy shuffle: same distribution, draws only as needed
+    # For the lazy shuffle (same distribution, draws only as needed). `randrange(n)` with one
+    # positive argument is `_randbelow(n)`: the same draws as the full shuffle's.
+    randbelow = rng.randrange
     random, randint = rng.random, rng.randint
     mask_id, replacement_ids = cfg.mask_id, cfg.replacement_ids
     last_word = len(replacement_ids) - 1

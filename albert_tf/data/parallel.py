@@ -12,9 +12,12 @@ buffer. At most a few blocks are in flight, so memory does not grow with the cor
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import multiprocessing
+import os
 import random
+import signal
 import sys
 import time
 from typing import Iterable, Iterator, NamedTuple
@@ -122,9 +125,30 @@ def peak_rss_mb() -> float:
 _PROCESSOR: BlockProcessor | None = None
 
 
-def _init_worker(processor: BlockProcessor) -> None:
+def _init_worker(processor: BlockProcessor, parent: int) -> None:
     global _PROCESSOR
     _PROCESSOR = processor
+    # The parent stops the workers (pool.terminate, SIGTERM) when it ends, is interrupted or
+    # terminated: a worker ignores Ctrl-C (sent to the whole process group) and dies on SIGTERM
+    # even though fork copied the parent's SIGTERM handler.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent(parent)
+
+
+def _die_with_parent(parent: int) -> None:
+    """A parent killed outright (SIGKILL, OOM killer) cannot stop its workers; on Linux the
+    kernel sends them SIGTERM then (PR_SET_PDEATHSIG), so they do not run on for seconds."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass  # no prctl: the pool's own shutdown still stops the workers
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
 
 
 def _process_in_worker(block: Block) -> BlockResult:
@@ -145,7 +169,8 @@ def process_blocks(blocks: Iterable[Block], processor: BlockProcessor,
         for block in blocks:
             yield processor(block)
         return
-    with _pool_context().Pool(num_workers, initializer=_init_worker, initargs=(processor,)) as pool:
+    with _pool_context().Pool(num_workers, initializer=_init_worker,
+                              initargs=(processor, os.getpid())) as pool:
         pending: collections.deque = collections.deque()
         for block in blocks:
             pending.append(pool.apply_async(_process_in_worker, (block,)))
@@ -168,7 +193,7 @@ class ShuffleBuffer:
 
     def extend(self, records: list) -> None:
         buffer, size, write = self._buffer, self._size, self._write
-        randbelow = self._rng._randbelow
+        randbelow = self._rng.randrange  # one positive argument: the draws of `_randbelow`
         for record in records:
             if len(buffer) < size:
                 buffer.append(record)
@@ -224,13 +249,16 @@ def run(options, files, encoder, writer, counters, doc_counts, record_stats, ngr
     progress = Progress(sum(documents.file_size(f) for f in files), options.progress_interval_s)
     shuffle = ShuffleBuffer(options.shuffle_buffer, options.random_seed, writer.write)
     num_blocks, worker_peak = 0, 0.0
-    for result in process_blocks(blocks, processor, options.workers()):
-        shuffle.extend(result.records)
-        num_blocks += 1
-        worker_peak = max(worker_peak, result.peak_rss_mb)
-        record_stats.merge(result.record_stats)
-        ngram_lengths.update(result.ngram_lengths)
-        doc_counts.update(result.doc_counts)
-        progress.update(result)
+    # closing(): an error or interrupt in this loop stops the pool at once (not when the
+    # suspended generator is garbage-collected).
+    with contextlib.closing(process_blocks(blocks, processor, options.workers())) as results:
+        for result in results:
+            shuffle.extend(result.records)
+            num_blocks += 1
+            worker_peak = max(worker_peak, result.peak_rss_mb)
+            record_stats.merge(result.record_stats)
+            ngram_lengths.update(result.ngram_lengths)
+            doc_counts.update(result.doc_counts)
+            progress.update(result)
     shuffle.drain()
     return {"blocks": num_blocks, "peak_rss_mb_worker": round(worker_peak, 1)}

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
+import os
+import signal
+import threading
 import time
 
 from absl import logging
 
+from albert_tf import io_utils
 from albert_tf.data import documents, exact_original, parallel, pretraining_writer, sentence_tokens, stats
+from albert_tf.errors import InputError
 from albert_tf.data.pretraining_options import PretrainingDataOptions
 
 
@@ -19,11 +25,18 @@ def summary_path(options: PretrainingDataOptions) -> str:
 
 
 def run(options: PretrainingDataOptions) -> dict:
-    """Generates the records and returns (and writes, and logs) the JSON summary."""
+    """Generates the records and returns (and writes, and logs) the JSON summary.
+
+    Input that yields no instance is an `InputError` and nothing is written, unless
+    `options.allow_empty`. Outputs appear only complete: a failed, interrupted (SIGINT/SIGTERM)
+    or killed run leaves none, and a killed run's temporaries are removed by the next run.
+    """
     start = time.monotonic()
     options.validate()
     files = documents.expand_input_patterns(options.input_file)
     output_files = pretraining_writer.expand_output_files(options.output_file, options.output_shards)
+    path = summary_path(options)
+    _remove_stale_temporaries(output_files + [path])
     logging.info("reading %d input file(s): %s%s", len(files), ", ".join(files[:5]),
                  " ..." if len(files) > 5 else "")
     encoder = sentence_tokens.SentenceEncoder(options.make_tokenizer())
@@ -32,21 +45,66 @@ def run(options: PretrainingDataOptions) -> dict:
     record_stats = stats.RecordStatistics()
     ngram_lengths: collections.Counter = collections.Counter()
     mode = exact_original if options.exact_original else parallel
-    with pretraining_writer.RoundRobinWriter(output_files) as writer:
+    with _termination_as_interrupt(), pretraining_writer.RoundRobinWriter(output_files) as writer:
         extra = mode.run(options, files, encoder, writer, counters, doc_counts, record_stats,
                          ngram_lengths)
+        if record_stats.instances == 0:
+            if not options.allow_empty:
+                raise InputError(_no_instances_message(options, files, counters, doc_counts))
+            logging.warning("no instances: %s", _why_empty(counters, doc_counts))
     elapsed = time.monotonic() - start
-    if record_stats.instances == 0:
-        logging.warning("no instances: the input holds no document with text (%s)", options.input_file)
     summary = build_summary(options, files, output_files, counters, doc_counts, record_stats,
                             ngram_lengths, elapsed)
     summary.update(extra)
-    path = summary_path(options)
     pretraining_writer.write_json_atomic(path, summary)
     print(json.dumps(summary, indent=1), flush=True)
     logging.info("wrote %d instances to %d file(s) in %.1fs; summary: %s",
                  record_stats.instances, len(output_files), elapsed, path)
     return summary
+
+
+def _remove_stale_temporaries(paths) -> None:
+    """Temporaries of killed runs beside our outputs (a killed writer cannot clean up)."""
+    for directory in sorted({os.path.dirname(os.path.abspath(p)) for p in paths if "://" not in p}):
+        for removed in io_utils.remove_stale_temporaries(directory):
+            logging.warning("removed %s, left by a run that was killed", removed)
+
+
+@contextlib.contextmanager
+def _termination_as_interrupt():
+    """SIGTERM (a scheduler stopping the job, `kill`) ends the run as Ctrl-C does: the workers
+    are stopped and the partial outputs removed, instead of the process dying on the spot."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"terminated by signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _why_empty(counters: documents.InputCounters, doc_counts) -> str:
+    if counters.input_bytes == 0:
+        return "the input is empty"
+    if counters.lines and counters.undecodable_lines == counters.lines:
+        return f"all {counters.lines} lines are undecodable UTF-8 (skipped; see --undecodable_lines)"
+    if doc_counts["documents"] == 0:
+        return f"none of its {counters.lines} lines holds text (after preprocessing and tokenization)"
+    return (f"its {doc_counts['documents']} document(s) ({doc_counts['corpus_tokens']} tokens) are "
+            "too short to make an instance")
+
+
+def _no_instances_message(options, files, counters, doc_counts) -> str:
+    shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    return (f"no pretraining instances from --input_file={options.input_file} ({shown}): "
+            f"{_why_empty(counters, doc_counts)}; nothing was written (--allow_empty writes empty "
+            "files instead)")
 
 
 def build_summary(options, files, output_files, counters, doc_counts, record_stats, ngram_lengths,

@@ -7,6 +7,7 @@ import os
 
 from albert_tf import tokenization
 from albert_tf.data import documents, instances, masking, sentence_tokens
+from albert_tf.errors import UsageError
 
 
 def default_num_workers() -> int:
@@ -46,8 +47,10 @@ class PretrainingDataOptions:
     output_shards: int = 1
     summary_file: str = ""
     progress_interval_s: float = 10.0
+    allow_empty: bool = False  # 0 instances: write empty files instead of failing
 
     def validate(self) -> None:
+        """A `UsageError` naming every flag whose value cannot work."""
         problems = []
         if not self.input_file:
             problems.append("--input_file is required")
@@ -78,7 +81,7 @@ class PretrainingDataOptions:
         if self.output_shards < 1:
             problems.append(f"--output_shards must be at least 1, got {self.output_shards}")
         if problems:
-            raise ValueError("; ".join(problems))
+            raise UsageError("; ".join(problems))
 
     def workers(self) -> int:
         return self.num_workers or default_num_workers()

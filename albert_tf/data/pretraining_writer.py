@@ -11,8 +11,10 @@ import json
 import os
 import struct
 
+from albert_tf import io_utils
 from albert_tf.data import schema
 from albert_tf.data.instances import Instance
+from albert_tf.errors import OutputError, UsageError
 
 
 def _varint(value: int) -> bytes:
@@ -149,53 +151,72 @@ def expand_output_files(spec: str, shards: int = 1) -> list[str]:
     """Comma-separated outputs; with `shards` > 1 each becomes `path-0000i-of-0000n`."""
     paths = [p for p in spec.split(",") if p]
     if not paths:
-        raise ValueError("--output_file is empty")
+        raise UsageError("--output_file is empty")
     if shards < 1:
-        raise ValueError(f"--output_shards must be at least 1, got {shards}")
+        raise UsageError(f"--output_shards must be at least 1, got {shards}")
     if shards == 1:
         return paths
     return [f"{p}-{i:05d}-of-{shards:05d}" for p in paths for i in range(shards)]
 
 
-def _temporary_name(path: str) -> str:
-    # A hidden, unmistakably unfinished name in the same directory (so the rename is atomic).
-    head, tail = os.path.split(path)
-    return os.path.join(head, f".{tail}.incomplete-{os.getpid()}")
+def write_failure(path: str, error: Exception) -> OutputError:
+    """A failed write (full disk, file size limit, permissions) as one line naming `path`.
+    TensorFlow's file errors read 'TEMPORARY; File too large': keep only the reason."""
+    from albert_tf.tf_errors import first_line
+
+    message = getattr(error, "message", None) or getattr(error, "strerror", None) or str(error)
+    reason = first_line(message).rsplit("; ", 1)[-1]
+    return OutputError(f"{path}: could not write it ({reason}); no output was written")
 
 
 class RoundRobinWriter:
     """Writes records to the output files in turn; each file appears under its name only when
     `close()` completes (written under a temporary name, then renamed). On an exception inside
-    the `with` block the temporary files are removed and no output appears."""
+    the `with` block the temporary files are removed and no output appears; a write that fails
+    (full disk) is an `OutputError` naming the output file."""
 
     def __init__(self, paths: list[str]):
         import tensorflow as tf
 
         self._tf = tf
         self.paths = list(paths)
-        self._temporary = [_temporary_name(p) for p in self.paths]
-        for path in self.paths:
-            directory = os.path.dirname(path)
-            if directory and not tf.io.gfile.exists(directory):
-                tf.io.gfile.makedirs(directory)
-        self._writers = [tf.io.TFRecordWriter(t) for t in self._temporary]
+        self._temporary = [io_utils.temporary_name(p) for p in self.paths]
+        self._writers = []
+        for path, temporary in zip(self.paths, self._temporary):
+            try:
+                directory = os.path.dirname(path)
+                if directory and not tf.io.gfile.exists(directory):
+                    tf.io.gfile.makedirs(directory)
+                self._writers.append(tf.io.TFRecordWriter(temporary))
+            except (tf.errors.OpError, OSError) as error:
+                self.abort()
+                raise write_failure(path, error) from None
         self._next = 0
         self.count = 0
 
     def write(self, record: bytes) -> None:
-        self._writers[self._next].write(record)
+        try:
+            self._writers[self._next].write(record)
+        except self._tf.errors.OpError as error:
+            raise write_failure(self.paths[self._next], error) from None
         self._next = (self._next + 1) % len(self._writers)
         self.count += 1
 
     def close(self) -> None:
-        for writer in self._writers:
-            writer.close()
+        for writer, path in zip(self._writers, self.paths):
+            try:
+                writer.close()  # flushes: a full disk may show only here
+            except self._tf.errors.OpError as error:
+                raise write_failure(path, error) from None
         for temporary, path in zip(self._temporary, self.paths):
             self._tf.io.gfile.rename(temporary, path, overwrite=True)
 
     def abort(self) -> None:
         for writer in self._writers:
-            writer.close()
+            try:
+                writer.close()
+            except self._tf.errors.OpError:
+                pass  # the flush failed (a full disk): the temporary is removed below anyway
         for temporary in self._temporary:
             if self._tf.io.gfile.exists(temporary):
                 self._tf.io.gfile.remove(temporary)
@@ -205,16 +226,23 @@ class RoundRobinWriter:
 
     def __exit__(self, exc_type, exc, tb):
         if exc_type is None:
-            self.close()
+            try:
+                self.close()
+            except BaseException:
+                self.abort()
+                raise
         else:
             self.abort()
         return False
 
 
 def write_json_atomic(path: str, data) -> None:
+    """`data` as indented JSON at `path`, which appears only complete."""
     import tensorflow as tf
 
-    temporary = _temporary_name(path)
-    with tf.io.gfile.GFile(temporary, "w") as handle:
-        handle.write(json.dumps(data, indent=1) + "\n")
-    tf.io.gfile.rename(temporary, path, overwrite=True)
+    try:
+        io_utils.write_text_atomically(path, json.dumps(data, indent=1) + "\n")
+    except (tf.errors.OpError, OSError) as error:
+        if isinstance(error, OutputError):
+            raise
+        raise write_failure(path, error) from None

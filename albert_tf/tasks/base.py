@@ -140,6 +140,11 @@ class Task:
         """The writer of this task's evaluation results file (`albert_tf.tasks.eval_log`)."""
         raise NotImplementedError
 
+    def describe_error(self, error) -> str | None:
+        """One line for a TensorFlow runtime error raised while reading this task's data (the
+        file at fault), or None to let the generic translation speak."""
+        return None
+
     # -- use -------------------------------------------------------------------------------
     @property
     def does_predict(self) -> bool:

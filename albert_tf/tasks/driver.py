@@ -22,7 +22,7 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.errors import UsageError
+from albert_tf.errors import InputError, UsageError
 from albert_tf.tasks.base import Task
 from albert_tf.tasks.eval_state import CheckpointEvaluator
 from albert_tf.tasks.output_lock import OutputDirLock
@@ -68,6 +68,15 @@ class Driver:
 
     # ---------------------------------------------------------------- the run
     def run(self) -> dict:
+        try:
+            return self._run()
+        except tf.errors.OpError as error:
+            message = self.task.describe_error(error)
+            if message is None:
+                raise
+            raise InputError(message) from None
+
+    def _run(self) -> dict:
         cfg = self.config
         if not (cfg.do_train or cfg.do_eval or cfg.do_predict or cfg.export_dir):
             raise UsageError("At least one of `do_train`, `do_eval`, `do_predict` or "

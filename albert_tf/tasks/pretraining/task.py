@@ -10,7 +10,6 @@ is written, naming the keys that differ. `--do_eval` scores the latest checkpoin
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 
 import numpy as np
@@ -18,7 +17,8 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
-from albert_tf.data.pretraining_dataset import dataset_fn, input_files
+from albert_tf.data.pretraining_dataset import (check_pretraining_files, dataset_fn,
+                                                describe_read_error, input_files)
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task
@@ -89,6 +89,9 @@ class PretrainingTask(Task):
         self.validate()
         self.albert_config = AlbertConfig.from_json_file(config.albert_config_file)
         self.files = input_files(config.input_file)
+        # Before the first step: lengths that do not fit the flags, ids outside the vocabulary.
+        check_pretraining_files(self.files, config.max_seq_length, config.max_predictions_per_seq,
+                                self.albert_config.vocab_size)
         self.runtime = None  # set by the driver: evaluation runs under its strategy
         self._eval_step = None
 
@@ -109,8 +112,7 @@ class PretrainingTask(Task):
         path = os.path.join(self.config.output_dir, CONFIG_NAME)
         mine = self.albert_config.to_dict()
         if tf.io.gfile.exists(path):
-            with tf.io.gfile.GFile(path) as reader:
-                theirs = json.load(reader)
+            theirs = AlbertConfig.from_json_file(path).to_dict()  # defaults filled in
             differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
             if differ:
                 detail = ", ".join(f"{k}: {theirs.get(k)!r} there, {mine.get(k)!r} in "
@@ -162,6 +164,9 @@ class PretrainingTask(Task):
 
     def eval_log(self):
         return PretrainingEvalLog(self.config.output_dir)
+
+    def describe_error(self, error):
+        return describe_read_error(error, self.files)
 
 
 def run_pretraining(config: PretrainingRunConfig, runtime=None) -> dict:
