@@ -4,15 +4,17 @@
       --init_checkpoint=model.ckpt-best --spm_model_file=30k-clean.model --export_dir=exports
 
 writes exports/encoder/<version> (TF-Hub encoder signatures; `mlm`/`sop`/`tokens` when the
-checkpoint has pretraining heads) and exports/preprocessing/<version> (raw text in).
+checkpoint has pretraining heads) and exports/preprocessing/<version> (raw text in). Each is
+checked in a fresh process before its version folder appears.
 """
 
-import json
+from albert_tf import cli
 
-from absl import app, flags
+cli.quiet_tensorflow()
 
-from albert_tf.config import AlbertConfig
-from albert_tf.export.pipeline import export_pretrained
+import json  # noqa: E402
+
+from absl import flags, logging  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("albert_config_file", None, "The model's albert_config.json.")
@@ -28,13 +30,23 @@ flags.DEFINE_bool("init_from_group0", False, "Fill missing groups from group_0 o
 
 def main(argv):
     del argv
-    config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
-    result = export_pretrained(config, FLAGS.init_checkpoint, FLAGS.export_dir, FLAGS.spm_model_file,
+    from albert_tf.config import AlbertConfig
+    from albert_tf.errors import UsageError
+    from albert_tf.export.pipeline import export_pretrained
+    from albert_tf.export.saved_model import resolve_path
+
+    if not FLAGS["verbosity"].present:  # TensorFlow's own INFO lines while saving
+        logging.set_verbosity(logging.WARNING)
+    for name in ("albert_config_file", "init_checkpoint", "export_dir"):
+        if not FLAGS[name].value.strip():
+            raise UsageError(f"--{name} must not be empty")
+    config = AlbertConfig.from_json_file(resolve_path(FLAGS.albert_config_file))
+    result = export_pretrained(config, resolve_path(FLAGS.init_checkpoint),
+                               resolve_path(FLAGS.export_dir), resolve_path(FLAGS.spm_model_file),
                                FLAGS.max_seq_length, FLAGS.do_lower_case, FLAGS.version,
                                FLAGS.verify, FLAGS.init_from_group0)
     print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["albert_config_file", "init_checkpoint", "export_dir"])
-    app.run(main)
+    cli.run(main, required=["albert_config_file", "init_checkpoint", "export_dir"])

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from albert_tf import AlbertConfig, tokenization
 from albert_tf.models import AlbertClassifier
-from albert_tf.tasks.classifier_export import export_classifier
+from albert_tf.tasks.glue.export import export_classifier
 from albert_tf.tasks.glue import features as F
 from albert_tf.tasks.glue.processors import InputExample
 
@@ -58,6 +58,7 @@ def test_pair_signatures_agree_with_threshold(spm_model, tmp_path):
     export = export_classifier(model, str(tmp_path / "export"), SEQ, spm_model, True, pair,
                                threshold)
     assert pathlib.Path(export).name.isdigit()  # a numeric version folder for TF Serving
+    assert export == str(tmp_path / "export" / "1")  # the one version rule: <export_dir>/<n>
     records = _serialized(spm_model, PAIRS, pair)
     texts = {"text_a": [a for a, _ in PAIRS]}
     if pair:
@@ -121,3 +122,15 @@ def _is_float(text):
         return True
     except ValueError:
         return False
+
+
+def test_serve_text_refuses_mismatched_batches_and_non_utf8(spm_model):
+    from albert_tf.tasks.glue.export import ClassifierServing
+
+    root, signatures = ClassifierServing(AlbertClassifier(_tiny_config(), 2), SEQ, spm_model,
+                                         pair=True).module()
+    serve = signatures["serve_text"]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"text_a:\] \[2\] \[text_b:\] \[1\]"):
+        serve(tf.constant(["a", "b"]), tf.constant(["c"]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="text_a is not valid UTF-8"):
+        serve(tf.constant([b"caf\xe9"]), tf.constant(["c"]))

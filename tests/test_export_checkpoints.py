@@ -1,5 +1,9 @@
 """export_checkpoints: our training checkpoints → TF1 names (+ global_step, no slots)."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -7,10 +11,14 @@ import tensorflow as tf
 from albert_tf import AlbertConfig, AlbertPretrainer
 from albert_tf.checkpoint import load_tf1_checkpoint
 from albert_tf.optimization import create_optimizer
-from albert_tf.training import Runtime, RuntimeConfig, Trainer
+from albert_tf.training import CheckpointState, Runtime, RuntimeConfig, Trainer
 from albert_tf.training.checkpoints import export_tf1_checkpoint
 from albert_tf.tasks.pretraining.objective import pretraining_objective
-from test_training_checkpoints import CONFIG
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIG = dict(vocab_size=40, embedding_size=8, hidden_size=16, num_hidden_layers=3,
+              num_hidden_groups=2, inner_group_num=2, num_attention_heads=2,
+              intermediate_size=24, max_position_embeddings=16)
 
 
 def random_features(batch=4, seq=12, preds=3, vocab=40):
@@ -55,3 +63,26 @@ def test_export_latest_named_and_best(tmp_path):
 def test_export_needs_albert_config(tmp_path):
     with pytest.raises(FileNotFoundError, match="albert_config.json not found"):
         export_tf1_checkpoint(tmp_path, tmp_path / "x")
+
+
+def _script(*args, cwd):
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "export_checkpoints.py"), *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=300)
+    return proc.returncode, proc.stderr.strip().splitlines()
+
+
+def test_script_errors_are_one_line(tmp_path):
+    """No albert_config.json, or a config that does not fit the checkpoint: one `error:` line
+    naming the flag, or the variable, both shapes and the config key; nothing written."""
+    code, lines = _script("--albert_directory=nowhere", "--export_path=out/model.ckpt", cwd=tmp_path)
+    assert code == 1 and lines[-1].startswith("error: --albert_directory=nowhere")
+    run = tmp_path / "run"
+    CheckpointState(run, AlbertPretrainer(AlbertConfig.from_dict(CONFIG)),
+                    create_optimizer(1e-3, 10, 1, "lamb")).save(step=1)
+    (run / "albert_config.json").write_text(AlbertConfig.from_dict({**CONFIG, "embedding_size": 4})
+                                            .to_json_string())
+    code, lines = _script("--albert_directory=run", "--export_path=out/model.ckpt", cwd=tmp_path)
+    assert code == 1 and not any("Traceback" in line for line in lines), lines[-5:]
+    assert lines[-1].startswith("error: ") and "variable bert/embeddings/" in lines[-1]
+    assert "in the checkpoint but" in lines[-1] and "config key embedding_size" in lines[-1]
+    assert not (tmp_path / "out").exists()

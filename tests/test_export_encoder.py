@@ -18,7 +18,7 @@ def golden_export(tmp_path_factory, fixtures_dir):
     config = AlbertConfig.from_json_file(fixtures_dir / "model" / "albert_config.json")
     model = AlbertPretrainer(config)
     checkpoint.load_tf1_checkpoint(model, str(fixtures_dir / "model" / "ckpt"))
-    path = export_encoder(model, str(tmp_path_factory.mktemp("export") / "encoder" / "1"))
+    path = export_encoder(model, str(tmp_path_factory.mktemp("export") / "encoder"))
     return model, config, path
 
 
@@ -85,13 +85,13 @@ def test_hub_call_convention_and_keras_layer(golden_export):
 def test_encoder_only_model_has_no_pretraining_signatures(tmp_path):
     config = AlbertConfig(vocab_size=30, embedding_size=8, hidden_size=12, num_hidden_layers=2,
                           num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
-    path = export_encoder(AlbertModel(config), str(tmp_path / "1"))
+    path = export_encoder(AlbertModel(config), str(tmp_path))
     assert set(tf.saved_model.load(path).signatures) == {"serving_default", "tokens"}
 
 
 def test_shared_weights_are_saved_once_for_base(tmp_path):
     config = preset("albert_base_v2")
-    path = export_encoder(AlbertModel(config), str(tmp_path / "1"))
+    path = export_encoder(AlbertModel(config), str(tmp_path))
     loaded = tf.saved_model.load(path)
     floats = sum(int(np.prod(v.shape)) for v in loaded.variables if v.dtype == tf.float32)
     assert floats == 11_683_584 and len(loaded.trainable_variables) == 25
@@ -107,4 +107,4 @@ def test_versions_and_no_overwrite(tmp_path):
     config = AlbertConfig(vocab_size=30, embedding_size=8, hidden_size=12, num_hidden_layers=1,
                           num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
     with pytest.raises(FileExistsError):
-        export_encoder(AlbertModel(config), str(tmp_path / "m" / "3"))
+        export_encoder(AlbertModel(config), str(tmp_path / "m"), version=3)

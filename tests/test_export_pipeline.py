@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer
@@ -73,3 +74,68 @@ def test_pretraining_checkpoint_warm_starts_a_task_model(tmp_path):
     again = AlbertClassifier(config, 2)
     assert "output_weights" in init_from_checkpoint(again, str(tmp_path / "cls"))
     np.testing.assert_array_equal(again.output_weights.numpy(), head)
+
+
+def _export_script(*args, cwd):
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "export_saved_model.py"), *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=600,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    return proc
+
+
+def _tiny_tf1_checkpoint(directory):
+    from albert_tf.checkpoint import save_tf1_checkpoint
+
+    config = _tiny()
+    directory.mkdir()
+    (directory / "albert_config.json").write_text(config.to_json_string())
+    save_tf1_checkpoint(AlbertModel(config), str(directory / "model.ckpt"))
+
+
+def test_cli_relative_paths_are_verified_and_published_once(tmp_path):
+    """The README's `--export_dir=exports`, run from another folder with every path relative:
+    the fresh-process check (which runs in its own folder) passes and exactly one version
+    folder appears."""
+    _tiny_tf1_checkpoint(tmp_path / "model")
+    proc = _export_script("--albert_config_file=model/albert_config.json",
+                          "--init_checkpoint=model/model.ckpt", "--export_dir=exports",
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout[proc.stdout.index("{"):])
+    assert result["encoder"] == str(tmp_path / "exports" / "encoder" / "1")
+    assert max(result["encoder_check"].values()) <= 1e-5
+    assert os.listdir(tmp_path / "exports" / "encoder") == ["1"]
+
+
+def test_cli_errors_are_one_line_and_write_nothing(tmp_path):
+    _tiny_tf1_checkpoint(tmp_path / "model")
+    wide = tmp_path / "wide.json"
+    wide.write_text(AlbertConfig.from_dict({**_tiny().to_dict(), "embedding_size": 4}).to_json_string())
+    cases = {
+        # not a checkpoint: names the path
+        ("--albert_config_file=model/albert_config.json", "--init_checkpoint=wide.json",
+         "--export_dir=exports"): ["error: ", str(wide)],
+        # config/checkpoint mismatch: variable, both shapes, config key
+        ("--albert_config_file=wide.json", "--init_checkpoint=model/model.ckpt",
+         "--export_dir=exports"): ["error: ", "in the checkpoint but", "embedding_size"],
+        # no --export_dir: names the flag
+        ("--albert_config_file=wide.json", "--init_checkpoint=model/model.ckpt"):
+            ["error: ", "--export_dir"],
+    }
+    for args, wanted in cases.items():
+        proc = _export_script(*args, cwd=tmp_path)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        assert all(w in lines[-1] for w in wanted) and lines[-1].startswith("error: "), lines[-1]
+    assert not (tmp_path / "exports").exists()
+
+
+def test_our_checkpoint_with_another_config_is_one_error_naming_the_key(tmp_path):
+    from albert_tf.checkpoint import CheckpointError
+
+    CheckpointState(tmp_path / "run", AlbertPretrainer(_tiny()),
+                    create_optimizer(1e-3, 10, 1, "lamb")).save(step=1)
+    wide = AlbertConfig.from_dict({**_tiny().to_dict(), "hidden_size": 16})
+    with pytest.raises(CheckpointError, match=r"has shape \[12.*\] in the checkpoint but \[16.*"
+                                              r"config key hidden_size"):
+        load_model(wide, str(tmp_path / "run"))

@@ -15,7 +15,7 @@ TEXTS = ["The quick brown fox jumps over the lazy dog.", "Héllo  Wörld, 1,000.
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory, spm_model):
-    return export_preprocessing(spm_model, str(tmp_path_factory.mktemp("pre") / "1"), max_seq_length=24)
+    return export_preprocessing(spm_model, str(tmp_path_factory.mktemp("pre")), max_seq_length=24)
 
 
 def _python_ids(spm_model, text_a, text_b=None, length=24):
@@ -57,3 +57,15 @@ def test_saved_model_cli_run_with_tensorflow_text(exported, spm_model, tmp_path)
                    env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     ids = np.load(tmp_path / "input_word_ids.npy")
     assert [row.tolist() for row in ids] == [_python_ids(spm_model, t) for t in TEXTS]
+
+
+def test_mismatched_batches_and_non_utf8_text_are_refused(exported):
+    """Same rule as the file readers: 2 text_a with 1 text_b is not broadcast, and bytes that
+    are not UTF-8 are refused; each error names the input."""
+    signatures = tf.saved_model.load(exported).signatures
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"text_a:\] \[2\] \[text_b:\] \[1\]"):
+        signatures["serve_pair"](text_a=tf.constant(TEXTS), text_b=tf.constant(TEXTS[:1]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="text_b is not valid UTF-8"):
+        signatures["serve_pair"](text_a=tf.constant(TEXTS), text_b=tf.constant([b"ok", b"caf\xe9"]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="text is not valid UTF-8"):
+        signatures["serving_default"](text=tf.constant([b"\xff\xfe"]))

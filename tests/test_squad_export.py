@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.models import AlbertSquadV1, AlbertSquadV2
-from albert_tf.tasks import squad_export
+from albert_tf.tasks.squad import export as squad_export
 from albert_tf.tasks.squad import features, reader
 from albert_tf.tasks.squad.task import SquadRunConfig
 from albert_tf.tokenization import load_sentencepiece
@@ -89,6 +89,7 @@ def test_tf_serving_loader_restores_the_export(spm_model, tmp_path):
                          max_seq_length=64, max_query_length=12, max_answer_length=6,
                          export_dir=str(tmp_path / "export"))
     path = squad_export.export(model, run)
+    assert path == str(tmp_path / "export" / "1")  # the one version rule: <export_dir>/<n>
     rng = np.random.default_rng(0)
     ids = {"input_ids": rng.integers(5, 1500, (2, 64)).astype(np.int32),
            "input_mask": np.ones((2, 64), np.int32), "segment_ids": np.zeros((2, 64), np.int32)}
@@ -102,3 +103,12 @@ def test_tf_serving_loader_restores_the_export(spm_model, tmp_path):
                    check=True, capture_output=True, timeout=600, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     np.testing.assert_allclose(np.load(tmp_path / "out" / "start_logits.npy"),
                                model(ids)["start_logits"], atol=1e-5)
+
+
+def test_answer_text_refuses_mismatched_batches_and_non_utf8(spm_model):
+    module = squad_export.SquadServing(AlbertSquadV1(CONFIG), spm_model, 64, 12, 6)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"question:\] \[2\] \[context:\] \[1\]"):
+        module.answer_text(tf.constant(QUESTIONS), tf.constant(CONTEXTS[:1]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="context is not valid UTF-8"):
+        module.answer_text(tf.constant(QUESTIONS[:1]), tf.constant([b"caf\xe9 au lait"]))

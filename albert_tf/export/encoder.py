@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from albert_tf.export.saved_model import track_captured_variables, write_saved_model
+from albert_tf.export.saved_model import ServingModule, track_captured_variables, write_saved_model
 from albert_tf.models import AlbertModel, AlbertPretrainer
 
 _IDS = tf.TensorSpec([None, None], tf.int32)
@@ -42,7 +42,7 @@ class EncoderFunctions:
         return self.serve({"input_word_ids": input_word_ids, "input_mask": input_mask,
                            "input_type_ids": input_type_ids})
 
-    # The original TF1 hub module's signatures (spec §11.2).
+    # The original TF1 hub module's signatures: `tokens`, `sop` and `mlm`.
     def tokens(self, input_ids, input_mask, segment_ids):
         out = self._encode(input_ids, input_mask, segment_ids)
         return {"sequence_output": out["sequence_output"], "pooled_output": out["pooled_output"]}
@@ -62,13 +62,13 @@ class EncoderFunctions:
 
 
 def build_module(model):
-    """(root trackable, signatures).
+    """(root module, signatures).
 
     The root holds the captured variables and tf.functions that reach the Keras model only
     through Python closures: the layout keras.export uses, which every loader restores.
     """
     functions = EncoderFunctions(model)
-    root = tf.__internal__.tracking.AutoTrackable()
+    root = ServingModule()
     root.__call__ = tf.function(functions.hub_call)
     # Both traces, so a reloaded encoder serves fine-tuning too.
     traced = [root.__call__.get_concrete_function(_HUB_INPUTS, training=t) for t in (False, True)]
@@ -85,7 +85,8 @@ def build_module(model):
     return root, signatures
 
 
-def export_encoder(model, export_dir) -> str:
-    """Writes the encoder SavedModel (with `mlm`/`sop` when `model` is an `AlbertPretrainer`)."""
+def export_encoder(model, base_dir, version: int | None = None, verify=None) -> str:
+    """Writes the encoder SavedModel to `<base_dir>/<version>` (with `mlm`/`sop` when `model` is
+    an `AlbertPretrainer`); see `write_saved_model` for `version` and `verify`."""
     root, signatures = build_module(model)
-    return write_saved_model(root, export_dir, signatures)
+    return write_saved_model(root, base_dir, signatures, version, verify)

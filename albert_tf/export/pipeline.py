@@ -2,31 +2,70 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 
 import numpy as np
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
-from albert_tf.export.encoder import export_encoder
-from albert_tf.export.preprocessing import export_preprocessing
-from albert_tf.export.saved_model import versioned_dir
+from albert_tf.export.encoder import build_module
+from albert_tf.export.preprocessing import build_preprocessing
+from albert_tf.export.saved_model import resolve_path, staged_saved_model
 from albert_tf.export.verify import compare, verify_in_fresh_process
 from albert_tf.models import AlbertModel, AlbertPretrainer
+from albert_tf.tf_errors import first_line
 
 
 def _has_pretraining_heads(prefix) -> bool:
-    names = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+    from albert_tf.checkpoint import CheckpointError
+
+    try:
+        names = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+    except (tf.errors.OpError, ValueError) as error:  # a corrupt or foreign .index file
+        raise CheckpointError(f"{prefix} is not a readable checkpoint "
+                              f"({first_line(getattr(error, 'message', error))})") from None
     return any(n.startswith("cls/predictions/") or "/masked_lm/" in n for n in names)
+
+
+_INCOMPATIBLE = re.compile(r"incompatible tensor with shape \(([\d, ]*)\) when attempting to "
+                          r"restore variable with shape \(([\d, ]*)\) and name ([^\s:]+)")
+
+
+def _shape(text: str) -> tuple:
+    return tuple(int(d) for d in text.replace(" ", "").split(",") if d)
+
+
+def restore_mismatch(error: Exception, model, prefix):
+    """Our checkpoints restore through tf.train.Checkpoint, whose shape error names neither the
+    config key nor the checkpoint: the same one line `load_tf1_checkpoint` gives, or None."""
+    from albert_tf.checkpoint import CheckpointError, _mismatch_error, model_entries
+
+    match = _INCOMPATIBLE.search(str(error))
+    if not match:
+        return None
+    saved, wanted, name = _shape(match.group(1)), _shape(match.group(2)), match.group(3)
+    for entry in model_entries(model):
+        if getattr(entry.variable, "path", None) == name:
+            return _mismatch_error(entry, saved, wanted, model, prefix)
+    return CheckpointError(f"{prefix}: variable {name} has shape {list(saved)} in the checkpoint "
+                           f"but {list(wanted)} in the model; check --albert_config_file")
 
 
 def load_model(config: AlbertConfig, checkpoint, init_from_group0: bool = False):
     """An `AlbertPretrainer` when the checkpoint has pretraining heads, else an `AlbertModel`."""
     from albert_tf.training.checkpoints import init_from_checkpoint, resolve_checkpoint
 
-    prefix = resolve_checkpoint(checkpoint)
+    prefix = resolve_checkpoint(resolve_path(checkpoint))
     model = AlbertPretrainer(config) if _has_pretraining_heads(prefix) else AlbertModel(config)
-    init_from_checkpoint(model, prefix, init_from_group0=init_from_group0)
+    try:
+        init_from_checkpoint(model, prefix, init_from_group0=init_from_group0)
+    except ValueError as error:
+        mismatch = restore_mismatch(error, model, prefix)
+        if mismatch is None:
+            raise
+        raise mismatch from None
     return model
 
 
@@ -66,32 +105,45 @@ def expected_encoder_outputs(model, config: AlbertConfig) -> tuple[dict, dict]:
     return calls, expected
 
 
+def _expected_preprocessing(spm_model_file, max_seq_length, do_lower_case):
+    from albert_tf.text import AlbertPreprocessor
+
+    text = np.array(["The quick brown fox jumps over the lazy dog.", "ALBERT shares layers."])
+    packed = AlbertPreprocessor(spm_model_file, max_seq_length, do_lower_case)(tf.constant(text))
+    expected = {"serving_default": {"input_word_ids": packed["input_ids"].numpy(),
+                                    "input_mask": packed["input_mask"].numpy(),
+                                    "input_type_ids": packed["segment_ids"].numpy()}}
+    return {"serving_default": {"text": text}}, expected
+
+
 def export_pretrained(config: AlbertConfig, checkpoint, export_dir, spm_model_file=None,
                       max_seq_length: int = 128, do_lower_case: bool = True,
                       version: int | None = None, verify: bool = True,
                       init_from_group0: bool = False) -> dict:
     """Writes `<export_dir>/encoder/<version>` (and `<export_dir>/preprocessing/<version>` when
-    an spm model is given), then checks each in a fresh process against the Keras model."""
+    an spm model is given). With `verify`, each is first loaded in a fresh process under its
+    temporary name and compared with the Keras model; the versions are published together,
+    only when every check passed (a failed check leaves no version folder behind)."""
+    export_dir, spm_model_file = resolve_path(export_dir), resolve_path(spm_model_file)
     model = load_model(config, checkpoint, init_from_group0)
     result = {"model": type(model).__name__}
-    encoder_dir = export_encoder(model, versioned_dir(os.path.join(export_dir, "encoder"), version))
-    result["encoder"] = encoder_dir
-    if verify:
-        calls, expected = expected_encoder_outputs(model, config)
-        result["encoder_check"] = compare(expected, verify_in_fresh_process(encoder_dir, calls))
+    # Both modules are built (the spm model read and checked) before anything is written.
+    exports = [("encoder", *build_module(model))]
     if spm_model_file:
-        pre_dir = export_preprocessing(
-            spm_model_file, versioned_dir(os.path.join(export_dir, "preprocessing"), version),
-            max_seq_length, do_lower_case)
-        result["preprocessing"] = pre_dir
-        if verify:
-            from albert_tf.text import AlbertPreprocessor
-
-            text = np.array(["The quick brown fox jumps over the lazy dog.", "ALBERT shares layers."])
-            packed = AlbertPreprocessor(spm_model_file, max_seq_length, do_lower_case)(tf.constant(text))
-            expected = {"serving_default": {"input_word_ids": packed["input_ids"].numpy(),
-                                            "input_mask": packed["input_mask"].numpy(),
-                                            "input_type_ids": packed["segment_ids"].numpy()}}
-            actual = verify_in_fresh_process(pre_dir, {"serving_default": {"text": text}})
-            result["preprocessing_check"] = compare(expected, actual, atol=0)
+        exports.append(("preprocessing",
+                        *build_preprocessing(spm_model_file, max_seq_length, do_lower_case)))
+    with contextlib.ExitStack() as publish:
+        for name, module, signatures in exports:
+            tmp, result[name] = publish.enter_context(staged_saved_model(
+                module, os.path.join(export_dir, name), signatures, version))
+            if not verify:
+                continue
+            if name == "encoder":
+                calls, expected = expected_encoder_outputs(model, config)
+                atol = 1e-5
+            else:
+                calls, expected = _expected_preprocessing(spm_model_file, max_seq_length,
+                                                          do_lower_case)
+                atol = 0
+            result[f"{name}_check"] = compare(expected, verify_in_fresh_process(tmp, calls), atol)
     return result

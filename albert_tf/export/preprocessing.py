@@ -5,6 +5,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from albert_tf.export.saved_model import write_saved_model
+from albert_tf.export.text_inputs import checked_text
 from albert_tf.text import AlbertPreprocessor
 
 _TEXT = tf.TensorSpec([None], tf.string)
@@ -28,11 +29,12 @@ class PreprocessingModule(tf.Module):
 
     @tf.function(input_signature=[_TEXT])
     def serve(self, text):
-        return self._rename(self.preprocessor(text))
+        return self._rename(self.preprocessor(checked_text(text=text)["text"]))
 
     @tf.function(input_signature=[_TEXT, _TEXT])
     def serve_pair(self, text_a, text_b):
-        return self._rename(self.preprocessor((text_a, text_b)))
+        checked = checked_text(text_a=text_a, text_b=text_b)
+        return self._rename(self.preprocessor((checked["text_a"], checked["text_b"])))
 
     @tf.function(input_signature=[])
     def tokenization_info(self):
@@ -41,9 +43,16 @@ class PreprocessingModule(tf.Module):
                 "max_seq_length": tf.identity(self.max_seq_length)}
 
 
-def export_preprocessing(spm_model_file, export_dir, max_seq_length: int = 128,
-                         do_lower_case: bool = True) -> str:
+def export_preprocessing(spm_model_file, base_dir, max_seq_length: int = 128,
+                         do_lower_case: bool = True, version: int | None = None,
+                         verify=None) -> str:
+    """Writes `<base_dir>/<version>`; see `write_saved_model` for `version` and `verify`."""
+    module, signatures = build_preprocessing(spm_model_file, max_seq_length, do_lower_case)
+    return write_saved_model(module, base_dir, signatures, version, verify)
+
+
+def build_preprocessing(spm_model_file, max_seq_length: int = 128, do_lower_case: bool = True):
+    """(root module, signatures) of the preprocessing export."""
     module = PreprocessingModule(spm_model_file, max_seq_length, do_lower_case)
-    signatures = {"serving_default": module.serve, "serve_pair": module.serve_pair,
-                  "tokenization_info": module.tokenization_info}
-    return write_saved_model(module, export_dir, signatures)
+    return module, {"serving_default": module.serve, "serve_pair": module.serve_pair,
+                    "tokenization_info": module.tokenization_info}

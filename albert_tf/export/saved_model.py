@@ -1,40 +1,50 @@
-"""Writing SavedModels atomically into TF Serving's `<base>/<version>/` layout."""
+"""The one way this package writes a SavedModel, and the one version-folder rule.
+
+Every export (encoder, preprocessing, classifier, SQuAD) builds a `tf.Module` root holding its
+`tf.function`s (a `ServingModule` for models), and hands it to `write_saved_model`, which
+
+1. picks `<base_dir>/<version>` by `io_utils.version_dir` (default: one past the highest
+   numeric folder, from 1), the layout TF Serving polls;
+2. saves under a hidden temporary name beside it (`io_utils.atomic_output`), which TF Serving
+   ignores (it only loads numeric folder names);
+3. runs `verify(temporary_path)` there when given (e.g. a reload in a fresh process);
+4. renames the folder to its version only when all of that succeeded. A failed save or check
+   leaves no version folder, so a retry takes the same version number again; the temporary
+   folder of a killed export is removed by the next export to the same base.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
-import uuid
 
 import tensorflow as tf
 
+from albert_tf import io_utils
+from albert_tf.errors import OutputError
 
-def versioned_dir(base_path, version: int | None = None) -> str:
-    """`<base_path>/<version>`; without a version, one past the highest existing one (from 1)."""
-    base_path = os.fspath(base_path)
-    if version is None:
-        existing = [int(d) for d in (os.listdir(base_path) if os.path.isdir(base_path) else [])
-                    if d.isdigit()]
-        version = max(existing, default=0) + 1
-    return os.path.join(base_path, str(int(version)))
+# The one version-folder rule (re-exported under the name the export API has always used).
+versioned_dir = io_utils.version_dir
 
 
-def write_saved_model(module: tf.Module, export_dir, signatures: dict) -> str:
-    """Saves to a temporary sibling folder, then renames: TF Serving polls the base path and
-    must never see a half-written version folder."""
-    export_dir = os.fspath(export_dir)
-    parent = os.path.dirname(os.path.abspath(export_dir))
-    os.makedirs(parent, exist_ok=True)
-    if os.path.exists(export_dir):
-        raise FileExistsError(f"export folder already exists: {export_dir}")
-    tmp = os.path.join(parent, f".tmp-{os.path.basename(export_dir)}-{uuid.uuid4().hex[:8]}")
-    try:
-        tf.saved_model.save(module, tmp, signatures=signatures)
-        os.replace(tmp, export_dir)
-    finally:
-        if os.path.exists(tmp):
-            shutil.rmtree(tmp)
-    return export_dir
+class ExportExistsError(OutputError, FileExistsError):
+    """The version folder asked for exists already; an export never replaces one."""
+
+
+class ServingModule(tf.Module):
+    """Root object of every export: serving `tf.function`s and the resources they use.
+
+    It holds no Keras object: the functions reach the Keras model through Python closures and
+    `track_captured_variables` attaches the captured `tf.Variable`s themselves, the layout every
+    loader (TF Serving's TF1-style one included) restores.
+    """
+
+    # TF-Hub's reusable-SavedModel convention stores these as attributes, while tf.Module
+    # computes them as read-only properties; plain class attributes let instances set them.
+    variables = ()
+    trainable_variables = ()
+    non_trainable_variables = ()
+    regularization_losses = ()
 
 
 def track_captured_variables(root, functions) -> None:
@@ -53,3 +63,51 @@ def track_captured_variables(root, functions) -> None:
     root.trainable_variables = list(trainable.values())
     root.non_trainable_variables = [v for k, v in every.items() if k not in trainable]
     root.regularization_losses = []
+
+
+def serving_root(functions: dict, resources: dict | None = None) -> ServingModule:
+    """A `ServingModule` with the given tf.functions (traced with their input signatures) and
+    resources (e.g. a SentencePiece tokenizer whose model handle the functions capture)."""
+    root = ServingModule()
+    for name, fn in functions.items():
+        setattr(root, name, fn)
+    for name, resource in (resources or {}).items():
+        setattr(root, name, resource)
+    track_captured_variables(root, [fn.get_concrete_function() for fn in functions.values()])
+    return root
+
+
+@contextlib.contextmanager
+def staged_saved_model(module: tf.Module, base_dir, signatures: dict, version: int | None = None):
+    """Saves `module` under a temporary name for `<base_dir>/<version>` and yields
+    (temporary path, final path); publishes (renames) when the block ends without an error.
+    Stacking several (contextlib.ExitStack) publishes them together, after every check."""
+    target = versioned_dir(base_dir, version)
+    # A killed export's temporary folder (its writer gone) is removed, not left to pile up.
+    io_utils.remove_stale_temporaries(os.path.dirname(target))
+    if tf.io.gfile.exists(target):
+        raise ExportExistsError(f"export folder already exists: {target}; an export never "
+                                "replaces a version (pass another --version, or none)")
+    with io_utils.atomic_output(target, directory=True) as tmp:
+        tf.saved_model.save(module, tmp, signatures=signatures)
+        yield tmp, target
+
+
+def write_saved_model(module: tf.Module, base_dir, signatures: dict, version: int | None = None,
+                      verify=None) -> str:
+    """Writes `<base_dir>/<version>` (see the module docstring); returns its absolute path.
+    `verify(temporary_path)` runs before the version is published; an error it raises leaves
+    nothing behind."""
+    with staged_saved_model(module, base_dir, signatures, version) as (tmp, target):
+        if verify is not None:
+            verify(tmp)
+    return target
+
+
+def resolve_path(path):
+    """An absolute local path (None and remote URLs such as gs:// are returned as given): the
+    fresh-process check and the saved assets must not depend on the current directory."""
+    if path is None:
+        return None
+    path = os.fspath(path)
+    return path if "://" in path else os.path.abspath(os.path.expanduser(path))

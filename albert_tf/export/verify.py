@@ -15,6 +15,12 @@ import tempfile
 
 import numpy as np
 
+from albert_tf.errors import AlbertError
+
+
+class VerificationError(AlbertError, AssertionError):
+    """An export that does not load in a fresh process, or answers unlike the Keras model."""
+
 
 def _save(calls: dict, path: str) -> None:
     flat = {}
@@ -34,15 +40,22 @@ def _load(path: str) -> dict:
 
 
 def verify_in_fresh_process(export_dir, calls: dict, timeout: int = 600) -> dict:
+    # The check runs in its own folder: a relative path would point somewhere else there.
+    export_dir = os.path.abspath(os.fspath(export_dir))
     with tempfile.TemporaryDirectory() as tmp:
         inputs, outputs = os.path.join(tmp, "inputs.npz"), os.path.join(tmp, "outputs.npz")
         _save(calls, inputs)
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+        # The fresh process imports this same albert_tf (not another install of it).
+        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=path)
         proc = subprocess.run(
-            [sys.executable, "-m", "albert_tf.export.verify", os.fspath(export_dir), inputs, outputs],
+            [sys.executable, "-m", "albert_tf.export.verify", export_dir, inputs, outputs],
             capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
         if proc.returncode != 0:
-            raise RuntimeError(f"loading {export_dir} in a fresh process failed:\n{proc.stderr[-3000:]}")
+            lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+            raise VerificationError(f"loading {export_dir} in a fresh process failed "
+                                    f"({lines[-1] if lines else f'exit {proc.returncode}'})")
         return _load(outputs)
 
 
@@ -58,7 +71,8 @@ def compare(expected: dict, actual: dict, atol: float = 1e-5) -> dict:
                 diff = float(np.max(np.abs(np.asarray(got, np.float64) - np.asarray(value, np.float64))))
             report[f"{signature}/{name}"] = diff
             if not diff <= atol:
-                raise AssertionError(f"{signature}/{name}: export differs from the Keras model by {diff:g}")
+                raise VerificationError(f"{signature}/{name}: export differs from the Keras model by "
+                                        f"{diff:g} (more than {atol:g})")
     return report
 
 

@@ -200,7 +200,7 @@ class GlueTask(Task):
         return paths
 
     def export(self, model, export_dir) -> str:
-        from albert_tf.tasks.classifier_export import export_classifier
+        from albert_tf.tasks.glue.export import export_classifier
 
         cfg = self.config
         threshold = None if math.isnan(cfg.threshold_to_export) else cfg.threshold_to_export

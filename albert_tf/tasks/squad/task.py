@@ -190,7 +190,7 @@ class SquadTask(Task):
         return scores
 
     def export(self, model, export_dir) -> str:
-        from albert_tf.tasks import squad_export
+        from albert_tf.tasks.squad import export as squad_export
 
         return squad_export.export(model, self.config, self.albert_config, export_dir)
 

@@ -3,24 +3,25 @@
 Two signatures, built explicitly (the original relied on the Estimator filling one in):
 * `serving_default`: serialized `tf.train.Example`s under the input key `input` (the
   original's receiver), holding `input_ids`, `input_mask`, `segment_ids` of length S;
-* `serve_text`: raw UTF-8 `text_a` (and `text_b` for pair tasks), tokenized in the graph with
-  the SentencePiece model embedded in the export.
+* `serve_text`: raw UTF-8 `text_a` (and `text_b` for pair tasks, same batch size), tokenized
+  in the graph with the SentencePiece model embedded in the export.
 Both return `probabilities`, `predictions` and, when a threshold is baked in, the float32
 scalar `threshold` (served alongside; it does not change the predictions).
 """
 
 from __future__ import annotations
 
-import logging
 import math
-import os
-import time
-import uuid
 
-import keras
 import tensorflow as tf
+from absl import logging
 
-log = logging.getLogger(__name__)
+from albert_tf.export.saved_model import serving_root, write_saved_model
+from albert_tf.export.text_inputs import checked_text
+
+
+def _strings(name):
+    return tf.TensorSpec([None], tf.string, name=name)
 
 
 class ClassifierServing:
@@ -37,7 +38,6 @@ class ClassifierServing:
             from albert_tf.text import AlbertPreprocessor
 
             self.preprocessor = AlbertPreprocessor(spm_model_file, max_seq_length, do_lower_case)
-            self.preprocessor(tf.constant([""]))  # builds it (an export needs built layers)
 
     def _outputs(self, features):
         outputs = self.model(features, training=False)
@@ -56,43 +56,40 @@ class ClassifierServing:
         return self._outputs(self.parse_examples(input))
 
     def serve_pair(self, text_a, text_b):
-        return self._outputs(self.preprocessor((text_a, text_b)))
+        checked = checked_text(text_a=text_a, text_b=text_b)
+        return self._outputs(self.preprocessor((checked["text_a"], checked["text_b"])))
 
     def serve_single(self, text_a):
-        return self._outputs(self.preprocessor(text_a))
+        return self._outputs(self.preprocessor(checked_text(text_a=text_a)["text_a"]))
 
-    def archive(self) -> keras.export.ExportArchive:
-        """A Keras ExportArchive: it saves exactly the variables the signatures capture, which
-        is what the TF1-style loaders of TF Serving and `saved_model_cli` need to restore."""
-        archive = keras.export.ExportArchive()
-        archive.track(self.model)
-        strings = lambda name: tf.TensorSpec([None], tf.string, name=name)  # noqa: E731
-        archive.add_endpoint("serving_default", self.serve_examples, [strings("input")])
+    def module(self):
+        """(root module, signatures) for `write_saved_model`."""
+        functions = {"serving_default": tf.function(self.serve_examples,
+                                                    input_signature=[_strings("input")])}
+        resources = {}
         if self.preprocessor is None:
-            log.warning("no SentencePiece model: the export has no serve_text signature")
-            return archive
-        archive.track(self.preprocessor)
-        if self.pair:
-            archive.add_endpoint("serve_text", self.serve_pair,
-                                 [strings("text_a"), strings("text_b")])
+            logging.warning("no SentencePiece model: the export has no serve_text signature")
         else:
-            archive.add_endpoint("serve_text", self.serve_single, [strings("text_a")])
-        return archive
+            if self.pair:
+                functions["serve_text"] = tf.function(
+                    self.serve_pair, input_signature=[_strings("text_a"), _strings("text_b")])
+            else:
+                functions["serve_text"] = tf.function(self.serve_single,
+                                                      input_signature=[_strings("text_a")])
+            # The tokenizer's model resource is captured by serve_text: the root must hold it.
+            resources["sentencepiece"] = self.preprocessor.sentencepiece
+        root = serving_root(functions, resources)
+        return root, {name: getattr(root, name) for name in functions}
 
 
 def export_classifier(model, export_dir, max_seq_length: int, spm_model_file=None,
                       do_lower_case: bool = True, pair: bool = True,
-                      threshold: float | None = None) -> str:
-    """Writes `<export_dir>/<unix time>/` (a numeric version folder, as TF Serving expects and the
-    Estimator wrote) atomically; returns its path."""
-    module = ClassifierServing(model, max_seq_length, spm_model_file, do_lower_case, pair, threshold)
-    tf.io.gfile.makedirs(export_dir)
-    version = int(time.time())
-    while tf.io.gfile.exists(os.path.join(export_dir, str(version))):
-        version += 1
-    final = os.path.join(export_dir, str(version))
-    tmp = os.path.join(export_dir, f".tmp-{version}-{uuid.uuid4().hex}")
-    module.archive().write_out(tmp, verbose=False)
-    tf.io.gfile.rename(tmp, final)
-    log.info("exported SavedModel to %s", final)
-    return final
+                      threshold: float | None = None, version: int | None = None) -> str:
+    """Writes `<export_dir>/<version>/` (one past the highest numeric folder by default, the
+    layout TF Serving polls) through `write_saved_model`; returns its path."""
+    serving = ClassifierServing(model, max_seq_length, spm_model_file, do_lower_case, pair,
+                                threshold)
+    root, signatures = serving.module()
+    path = write_saved_model(root, export_dir, signatures, version)
+    logging.info("exported SavedModel to %s", path)
+    return path

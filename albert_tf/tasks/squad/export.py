@@ -5,7 +5,8 @@ One SavedModel with two signatures:
   [batch, max_seq_length] → `start_logits`/`end_logits` (v1) or the beam outputs
   `start_top_log_probs`, `start_top_index`, `end_top_log_probs`, `end_top_index` and
   `cls_logits` (v2), exactly the model's outputs.
-* `answer_text`: raw strings `question`, `context` [batch] → `answer` (string), `score`
+* `answer_text`: raw UTF-8 strings `question`, `context` [batch, the same for both] → `answer`
+  (string), `score`
   (start + end logit / log-prob of the chosen span) and, for v2, `null_score` (the cls logit;
   the caller compares it with its tuned threshold). Tokenizing, packing, span search and
   detokenizing run in the graph.
@@ -20,13 +21,11 @@ file is written.
 
 from __future__ import annotations
 
-import os
-import time
-
 import tensorflow as tf
 
-from albert_tf.export.saved_model import track_captured_variables
 from albert_tf import models
+from albert_tf.export.saved_model import serving_root, write_saved_model
+from albert_tf.export.text_inputs import checked_text
 from albert_tf.text.preprocessor import AlbertPreprocessor
 
 NEG = -1e30
@@ -109,7 +108,8 @@ class SquadServing:
         return pick(starts), pick(ends), pick(scores)
 
     def _answer_text(self, question, context):
-        features, ids = self.pack(question, context)
+        checked = checked_text(question=question, context=context)
+        features, ids = self.pack(checked["question"], checked["context"])
         inputs = dict(features) if self.version_2 else {k: v for k, v in features.items()
                                                         if k != "p_mask"}
         outputs = self.model(inputs, training=False)
@@ -125,19 +125,14 @@ class SquadServing:
         return result
 
 
-def export(model, run, config=None, export_dir=None) -> str:
-    """Writes `<export_dir>/saved_model/<timestamp>` and returns its path."""
+def export(model, run, config=None, export_dir=None, version: int | None = None) -> str:
+    """Writes `<export_dir>/<version>` (one past the highest numeric folder by default, the
+    layout TF Serving polls) through `write_saved_model`; returns its path."""
     export_dir = export_dir or run.export_dir
     module = SquadServing(model, run.spm_model_file, run.max_seq_length, run.max_query_length,
                           run.max_answer_length, run.do_lower_case)
-    root = tf.__internal__.tracking.AutoTrackable()
-    root.serve_ids, root.answer_text = module.serve_ids, module.answer_text
-    root.sentencepiece = module.preprocessor.sentencepiece  # its model resource must be saved
-    track_captured_variables(root, [root.serve_ids.get_concrete_function(),
-                                    root.answer_text.get_concrete_function()])
-    target = os.path.join(export_dir, "saved_model", str(int(time.time())))
-    tmp = target + ".tmp"
-    tf.saved_model.save(root, tmp, signatures={"serving_default": root.serve_ids,
-                                               "answer_text": root.answer_text})
-    tf.io.gfile.rename(tmp, target, overwrite=True)
-    return target
+    # The tokenizer's model resource is captured by answer_text: the root must hold it.
+    root = serving_root({"serve_ids": module.serve_ids, "answer_text": module.answer_text},
+                        {"sentencepiece": module.preprocessor.sentencepiece})
+    return write_saved_model(root, export_dir, {"serving_default": root.serve_ids,
+                                                "answer_text": root.answer_text}, version)
