@@ -8,24 +8,18 @@ checkpoint has pretraining heads) and exports/preprocessing/<version> (raw text 
 checked in a fresh process before its version folder appears.
 """
 
+import json
+
+from absl import flags, logging
+
 from albert_tf import cli
 
-cli.quiet_tensorflow()
-
-import json  # noqa: E402
-
-from absl import flags, logging  # noqa: E402
-
+cli.define_flags(__name__, """
+    albert_config_file init_checkpoint spm_model_file export_dir max_seq_length do_lower_case
+    version verify init_from_group0""",
+                 defaults={"max_seq_length": 128, "do_lower_case": True, "verify": True,
+                           "init_from_group0": False})
 FLAGS = flags.FLAGS
-flags.DEFINE_string("albert_config_file", None, "The model's albert_config.json.")
-flags.DEFINE_string("init_checkpoint", None, "Checkpoint prefix or folder (TF1 names or ours).")
-flags.DEFINE_string("spm_model_file", None, "SentencePiece model; adds the preprocessing export.")
-flags.DEFINE_string("export_dir", None, "Base folder; models go to <export_dir>/<name>/<version>.")
-flags.DEFINE_integer("max_seq_length", 128, "Sequence length the preprocessing export packs to.")
-flags.DEFINE_bool("do_lower_case", True, "Lower-case text before SentencePiece (uncased models).")
-flags.DEFINE_integer("version", None, "Version folder name; default: one past the highest.")
-flags.DEFINE_bool("verify", True, "Reload each export in a fresh process and compare outputs.")
-flags.DEFINE_bool("init_from_group0", False, "Fill missing groups from group_0 of the checkpoint.")
 
 
 def main(argv):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from albert_tf.errors import AlbertError
 import dataclasses
 import os
 import re
@@ -12,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf import checkpoint_names as names
+from albert_tf.errors import AlbertError
 
 
 class CheckpointError(AlbertError, ValueError):
@@ -245,3 +245,25 @@ def write_tf1_checkpoint(values: dict[str, np.ndarray], ckpt_prefix) -> str:
 def save_tf1_checkpoint(model, ckpt_prefix, global_step: int = 0) -> str:
     """Writes `model` with the original's names and layouts, readable by the original code."""
     return write_tf1_checkpoint(tf1_weights(model, global_step), ckpt_prefix)
+
+
+_INCOMPATIBLE = re.compile(r"incompatible tensor with shape \(([\d, ]*)\) when attempting to "
+                          r"restore variable with shape \(([\d, ]*)\) and name ([^\s:]+)")
+
+
+def _shape(text: str) -> tuple:
+    return tuple(int(d) for d in text.replace(" ", "").split(",") if d)
+
+
+def restore_mismatch_error(error: Exception, model, prefix):
+    """Our checkpoints restore through tf.train.Checkpoint, whose shape error names neither the
+    config key nor the checkpoint: the same one line `load_tf1_checkpoint` gives, or None."""
+    match = _INCOMPATIBLE.search(str(error))
+    if not match:
+        return None
+    saved, wanted, name = _shape(match.group(1)), _shape(match.group(2)), match.group(3)
+    for entry in model_entries(model):
+        if getattr(entry.variable, "path", None) == name:
+            return _mismatch_error(entry, saved, wanted, model, prefix)
+    return CheckpointError(f"{prefix}: variable {name} has shape {list(saved)} in the checkpoint "
+                           f"but {list(wanted)} in the model; check --albert_config_file")

@@ -58,6 +58,47 @@ def define_runtime_flags(module_name: str, flag_values=flags.FLAGS) -> None:
                          "steps.", **kw)
 
 
+def config_defaults(cls) -> dict:
+    """{flag name: default} of a run config dataclass, nested `runtime`/`schedule` included."""
+    renames = getattr(cls, "FLAG_NAMES", {})
+    hints = typing.get_type_hints(cls)
+    found = {}
+    for field in dataclasses.fields(cls):
+        if not field.init:
+            continue
+        if field.default_factory is not dataclasses.MISSING:
+            value = field.default_factory()
+        else:
+            value = None if field.default is dataclasses.MISSING else field.default
+        if dataclasses.is_dataclass(hints.get(field.name)):
+            found.update({renames.get(k, k): v for k, v in dataclasses.asdict(value).items()})
+        else:
+            found[renames.get(field.name, field.name)] = value
+    return found
+
+
+def define_flags(module_name: str, names: str, config=None, defaults=None, runtime=False,
+                 flag_values=flags.FLAGS) -> None:
+    """Defines the flags `names` (whitespace-separated) with the type and help of
+    `cli_flags.FLAG_TABLE`; a default comes from `defaults`, else from the run config class
+    `config` (so a flag's default and the library's agree), else None. `runtime=True` adds the
+    original's TPU flags and our runtime flags."""
+    from albert_tf.cli_flags import FLAG_TABLE
+
+    merged = {**(config_defaults(config) if config is not None else {}), **(defaults or {})}
+    kw = dict(module_name=_owner(module_name), flag_values=flag_values)
+    for name in names.split():
+        kind, help_text = FLAG_TABLE[name]
+        default = merged.get(name)
+        if isinstance(kind, tuple):
+            flags.DEFINE_enum(name, default, list(kind), help_text, **kw)
+        else:
+            getattr(flags, f"DEFINE_{kind}")(name, default, help_text, **kw)
+    if runtime:
+        define_tpu_flags(module_name, flag_values)
+        define_runtime_flags(module_name, flag_values)
+
+
 def runtime_config_from_flags(values=flags.FLAGS):
     """The shared `RuntimeConfig` from the flags above (`--use_tpu` means the TPU strategy)."""
     from albert_tf.training import RuntimeConfig

@@ -86,7 +86,7 @@ def test_bad_inputs_are_our_error_types(tmp_path):
     (["--input={tmp}/nothing-*.txt", "--model_prefix={tmp}/m"], "error: --input pattern "),
     (["--input={tmp}/empty.txt", "--model_prefix={tmp}/m", "--vocab_size=100"],
      "error: no text in --input"),
-    (["--model_prefix={tmp}/m"], "error: flag --input=None"),
+    (["--model_prefix={tmp}/m"], "error: missing required flag: --input"),
 ])
 def test_command_line_errors_are_one_line(tmp_path, args, expected):
     (tmp_path / "empty.txt").write_text("\n\n", "utf-8")

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
-
 import numpy as np
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.export.encoder import build_module
 from albert_tf.export.preprocessing import build_preprocessing
+from albert_tf.checkpoint import restore_mismatch_error
 from albert_tf.export.saved_model import resolve_path, staged_saved_model
 from albert_tf.export.verify import compare, verify_in_fresh_process
 from albert_tf.models import AlbertModel, AlbertPretrainer
@@ -29,30 +28,6 @@ def _has_pretraining_heads(prefix) -> bool:
     return any(n.startswith("cls/predictions/") or "/masked_lm/" in n for n in names)
 
 
-_INCOMPATIBLE = re.compile(r"incompatible tensor with shape \(([\d, ]*)\) when attempting to "
-                          r"restore variable with shape \(([\d, ]*)\) and name ([^\s:]+)")
-
-
-def _shape(text: str) -> tuple:
-    return tuple(int(d) for d in text.replace(" ", "").split(",") if d)
-
-
-def restore_mismatch(error: Exception, model, prefix):
-    """Our checkpoints restore through tf.train.Checkpoint, whose shape error names neither the
-    config key nor the checkpoint: the same one line `load_tf1_checkpoint` gives, or None."""
-    from albert_tf.checkpoint import CheckpointError, _mismatch_error, model_entries
-
-    match = _INCOMPATIBLE.search(str(error))
-    if not match:
-        return None
-    saved, wanted, name = _shape(match.group(1)), _shape(match.group(2)), match.group(3)
-    for entry in model_entries(model):
-        if getattr(entry.variable, "path", None) == name:
-            return _mismatch_error(entry, saved, wanted, model, prefix)
-    return CheckpointError(f"{prefix}: variable {name} has shape {list(saved)} in the checkpoint "
-                           f"but {list(wanted)} in the model; check --albert_config_file")
-
-
 def load_model(config: AlbertConfig, checkpoint, init_from_group0: bool = False):
     """An `AlbertPretrainer` when the checkpoint has pretraining heads, else an `AlbertModel`."""
     from albert_tf.training.checkpoints import init_from_checkpoint, resolve_checkpoint
@@ -62,7 +37,7 @@ def load_model(config: AlbertConfig, checkpoint, init_from_group0: bool = False)
     try:
         init_from_checkpoint(model, prefix, init_from_group0=init_from_group0)
     except ValueError as error:
-        mismatch = restore_mismatch(error, model, prefix)
+        mismatch = restore_mismatch_error(error, model, prefix)
         if mismatch is None:
             raise
         raise mismatch from None

@@ -180,8 +180,7 @@ def _init_from_our_checkpoint(model, prefix):
     try:
         root.read(prefix).expect_partial().assert_existing_objects_matched()
     except (AssertionError, ValueError) as error:
-        raise CheckpointError(f"{prefix} does not hold this model's encoder (another "
-                              f"config?): {str(error).splitlines()[0]}") from None
+        raise _not_this_model(error, model, prefix) from None
     heads = [] if isinstance(model, AlbertModel) else _head_names(model, saved)
     if heads:
         tf.train.Checkpoint(model=model).read(prefix).expect_partial()
@@ -210,6 +209,16 @@ def checkpoint_step(prefix) -> int:
     return 0
 
 
+def _not_this_model(error, model, prefix) -> CheckpointError:
+    """One line for a checkpoint of ours that does not fit `model`: the variable, both shapes
+    and the config key when it is a shape mismatch."""
+    from albert_tf.checkpoint import restore_mismatch_error
+
+    return restore_mismatch_error(error, model, prefix) or CheckpointError(
+        f"{prefix} does not hold this model (another config or task?): "
+        f"{str(error).splitlines()[0][:300]}")
+
+
 def export_tf1_checkpoint(albert_directory, export_path, checkpoint_name=None) -> str:
     """Turns a checkpoint written by our training (in a run_pretraining output_dir, which holds
     `albert_config.json`) into a TF1-named one with `bert/*`, `cls/*` and `global_step` and no
@@ -217,22 +226,26 @@ def export_tf1_checkpoint(albert_directory, export_path, checkpoint_name=None) -
     inside the directory (e.g. `model.ckpt-best`, `model.ckpt-5000`) or None/`latest`."""
     from albert_tf.checkpoint import save_tf1_checkpoint
     from albert_tf.config import AlbertConfig
+    from albert_tf.errors import UsageError
     from albert_tf.models import AlbertPretrainer
 
     directory = os.fspath(albert_directory)
     config_file = os.path.join(directory, "albert_config.json")
     if not tf.io.gfile.exists(config_file):
-        raise FileNotFoundError(f"{config_file} not found: --albert_directory must be a "
-                                f"run_pretraining output_dir")
+        raise UsageError(f"--albert_directory={directory}: no albert_config.json there (it must "
+                         "be a run_pretraining output_dir)")
     if checkpoint_name in (None, "", "latest"):
         prefix = resolve_checkpoint(directory)
     else:
         prefix = resolve_checkpoint(os.path.join(directory, checkpoint_name))
     if is_tf1_checkpoint(prefix):
-        raise ValueError(f"{prefix} already has TF1 names; nothing to export")
+        raise CheckpointError(f"{prefix} already has TF1 names; nothing to export")
     model = AlbertPretrainer(AlbertConfig.from_json_file(config_file))
-    status = tf.train.Checkpoint(model=model).read(prefix)
-    status.expect_partial().assert_existing_objects_matched()
+    try:
+        tf.train.Checkpoint(model=model).read(prefix).expect_partial() \
+            .assert_existing_objects_matched()
+    except (AssertionError, ValueError) as error:
+        raise _not_this_model(error, model, prefix) from None
     return save_tf1_checkpoint(model, os.fspath(export_path), checkpoint_step(prefix))
 
 
