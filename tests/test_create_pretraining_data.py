@@ -13,8 +13,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import io_utils
+from support.paths import REPO
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "create_pretraining_data.py"
 
 # Every flag of the original script, with its default.

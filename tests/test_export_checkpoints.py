@@ -10,7 +10,9 @@ from albert_tf.optimization import create_optimizer
 from albert_tf.training import Runtime, RuntimeConfig, Trainer
 from albert_tf.training.checkpoints import export_tf1_checkpoint
 from albert_tf.tasks.pretraining.objective import pretraining_objective
-from test_training_checkpoints import CONFIG
+from support.configs import GROUPED, TINY
+
+CONFIG = {**TINY, **GROUPED}
 
 
 def random_features(batch=4, seq=12, preds=3, vocab=40):

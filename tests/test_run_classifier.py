@@ -12,11 +12,10 @@ import pytest
 from albert_tf import tokenization
 from albert_tf.tasks.glue import features as F
 from albert_tf.tasks.glue.processors import get_processor, read_tsv
+from support.configs import GLUE_TINY as TINY
+from support.paths import REPO
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEQ = 32
-TINY = {"vocab_size": 1500, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 2,
-        "num_attention_heads": 4, "intermediate_size": 37, "max_position_embeddings": 64}
 
 # A separate interpreter: the export must serve without anything from the process that made it.
 QUERY = r"""
@@ -36,7 +35,7 @@ json.dump({"default": {k: v.numpy().tolist() for k, v in default.items()},
 
 def _env():
     return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
-                PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,10 @@ import pytest
 from albert_tf.config import AlbertConfig
 from albert_tf.tasks.squad import reader
 from albert_tf.tasks.squad.task import SquadRunConfig, run_squad
-from conftest import REPO
+from support.configs import READING_TINY
+from support.paths import REPO
 
-TINY = AlbertConfig(vocab_size=1500, embedding_size=16, hidden_size=32, num_hidden_layers=1,
-                    num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+TINY = AlbertConfig(**READING_TINY)
 
 
 def _subset(data, articles, paragraphs):

@@ -5,15 +5,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import AlbertConfig, AlbertPretrainer
+from albert_tf import AlbertPretrainer
 from albert_tf.checkpoint import save_tf1_checkpoint
 from albert_tf.training.checkpoints import (BestCheckpointKeeper, checkpoint_step,
                                             copy_checkpoint, init_from_checkpoint,
                                             is_tf1_checkpoint, resolve_checkpoint)
+from support.configs import GROUPED, tiny_config
 
-CONFIG = dict(vocab_size=40, embedding_size=8, hidden_size=16, num_hidden_layers=3,
-              num_hidden_groups=2, inner_group_num=2, num_attention_heads=2,
-              intermediate_size=24, max_position_embeddings=16)
 
 
 def weights_equal(a, b):
@@ -21,7 +19,7 @@ def weights_equal(a, b):
 
 
 def test_model_only_checkpoint_holds_every_weight_and_init_reads_ours_and_tf1(tmp_path):
-    config = AlbertConfig.from_dict(CONFIG)
+    config = tiny_config(**GROUPED)
     source = AlbertPretrainer(config)
     ours = tf.train.Checkpoint(model=source).write(str(tmp_path / "ours" / "ckpt"))
     tf1 = save_tf1_checkpoint(source, str(tmp_path / "tf1" / "model.ckpt"), global_step=7)

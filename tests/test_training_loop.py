@@ -15,7 +15,7 @@ from albert_tf.errors import TrainingError
 from albert_tf.training import (BestCheckpointKeeper, NonFiniteLossError, Runtime, RuntimeConfig,
                                 Objective, Trainer)
 from albert_tf.tasks.pretraining.objective import pretraining_objective
-from test_optimization import assert_matches_golden, golden_features
+from support.golden import assert_matches_golden, golden_features
 
 
 def golden_dataset_fn(model_dir):
