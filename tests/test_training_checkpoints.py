@@ -1,5 +1,5 @@
 """Checkpoint helpers: model-only round trip (every block weight), TF1 vs ours detection,
-init from either, step lookup, best-checkpoint copies."""
+init from either, step lookup, checkpoint copies."""
 
 import numpy as np
 import pytest
@@ -7,8 +7,7 @@ import tensorflow as tf
 
 from albert_tf import AlbertPretrainer
 from albert_tf.checkpoint import save_tf1_checkpoint
-from albert_tf.training.checkpoints import (BestCheckpointKeeper, checkpoint_step,
-                                            copy_checkpoint, init_from_checkpoint,
+from albert_tf.training.checkpoints import (checkpoint_step, copy_checkpoint, init_from_checkpoint,
                                             is_tf1_checkpoint, resolve_checkpoint)
 from support.configs import GROUPED, tiny_config
 
@@ -39,7 +38,7 @@ def test_resolve_checkpoint_errors_name_the_path(tmp_path):
         resolve_checkpoint(str(tmp_path / "model.ckpt-9"))
 
 
-def test_copy_checkpoint_and_keeper_leave_state_file_and_other_files(tmp_path):
+def test_copy_checkpoint_leaves_state_file_and_other_files(tmp_path):
     for suffix, data in ((".index", b"i"), (".data-00000-of-00001", b"d")):
         (tmp_path / f"model.ckpt-5{suffix}").write_bytes(data)
     (tmp_path / "model.ckpt-50.index").write_bytes(b"other")
@@ -47,10 +46,5 @@ def test_copy_checkpoint_and_keeper_leave_state_file_and_other_files(tmp_path):
     state = (tmp_path / "checkpoint").read_text()
     copied = copy_checkpoint(str(tmp_path / "model.ckpt-5"), str(tmp_path / "copy"))
     assert [d.rsplit("/", 1)[1] for _, d in copied] == ["copy.data-00000-of-00001", "copy.index"]
-    keeper = BestCheckpointKeeper(str(tmp_path))
-    assert keeper.update(0.0, str(tmp_path / "model.ckpt-5")) == []  # must beat 0, as the original
-    assert len(keeper.update(0.3, str(tmp_path / "model.ckpt-5"))) == 2
-    assert keeper.update(0.2, str(tmp_path / "model.ckpt-5")) == []
-    assert (tmp_path / "model.ckpt-best.index").read_bytes() == b"i"
     assert (tmp_path / "checkpoint").read_text() == state
     assert (tmp_path / "model.ckpt-50.index").read_bytes() == b"other"

@@ -1,5 +1,5 @@
 """Training checkpoints in an output_dir: save every N steps, keep N, resume from the latest,
-initialise from an original TF1 checkpoint or one of ours, keep a copy of the best one."""
+initialise from an original TF1 checkpoint or one of ours, copy one (the best) aside."""
 
 from __future__ import annotations
 
@@ -249,29 +249,3 @@ def copy_checkpoint(src_prefix, dst_prefix) -> list[tuple[str, str]]:
             shutil.copyfile(src, tmp)
         copied.append((src, dst))
     return copied
-
-
-class BestCheckpointKeeper:
-    """Keeps `<dir>/model.ckpt-best.*` as a copy of the checkpoint with the best metric seen.
-
-    `update(metric_value, checkpoint_prefix)` copies when the value beats the best so far
-    (`higher_is_better`), and returns [(src, dst)] of the files copied. Only files named
-    `model.ckpt-best.*` are ever (over)written; nothing is deleted.
-    """
-
-    def __init__(self, directory, metric="masked_lm_accuracy", higher_is_better=True,
-                 initial=None, name=BEST_NAME):
-        self.directory = os.fspath(directory)
-        self.metric = metric
-        self.higher_is_better = higher_is_better
-        self.best = initial if initial is not None else (0.0 if higher_is_better else float("inf"))
-        self.prefix = os.path.join(self.directory, name)
-
-    def is_better(self, value) -> bool:
-        return value > self.best if self.higher_is_better else value < self.best
-
-    def update(self, value, checkpoint_prefix) -> list[tuple[str, str]]:
-        if checkpoint_prefix is None or not self.is_better(value):
-            return []
-        self.best = value
-        return copy_checkpoint(checkpoint_prefix, self.prefix)

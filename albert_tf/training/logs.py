@@ -81,11 +81,3 @@ class StepLogger:
         self.losses, self._last_time, self._last_step = [], now, step
         self.metrics.reset()
         return values
-
-    def write_eval(self, step, results, prefix="eval"):
-        if self.writer is None:
-            return
-        with self.writer.as_default():
-            for name, value in results.items():
-                write_scalar(f"{prefix}/{name}", value, step)
-        self.writer.flush()

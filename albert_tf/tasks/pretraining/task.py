@@ -147,7 +147,7 @@ class PretrainingTask(Task):
         return False
 
     def evaluate(self, model) -> dict:
-        from albert_tf.training.logs import MetricSums
+        from albert_tf.training.loop import evaluate_batches
         from albert_tf.training.steps import EvalStep
 
         cfg = self.config
@@ -156,13 +156,7 @@ class PretrainingTask(Task):
         data = self.runtime.strategy.distribute_datasets_from_function(
             dataset_fn(self.files, cfg.max_seq_length, cfg.max_predictions_per_seq,
                        cfg.schedule.eval_batch_size, False))
-        iterator, sums = iter(data), MetricSums()
-        for _ in range(int(cfg.max_eval_steps)):
-            try:
-                sums.add(self._eval_step(iterator))
-            except (StopIteration, tf.errors.OutOfRangeError):
-                break
-        return sums.result()
+        return evaluate_batches(self._eval_step, iter(data), cfg.max_eval_steps)
 
     def eval_log(self):
         return PretrainingEvalLog(self.config.output_dir)
