@@ -47,7 +47,7 @@ def test_original_variable_list_is_covered_exactly(fixtures_dir):
     assert ours == original - {"global_step"}
 
 
-def test_block_rows_match_the_spec_suffixes():
+def test_block_rows_have_the_original_suffixes():
     suffixes = {row[0] for row in checkpoint_names.ATTENTION + checkpoint_names.FFN}
     assert "ffn_1/intermediate/output/dense/kernel" in suffixes
     assert {"LayerNorm/gamma", "LayerNorm_1/gamma"} <= suffixes

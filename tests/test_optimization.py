@@ -43,7 +43,7 @@ def test_three_steps_reproduce_the_original(fixtures_dir, name):
     assert_matches_golden(model_dir / f"train_{name}_resourcevars", weights, losses, lrs)
 
 
-def test_schedule_matches_the_spec_reference_values():
+def test_schedule_matches_the_originals_values():
     schedule = WarmupPolynomialDecay(0.00176, 125000, 3125)
     expected = {0: 0.0, 1000: 0.0005632, 3124: 0.001759437, 3125: 0.001716, 62500: 0.00088,
                 125000: 0.0, 200000: 0.0}

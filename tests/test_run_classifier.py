@@ -117,7 +117,7 @@ def test_export_in_a_fresh_process(run_dir, data_dir, spm_model, tmp_path):
     np.testing.assert_allclose(got["default"]["probabilities"], expected, atol=1e-5)
 
 
-# The original's flags (spec §8.5) and defaults; NaN for threshold_to_export means "not set".
+# The original run_classifier.py's flags and defaults; NaN for threshold_to_export means "not set".
 ORIGINAL_FLAGS = {
     "data_dir": None, "albert_config_file": None, "task_name": None, "vocab_file": None,
     "spm_model_file": None, "output_dir": None, "cached_dir": None, "init_checkpoint": None,

@@ -105,7 +105,7 @@ def test_flag_validation(changes, message):
         run.validate(TINY)
 
 
-ORIGINAL_FLAGS = {  # spec §9.6: every flag of run_squad_v1.py / run_squad_v2.py with its default
+ORIGINAL_FLAGS = {  # every flag of the original run_squad_v1.py / run_squad_v2.py, its default
     "albert_config_file": None, "vocab_file": None, "spm_model_file": None, "output_dir": None,
     "train_file": None, "predict_file": None, "train_feature_file": None,
     "predict_feature_file": None, "predict_feature_left_file": None, "init_checkpoint": None,
