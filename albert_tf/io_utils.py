@@ -49,6 +49,16 @@ def is_side_file(path) -> bool:
     return is_temporary(path) or path.endswith(SIDE_FILE_SUFFIXES)
 
 
+def glob_inputs(pattern: str) -> list[str]:
+    """The files a file name or glob names, sorted, folders left out; a glob (`*?[`) also
+    leaves out our temporaries and side files (`dir/*` means the data in `dir`)."""
+    gfile = _gfile()
+    matched = [f for f in sorted(gfile.glob(pattern)) if not gfile.isdir(f)]
+    if any(ch in pattern for ch in "*?["):
+        matched = [f for f in matched if not is_side_file(f)]
+    return matched
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -51,9 +51,7 @@ def expand_inputs(inputs) -> list[str]:
     for pattern in (p.strip() for p in inputs):
         if not pattern:
             continue
-        matched = [f for f in sorted(tf.io.gfile.glob(pattern)) if not tf.io.gfile.isdir(f)]
-        if any(ch in pattern for ch in "*?["):
-            matched = [f for f in matched if not io_utils.is_side_file(f)]
+        matched = io_utils.glob_inputs(pattern)
         if not matched:
             raise NoInputError(f"--input pattern {pattern!r} matches no file")
         files.extend(matched)

@@ -2,6 +2,7 @@
 kept across runs, and the SQuAD/RACE runners' results file."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from albert_tf import checkpoint
@@ -46,6 +47,17 @@ def test_evaluate_all_keeps_the_best_checkpoint(tmp_path, tiny_config):
     checkpoint.load_tf1_checkpoint(model, str(tmp_path / "model.ckpt-best"))
     np.testing.assert_array_equal(
         checkpoint.tf1_weights(model)["cls/squad/output_bias"], [5.0, 0.0])
+
+
+def test_state_round_trip_and_bad_file(tmp_path):
+    path = str(tmp_path / "best_trial.txt")
+    assert EvalState.read(path) == EvalState(-1, -1, float("-inf"))
+    EvalState(300, 200, 0.8125).write(path)
+    assert open(path).read() == "300:200:0.8125"
+    assert EvalState.read(path) == EvalState(300, 200, 0.8125)
+    (tmp_path / "best_trial.txt").write_text("garbage")
+    with pytest.raises(ValueError, match="best_trial.txt"):
+        EvalState.read(path)
 
 
 def test_the_best_is_copied_only_when_it_beats_the_initial_value(tmp_path):

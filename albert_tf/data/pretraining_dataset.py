@@ -26,9 +26,7 @@ def input_files(input_file: str) -> list[str]:
     for pattern in (p.strip() for p in input_file.split(",")):
         if not pattern:
             continue
-        matched = sorted(tf.io.gfile.glob(pattern))
-        if any(ch in pattern for ch in "*?["):
-            matched = [f for f in matched if not io_utils.is_side_file(f)]
+        matched = io_utils.glob_inputs(pattern)
         if not matched:
             raise NoInputFilesError(f"--input_file: no file matches {pattern!r}")
         files.extend(matched)
