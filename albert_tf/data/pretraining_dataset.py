@@ -22,17 +22,9 @@ def input_files(input_file: str) -> list[str]:
     A glob skips our writers' temporaries and side files (`.x.tmp-<pid>-…`, `*.summary.json`):
     `dir/*` means the records in `dir`. A file named explicitly is kept.
     """
-    files = []
-    for pattern in (p.strip() for p in input_file.split(",")):
-        if not pattern:
-            continue
-        matched = io_utils.glob_inputs(pattern)
-        if not matched:
-            raise NoInputFilesError(f"--input_file: no file matches {pattern!r}")
-        files.extend(matched)
-    if not files:
-        raise NoInputFilesError("--input_file is empty")
-    return files
+    return io_utils.glob_inputs(input_file, NoInputFilesError,
+                                no_match="--input_file: no file matches {pattern!r}",
+                                empty="--input_file is empty")
 
 
 def _first_record(path: str):
