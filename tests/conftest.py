@@ -35,14 +35,8 @@ def spm_model(fixtures_dir):
 
 @pytest.fixture()
 def tiny_config():
-    """support.configs.TINY as an AlbertConfig."""
+    """support.configs.TINY as an AlbertConfig (with overrides: support.configs.tiny_config)."""
     return make_tiny_config()
-
-
-@pytest.fixture()
-def make_config():
-    """support.configs.tiny_config: TINY with overrides, e.g. `make_config(vocab_size=50)`."""
-    return make_tiny_config
 
 
 @pytest.fixture()
