@@ -14,7 +14,7 @@ def main(_):
     from albert_tf.training.checkpoints import export_tf1_checkpoint
 
     values = flags.FLAGS
-    path = export_tf1_checkpoint(resolve_path(values.albert_directory),
+    path = export_tf1_checkpoint(values.albert_directory,
                                  resolve_path(values.export_path), values.checkpoint_name)
     logging.info("exported %s", path)
 

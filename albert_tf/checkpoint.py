@@ -238,6 +238,7 @@ def write_tf1_checkpoint(values: dict[str, np.ndarray], ckpt_prefix) -> str:
     for suffix in (".data-00000-of-00001", ".index"):  # the index last: it marks completeness
         tf.io.gfile.rename(tmp_prefix + suffix, ckpt_prefix + suffix, overwrite=True)
     # A relative path keeps the folder movable, like the original's save_relative_paths=True.
+    # (TF2's only public writer of the `checkpoint` state file is inside CheckpointManager.)
     tf.compat.v1.train.update_checkpoint_state(directory, os.path.basename(ckpt_prefix))
     return ckpt_prefix
 

@@ -49,6 +49,28 @@ def is_side_file(path) -> bool:
     return is_temporary(path) or path.endswith(SIDE_FILE_SUFFIXES)
 
 
+def glob_inputs(patterns, error, no_match: str, empty: str) -> list[str]:
+    """The files named by comma-separated (or a list of) file names and globs: each pattern's
+    matches sorted, folders left out; a glob (`*?[`) also leaves out our temporaries and side
+    files (`dir/*` means the data in `dir`). Raises `error(no_match.format(pattern))` for a
+    pattern that matches nothing and `error(empty)` when there is no pattern."""
+    gfile = _gfile()
+    files: list[str] = []
+    for pattern in (p.strip() for p in (patterns.split(",") if isinstance(patterns, str)
+                                        else patterns)):
+        if not pattern:
+            continue
+        matched = [f for f in sorted(gfile.glob(pattern)) if not gfile.isdir(f)]
+        if any(ch in pattern for ch in "*?["):
+            matched = [f for f in matched if not is_side_file(f)]
+        if not matched:
+            raise error(no_match.format(pattern=pattern))
+        files.extend(matched)
+    if not files:
+        raise error(empty)
+    return files
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -117,10 +117,9 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
             self._pending_finite = None
 
     def _backend_update_step(self, grads, trainable_variables, learning_rate):
-        from keras.src import backend as keras_backend
-
-        variables = [v.value if isinstance(v, keras_backend.Variable) else v
-                     for v in trainable_variables]
+        # Keras's (protected) TF-backend hook between apply() and update_step(): the only place
+        # to sum across replicas before clipping, which no public optimizer option does.
+        variables = [v.value if isinstance(v, keras.Variable) else v for v in trainable_variables]
         finite = getattr(self, "_pending_finite", None)
         if not self.external_reduction:
             # Keras clips before the cross-replica sum; the original clips the whole gradient,
@@ -137,6 +136,8 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
             grads = [tf.convert_to_tensor(g) for g in grads]
             if self.skip_nonfinite:
                 finite = tf.math.is_finite(norm)
+        # As Keras's own TF optimizer does: no public API tells whether the strategy updates in
+        # replica context (the public ReplicaContext.merge_call would always add a sync point).
         tf.__internal__.distribute.interim.maybe_merge_call(
             self._update_all, self._distribution_strategy, list(zip(grads, variables)),
             learning_rate, finite)

@@ -173,6 +173,7 @@ class FullTokenizer:
 
     @classmethod
     def from_scratch(cls, vocab_file, do_lower_case, spm_model_file):
+        """The original's constructor name, for code written against its tokenization.py."""
         return cls(vocab_file, do_lower_case, spm_model_file)
 
     def tokenize(self, text) -> list[str]:

@@ -45,21 +45,9 @@ class TrainingInputError(InputError, RuntimeError):
 def expand_inputs(inputs) -> list[str]:
     """Comma-separated string or list of files/globs → sorted file list (error names the pattern).
     Globs skip folders and our writers' temporaries and side files."""
-    if isinstance(inputs, str):
-        inputs = inputs.split(",")
-    files: list[str] = []
-    for pattern in (p.strip() for p in inputs):
-        if not pattern:
-            continue
-        matched = [f for f in sorted(tf.io.gfile.glob(pattern)) if not tf.io.gfile.isdir(f)]
-        if any(ch in pattern for ch in "*?["):
-            matched = [f for f in matched if not io_utils.is_side_file(f)]
-        if not matched:
-            raise NoInputError(f"--input pattern {pattern!r} matches no file")
-        files.extend(matched)
-    if not files:
-        raise NoInputError("--input names no file")
-    return files
+    return io_utils.glob_inputs(inputs, NoInputError,
+                                no_match="--input pattern {pattern!r} matches no file",
+                                empty="--input names no file")
 
 
 class _SentenceReader:

@@ -2,7 +2,7 @@
 
 The released Chinese ALBERT models use it. Basic tokenization (cleaning, CJK splitting,
 lower-casing with accent stripping, punctuation splitting) is followed by greedy
-longest-match-first WordPiece with "##" continuation pieces (spec §5.5).
+longest-match-first WordPiece with "##" continuation pieces, as in BERT's tokenization.py.
 """
 
 from __future__ import annotations

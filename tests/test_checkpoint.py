@@ -4,6 +4,7 @@ import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, checkpoint
 from albert_tf.checkpoint import CheckpointError
+from support.configs import GROUPED, TINY, tiny_config
 
 
 @pytest.fixture(scope="module")
@@ -69,15 +70,11 @@ def test_save_writes_original_names_shapes_and_dtypes(tmp_path, model_dir, confi
 
 
 def _grouped(**overrides):
-    values = dict(vocab_size=40, embedding_size=8, hidden_size=12, num_hidden_layers=6,
-                  num_hidden_groups=3, inner_group_num=2, num_attention_heads=3,
-                  intermediate_size=10, max_position_embeddings=16)
-    values.update(overrides)
-    return AlbertConfig(**values)
+    return tiny_config(**{**GROUPED, "num_hidden_layers": 6, "num_hidden_groups": 3, **overrides})
 
 
 @pytest.mark.parametrize("overrides", [{}, {"share_parameters": "attention"}, {"share_parameters": "ffn"},
-                                       {"embedding_size": 12}])
+                                       {"embedding_size": TINY["hidden_size"]}])
 def test_grouped_round_trip_through_tf1_names(tmp_path, overrides):
     config = _grouped(**overrides)
     model = AlbertPretrainer(config)

@@ -6,25 +6,20 @@ import pytest
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, checkpoint, checkpoint_names
 from albert_tf.models import (AlbertClassifier, AlbertMultipleChoice, AlbertSquadV1,
                               AlbertSquadV2)
+from support import configs
 
 CONFIGS = [
     dict(num_hidden_layers=4, num_hidden_groups=1, inner_group_num=1),
     dict(num_hidden_layers=6, num_hidden_groups=3, inner_group_num=2),
     dict(num_hidden_layers=5, num_hidden_groups=2, inner_group_num=1, share_parameters="attention"),
-    dict(num_hidden_layers=3, num_hidden_groups=1, inner_group_num=2, embedding_size=12),
+    dict(num_hidden_layers=3, num_hidden_groups=1, inner_group_num=2,
+         embedding_size=configs.TINY["hidden_size"]),
 ]
-
-
-def _config(**overrides):
-    values = dict(vocab_size=30, embedding_size=8, hidden_size=12, num_attention_heads=3,
-                  intermediate_size=10, max_position_embeddings=16)
-    values.update(overrides)
-    return AlbertConfig(**values)
 
 
 @pytest.mark.parametrize("overrides", CONFIGS)
 def test_every_weight_has_one_name_and_back(overrides):
-    model = AlbertPretrainer(_config(**overrides))
+    model = AlbertPretrainer(configs.tiny_config(**overrides))
     entries = checkpoint.model_entries(model)
     names = [e.name for e in entries]
     assert len(names) == len(set(names))
@@ -38,7 +33,7 @@ def test_every_weight_has_one_name_and_back(overrides):
 
 @pytest.mark.parametrize("overrides", CONFIGS)
 def test_shapes_from_config_keys_agree_with_weights(overrides):
-    config = _config(**overrides)
+    config = configs.tiny_config(**overrides)
     for entry in checkpoint.model_entries(AlbertPretrainer(config)):
         expected = tuple(k if isinstance(k, int) else getattr(config, k) for k in entry.shape_keys)
         assert tuple(entry.variable.shape) == expected, entry.name
@@ -52,7 +47,7 @@ def test_original_variable_list_is_covered_exactly(fixtures_dir):
     assert ours == original - {"global_step"}
 
 
-def test_block_rows_match_the_spec_suffixes():
+def test_block_rows_have_the_original_suffixes():
     suffixes = {row[0] for row in checkpoint_names.ATTENTION + checkpoint_names.FFN}
     assert "ffn_1/intermediate/output/dense/kernel" in suffixes
     assert {"LayerNorm/gamma", "LayerNorm_1/gamma"} <= suffixes
@@ -60,7 +55,7 @@ def test_block_rows_match_the_spec_suffixes():
 
 
 def test_encoder_alone_has_no_heads():
-    names = {e.name for e in checkpoint.model_entries(AlbertModel(_config()))}
+    names = {e.name for e in checkpoint.model_entries(AlbertModel(configs.tiny_config()))}
     assert not any(n.startswith("cls/") for n in names)
     assert "bert/pooler/dense/kernel" in names
 

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from albert_tf.config import PRESETS, AlbertConfig, ConfigError, preset
+from support.configs import TINY, tiny_config
 
 RELEASED_BASE_V2 = {
     "attention_probs_dropout_prob": 0, "hidden_act": "gelu", "hidden_dropout_prob": 0,
@@ -98,22 +99,19 @@ def test_presets_v1_v2_differ_only_in_dropout():
     (12, 1, [0] * 12),
 ])
 def test_group_index_float_expression(layers, groups, expected):
-    config = AlbertConfig(vocab_size=10, hidden_size=8, num_attention_heads=2, intermediate_size=8,
-                          num_hidden_layers=layers, num_hidden_groups=groups)
+    config = tiny_config(num_hidden_layers=layers, num_hidden_groups=groups)
     assert [config.group_index(l) for l in range(layers)] == expected
 
 
 @pytest.mark.parametrize("n, missing", [(22, 15), (23, 13)])
 def test_group_rounding_anomalies(n, missing):
-    config = AlbertConfig(vocab_size=10, hidden_size=8, num_attention_heads=2, intermediate_size=8,
-                          num_hidden_layers=n, num_hidden_groups=n)
+    config = tiny_config(num_hidden_layers=n, num_hidden_groups=n)
     used = {config.group_index(l) for l in range(n)}
     assert missing not in used and len(used) == n - 1
 
 
 def test_share_parameters_group_map():
-    base = dict(vocab_size=10, hidden_size=8, num_attention_heads=2, intermediate_size=8,
-                num_hidden_layers=4, num_hidden_groups=2)
+    base = dict(TINY, num_hidden_layers=4, num_hidden_groups=2)
     assert AlbertConfig(**base).group_map() == [(0, 0), (0, 0), (1, 1), (1, 1)]
     assert AlbertConfig(**base, share_parameters="attention").group_map() == [(0, 0), (0, 1), (1, 2), (1, 3)]
     assert AlbertConfig(**base, share_parameters="ffn").group_map() == [(0, 0), (1, 0), (2, 1), (3, 1)]

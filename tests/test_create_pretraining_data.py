@@ -1,6 +1,5 @@
 """The command line: the original's flags and defaults, the original's command, clear errors."""
 
-import ast
 import json
 import os
 import pathlib
@@ -13,8 +12,9 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import io_utils
+from support.flags import script_flag_defaults
+from support.paths import REPO
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "create_pretraining_data.py"
 
 # Every flag of the original script, with its default.
@@ -28,12 +28,7 @@ ORIGINAL_FLAGS = {
 
 
 def _defined_flags():
-    flags = {}
-    for node in ast.walk(ast.parse(SCRIPT.read_text())):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr.startswith("DEFINE_")):
-            flags[ast.literal_eval(node.args[0])] = ast.literal_eval(node.args[1])
-    return flags
+    return script_flag_defaults("create_pretraining_data.py")
 
 
 def _run(*args, cwd=REPO):

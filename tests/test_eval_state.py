@@ -2,16 +2,14 @@
 kept across runs, and the SQuAD/RACE runners' results file."""
 
 import numpy as np
+import pytest
+import tensorflow as tf
 
 from albert_tf import checkpoint
-from albert_tf.tasks.eval_log import RunnerEvalLog
+from albert_tf.tasks.eval_log import EvalLog, RunnerEvalLog
 from albert_tf.tasks.eval_state import CheckpointEvaluator, EvalState
 from albert_tf.models import AlbertSquadV1
 from albert_tf.training.checkpoints import checkpoint_step, list_checkpoints
-
-CONFIG = {"vocab_size": 50, "embedding_size": 8, "hidden_size": 16, "num_hidden_layers": 1,
-          "num_attention_heads": 2, "intermediate_size": 32, "max_position_embeddings": 32}
-
 
 def _evaluate_directory(directory, model, f1_by_step):
     def load(prefix):
@@ -29,8 +27,8 @@ def _evaluate_directory(directory, model, f1_by_step):
     return evaluator.finish()
 
 
-def test_evaluate_all_keeps_the_best_checkpoint(tmp_path):
-    model = AlbertSquadV1(CONFIG)
+def test_evaluate_all_keeps_the_best_checkpoint(tmp_path, tiny_config):
+    model = AlbertSquadV1(tiny_config)
     for step in (10, 2, 5):
         model.output_bias.assign([step, 0.0])
         checkpoint.save_tf1_checkpoint(model, str(tmp_path / f"model.ckpt-{step}"), step)
@@ -49,3 +47,39 @@ def test_evaluate_all_keeps_the_best_checkpoint(tmp_path):
     checkpoint.load_tf1_checkpoint(model, str(tmp_path / "model.ckpt-best"))
     np.testing.assert_array_equal(
         checkpoint.tf1_weights(model)["cls/squad/output_bias"], [5.0, 0.0])
+
+
+def test_state_round_trip_and_bad_file(tmp_path):
+    path = str(tmp_path / "best_trial.txt")
+    assert EvalState.read(path) == EvalState(-1, -1, float("-inf"))
+    EvalState(300, 200, 0.8125).write(path)
+    assert open(path).read() == "300:200:0.8125"
+    assert EvalState.read(path) == EvalState(300, 200, 0.8125)
+    (tmp_path / "best_trial.txt").write_text("garbage")
+    with pytest.raises(ValueError, match="best_trial.txt"):
+        EvalState.read(path)
+
+
+def test_the_best_is_copied_only_when_it_beats_the_initial_value(tmp_path):
+    """With initial_best=0 (the original's), a score of 0 is not kept; only `model.ckpt-best.*`
+    is written, never the `checkpoint` state file or another checkpoint."""
+    for suffix, data in ((".index", b"i"), (".data-00000-of-00001", b"d")):
+        (tmp_path / f"model.ckpt-5{suffix}").write_bytes(data)
+    (tmp_path / "model.ckpt-50.index").write_bytes(b"other")
+    tf.compat.v1.train.update_checkpoint_state(str(tmp_path), "model.ckpt-5")
+    state = (tmp_path / "checkpoint").read_text()
+    scores, copies = iter([0.0, 0.3, 0.2]), []
+
+    class Log(EvalLog):
+        def record(self, step, result, best_before, copied):
+            copies.append(copied)
+
+    evaluator = CheckpointEvaluator(tmp_path, lambda: {"accuracy": next(scores)}, "accuracy",
+                                    Log(), load=None, initial_best=0.0)
+    for step in (1, 2, 3):
+        evaluator.on_checkpoint(step, str(tmp_path / "model.ckpt-5"))
+    assert [len(c) for c in copies] == [0, 2, 0]
+    assert evaluator.state.best_value == 0.3
+    assert (tmp_path / "model.ckpt-best.index").read_bytes() == b"i"
+    assert (tmp_path / "checkpoint").read_text() == state
+    assert (tmp_path / "model.ckpt-50.index").read_bytes() == b"other"

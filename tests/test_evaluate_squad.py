@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from albert_tf import evaluate_squad
-from tests.conftest import REPO
+from support.paths import REPO
 
 
 def test_v1_command_line_prints_official_keys(data_dir, capsys):

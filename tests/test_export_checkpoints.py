@@ -14,11 +14,10 @@ from albert_tf.optimization import create_optimizer
 from albert_tf.training import CheckpointState, Runtime, RuntimeConfig, Trainer
 from albert_tf.training.checkpoints import export_tf1_checkpoint
 from albert_tf.tasks.pretraining.objective import pretraining_objective
+from support.configs import GROUPED, TINY
+from support.paths import REPO
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIG = dict(vocab_size=40, embedding_size=8, hidden_size=16, num_hidden_layers=3,
-              num_hidden_groups=2, inner_group_num=2, num_attention_heads=2,
-              intermediate_size=24, max_position_embeddings=16)
+CONFIG = {**TINY, **GROUPED}
 
 
 def random_features(batch=4, seq=12, preds=3, vocab=40):

@@ -1,4 +1,4 @@
-"""Result files: the original's formats, the leaderboard names, best_trial round trip."""
+"""Result files: the original's formats and the leaderboard names."""
 
 import numpy as np
 import pytest
@@ -19,17 +19,6 @@ def test_append_eval_results_keeps_previous_blocks(tmp_path):
     glue_io.append_eval_results(path, {"eval_accuracy": 0.75}, 0.5)
     text = open(path).read()
     assert text.count("=" * 50) == 2 and "best = -inf" in text and "best = 0.5" in text
-
-
-def test_best_trial_round_trip_and_bad_file(tmp_path):
-    path = str(tmp_path / "best_trial.txt")
-    assert glue_io.BestTrial.read(path) == glue_io.BestTrial(-1, -1, float("-inf"))
-    glue_io.BestTrial(300, 200, 0.8125).write(path)
-    assert open(path).read() == "300:200:0.8125"
-    assert glue_io.BestTrial.read(path) == glue_io.BestTrial(300, 200, 0.8125)
-    (tmp_path / "best_trial.txt").write_text("garbage")
-    with pytest.raises(ValueError, match="best_trial.txt"):
-        glue_io.BestTrial.read(path)
 
 
 def test_prediction_files_classification(tmp_path):

@@ -95,27 +95,6 @@ def test_missing_file_names_the_path(tmp_path):
         P.get_processor("sst-2").get_dev_examples(str(tmp_path))
 
 
-def test_wrong_column_count_names_file_and_line(tmp_path):
-    root = _write(tmp_path, "SST-2", "dev.tsv", "sentence\tlabel\ngood\t1\nbad row\n")
-    with pytest.raises(P.GlueDataError, match=r"dev.tsv:3: expected 2 .* got 1"):
-        P.get_processor("sst-2").get_dev_examples(root)
-
-
-def test_unknown_label_names_file_and_line(tmp_path):
-    root = _write(tmp_path, "RTE", "train.tsv",
-                  "index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n1\ta\tb\tmaybe\n")
-    with pytest.raises(P.GlueDataError, match=r"train.tsv:3: unknown label 'maybe'"):
-        P.get_processor("rte").get_train_examples(root)
-
-
-def test_non_numeric_stsb_score_names_file_and_line(tmp_path):
-    header = "\t".join(f"c{i}" for i in range(10))
-    row = "\t".join(["0"] * 7 + ["a", "b", "high"])
-    root = _write(tmp_path, "STS-B", "dev.tsv", f"{header}\n{row}\n")
-    with pytest.raises(P.GlueDataError, match=r"dev.tsv:2: score 'high' is not a number"):
-        P.get_processor("sts-b").get_dev_examples(root)
-
-
 def test_qqp_rows_with_missing_columns_are_skipped_and_counted(tmp_path):
     text = ("id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate\n"
             "1\t1\t2\twhy?\thow?\t0\n"
@@ -143,31 +122,43 @@ def test_unknown_task_lists_known_ones():
                                    "qqp", "qnli", "wnli", "ax"}
 
 
-def test_header_only_file_names_file_and_line(tmp_path):
-    root = _write(tmp_path, "SST-2", "dev.tsv", "sentence\tlabel\n")
-    with pytest.raises(P.GlueDataError, match=r"dev.tsv:1: only a header line"):
-        P.get_processor("sst-2").get_dev_examples(root)
-    root = _write(tmp_path, "SST-2", "dev.tsv", "")
-    with pytest.raises(P.GlueDataError, match=r"dev.tsv: empty file"):
-        P.get_processor("sst-2").get_dev_examples(root)
+_STSB_HEADER = "\t".join(f"c{i}" for i in range(10))
+_RTE_HEADER = "index\tsentence1\tsentence2\tlabel\n"
 
-
-def test_header_of_another_task_names_file_and_line(tmp_path):
+# (task, folder, file, text, the error naming the file and line)
+BAD_FILES = {
+    "wrong column count": ("sst-2", "SST-2", "dev.tsv", "sentence\tlabel\ngood\t1\nbad row\n",
+                           r"dev.tsv:3: expected 2 .* got 1"),
+    "unknown label": ("rte", "RTE", "train.tsv",
+                      _RTE_HEADER + "0\ta\tb\tentailment\n1\ta\tb\tmaybe\n",
+                      r"train.tsv:3: unknown label 'maybe'"),
+    "non-numeric STS-B score": ("sts-b", "STS-B", "dev.tsv",
+                                _STSB_HEADER + "\n" + "\t".join(["0"] * 7 + ["a", "b", "high"]) + "\n",
+                                r"dev.tsv:2: score 'high' is not a number"),
+    "header only": ("sst-2", "SST-2", "dev.tsv", "sentence\tlabel\n", r"dev.tsv:1: only a header line"),
+    "empty file": ("sst-2", "SST-2", "dev.tsv", "", r"dev.tsv: empty file"),
     # an SST-2 file where MNLI (text in columns 8 and 9) is expected
-    root = _write(tmp_path, "MNLI", "dev_matched.tsv", "sentence\tlabel\ngood\t1\n")
-    with pytest.raises(P.GlueDataError, match=r"dev_matched.tsv:1: header has 2 columns "
-                                              r"\(sentence \| label\) but task mnli reads"):
-        P.get_processor("mnli").get_dev_examples(root)
-    root = _write(tmp_path, "STS-B", "train.tsv", "index\tsentence1\tsentence2\tlabel\n0\ta\tb\t1\n")
-    with pytest.raises(P.GlueDataError, match=r"train.tsv:1: .*at least 10 columns"):
-        P.get_processor("sts-b").get_train_examples(root)
+    "another task's header": ("mnli", "MNLI", "dev_matched.tsv", "sentence\tlabel\ngood\t1\n",
+                              r"dev_matched.tsv:1: header has 2 columns "
+                              r"\(sentence \| label\) but task mnli reads"),
+    "too few columns for STS-B": ("sts-b", "STS-B", "train.tsv", _RTE_HEADER + "0\ta\tb\t1\n",
+                                  r"train.tsv:1: .*at least 10 columns"),
+    "empty text": ("rte", "RTE", "dev.tsv",
+                   _RTE_HEADER + "0\ta\tb\tentailment\n1\ta\t \tentailment\n",
+                   r"dev.tsv:3: empty text_b \(column 2\)"),
+}
 
 
-def test_empty_text_names_file_and_line(tmp_path):
-    root = _write(tmp_path, "RTE", "dev.tsv",
-                  "index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n1\ta\t \tentailment\n")
-    with pytest.raises(P.GlueDataError, match=r"dev.tsv:3: empty text_b \(column 2\)"):
-        P.get_processor("rte").get_dev_examples(root)
+@pytest.mark.parametrize("case", list(BAD_FILES.values()), ids=list(BAD_FILES))
+def test_a_bad_file_names_file_and_line(tmp_path, case):
+    task, folder, name, text, message = case
+    root = _write(tmp_path, folder, name, text)
+    split = name.split(".")[0].split("_")[0]  # dev_matched.tsv: the dev split
+    with pytest.raises(P.GlueDataError, match=message):
+        getattr(P.get_processor(task), f"get_{split}_examples")(root)
+
+
+def test_a_test_split_keeps_an_empty_text(tmp_path):
     # a test split keeps the row (the leaderboard needs every prediction)
     root = _write(tmp_path, "RTE", "test.tsv", "index\tsentence1\tsentence2\n0\t\tb\n")
     assert P.get_processor("rte").get_test_examples(root)[0].text_a == ""

@@ -13,9 +13,8 @@ from albert_tf.checkpoint import save_tf1_checkpoint
 from albert_tf.models import AlbertClassifier
 from albert_tf.tasks.glue.task import GlueRunConfig, GlueRunError, GlueTask, run_glue
 from albert_tf.training.checkpoints import list_checkpoints
+from support.configs import GLUE_TINY as TINY
 
-TINY = {"vocab_size": 1500, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 2,
-        "num_attention_heads": 4, "intermediate_size": 37, "max_position_embeddings": 64}
 
 
 @pytest.fixture()

@@ -72,8 +72,8 @@ def _original_instances(documents, index, max_seq_length, short_seq_prob, random
 
 @pytest.mark.parametrize("random_next", [False, True])
 @pytest.mark.parametrize("max_seq_length,short_seq_prob", [(64, 0.1), (20, 0.5), (5, 0.3)])
-def test_same_instances_and_draws_as_a_transcription_of_the_spec(random_next, max_seq_length,
-                                                                   short_seq_prob):
+def test_same_instances_and_draws_as_a_transcription_of_the_original(random_next, max_seq_length,
+                                                                       short_seq_prob):
     cfg = instances.InstanceConfig(max_seq_length, short_seq_prob, random_next)
     for seed in range(40):
         corpus = _corpus(random.Random(seed))

@@ -101,7 +101,7 @@ def _original_masking(tokens, cfg, rng, np_rng, ngram, favor_shorter):
     dict(ngram=1), dict(ngram=5, max_predictions_per_seq=7), dict(masked_lm_prob=0.5),
     dict(masked_lm_prob=0.0),
 ])
-def test_same_output_and_draws_as_a_transcription_of_the_spec(variant):
+def test_same_output_and_draws_as_a_transcription_of_the_original(variant):
     variant = dict(variant)
     ngram = variant.pop("ngram", 3)
     favor = variant.pop("favor_shorter", True)

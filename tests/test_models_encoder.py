@@ -4,6 +4,7 @@ import tensorflow as tf
 import keras
 
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, checkpoint, models
+from support.configs import GROUPED, tiny_config
 
 TOL = dict(atol=1e-5, rtol=1e-5)
 
@@ -67,11 +68,8 @@ def test_inputs_default_to_full_mask_and_segment_zero(golden, golden_model):
 
 
 def _small(**overrides):
-    values = dict(vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=4,
-                  num_hidden_groups=2, inner_group_num=2, num_attention_heads=2,
-                  intermediate_size=24, max_position_embeddings=16)
-    values.update(overrides)
-    return AlbertConfig(**values)
+    # vocab_size 50: the logits shape asserted below.
+    return tiny_config(**{**GROUPED, "vocab_size": 50, **overrides})
 
 
 def _batch(config, batch=2, length=8, seed=0):

@@ -1,7 +1,5 @@
 """The original's LAMB/AdamW and schedule: golden 3-step training, schedule values, exclusions."""
 
-import json
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -11,32 +9,7 @@ from albert_tf.checkpoint import load_tf1_checkpoint, tf1_weights
 from albert_tf.models import pretraining_losses
 from albert_tf.optimization import (AdamWeightDecay, Lamb, WarmupPolynomialDecay,
                                     create_optimizer)
-
-
-def golden_features(model_dir):
-    z = np.load(model_dir / "forward_golden.npz")
-    return {
-        "input_ids": z["input_ids"], "input_mask": z["input_mask"],
-        "segment_ids": z["segment_ids"], "masked_lm_positions": z["masked_lm_positions"],
-        "masked_lm_ids": z["masked_lm_ids"], "masked_lm_weights": z["masked_lm_weights"],
-        "next_sentence_labels": z["sentence_order_labels"].reshape(-1, 1),
-    }
-
-
-def assert_matches_golden(golden_dir, weights, losses, lrs, atol=1e-5):
-    """Compares per-step losses, learning rates and every variable after step 3."""
-    summary = json.loads((golden_dir / "train_summary.json").read_text())
-    np.testing.assert_allclose(losses, summary["loss_per_step"], atol=atol, rtol=1e-5)
-    np.testing.assert_allclose(lrs, summary["learning_rate_used_per_step"], atol=1e-9, rtol=1e-6)
-    golden = np.load(golden_dir / "trainable_vars_after_step3.npz")
-    assert sorted(golden.keys()) == sorted(k for k in weights if k != "global_step")
-    for name in golden.keys():
-        if name.endswith("attention_1/self/key/bias"):
-            # Its gradient is mathematically zero (softmax ignores it): golden values are noise.
-            np.testing.assert_allclose(weights[name], golden[name], atol=1e-5, rtol=0, err_msg=name)
-        else:
-            np.testing.assert_allclose(weights[name], golden[name], atol=1e-5, rtol=1e-5,
-                                       err_msg=name)
+from support.golden import assert_matches_golden, golden_features
 
 
 def train_three_steps(model_dir, optimizer_name):
@@ -70,7 +43,7 @@ def test_three_steps_reproduce_the_original(fixtures_dir, name):
     assert_matches_golden(model_dir / f"train_{name}_resourcevars", weights, losses, lrs)
 
 
-def test_schedule_matches_the_spec_reference_values():
+def test_schedule_matches_the_originals_values():
     schedule = WarmupPolynomialDecay(0.00176, 125000, 3125)
     expected = {0: 0.0, 1000: 0.0005632, 3124: 0.001759437, 3125: 0.001716, 62500: 0.00088,
                 125000: 0.0, 200000: 0.0}
@@ -87,11 +60,8 @@ def test_schedule_is_negative_before_start_warmup_step_and_plain_decay_without_w
     assert float(no_warmup(50)) == pytest.approx(0.25)
 
 
-def test_exclusions_follow_the_variable_paths():
-    config = AlbertConfig.from_dict(dict(
-        vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=1,
-        num_attention_heads=2, intermediate_size=20, max_position_embeddings=16))
-    model = AlbertPretrainer(config)
+def test_exclusions_follow_the_variable_paths(tiny_config):
+    model = AlbertPretrainer(tiny_config)
     optimizer = create_optimizer(1e-3, 10, 0, optimizer="lamb")
     optimizer.build(model.trainable_variables)
     decayed = {v.path for v in model.trainable_variables if optimizer.decays(v)}

@@ -1,4 +1,10 @@
-"""Streaming mode: output independent of the number of workers, bounded read-ahead, shuffling."""
+"""Streaming mode: output independent of the number of workers, bounded read-ahead, shuffling,
+and the statistics of the original's records.
+
+The comparison with the original clusters records by source document: records of one document
+share its text and its per-pass target length, so they are not independent samples (see
+`support.two_sample`).
+"""
 
 import collections
 import hashlib
@@ -6,8 +12,11 @@ import itertools
 
 import pytest
 
-from albert_tf.data import documents, parallel, sentence_tokens, stats
+from albert_tf.data import documents, exact_original, parallel, sentence_tokens, stats
 from albert_tf.data.pretraining_options import PretrainingDataOptions
+from support import record_stats
+
+MASK_ID = 4
 
 
 class _ListWriter(list):
@@ -33,10 +42,10 @@ def _options(small_input, spm_model, **changes):
 
 def _run(options):
     encoder = sentence_tokens.SentenceEncoder(options.make_tokenizer())
-    writer, record_stats, doc_counts = _ListWriter(), stats.RecordStatistics(), collections.Counter()
+    writer, statistics, doc_counts = _ListWriter(), stats.RecordStatistics(), collections.Counter()
     extra = parallel.run(options, [options.input_file], encoder, writer, documents.InputCounters(),
-                         doc_counts, record_stats, collections.Counter())
-    return writer, record_stats, doc_counts, extra
+                         doc_counts, statistics, collections.Counter())
+    return writer, statistics, doc_counts, extra
 
 
 def test_identical_output_for_one_and_two_workers(small_input, spm_model):
@@ -103,3 +112,51 @@ def test_shuffle_buffer_permutes_deterministically():
     passthrough = []
     parallel.ShuffleBuffer(0, 3, passthrough.append).extend([1, 2, 3])
     assert passthrough == [1, 2, 3]
+
+
+@pytest.fixture(scope="module")
+def fixture_setup(fixtures_dir, spm_model):
+    folder = fixtures_dir / "create_pretraining_data"
+    base = dict(input_file=str(folder / "input.txt"), output_file="unused", spm_model_file=spm_model,
+                max_seq_length=64, max_predictions_per_seq=10, dupe_factor=2, masked_lm_prob=0.15,
+                ngram=3, random_seed=12345, num_workers=1)
+    encoder = sentence_tokens.SentenceEncoder(PretrainingDataOptions(**base).make_tokenizer())
+    corpus = exact_original.read_corpus([base["input_file"]], PretrainingDataOptions(**base), encoder,
+                                        documents.InputCounters(), collections.Counter())
+    matcher = record_stats.DocumentMatcher([[code >> 1 for sentence in doc for code in sentence] for doc in corpus])
+    original = record_stats.read_tfrecords([folder / "pretraining_data.tfrecord"], 64, 10)
+    return base, matcher, original
+
+
+def _streaming_records(base, **changes):
+    writer = _run(PretrainingDataOptions(**{**base, **changes}))[0]
+    return record_stats.parse_records(writer, 64, 10)
+
+
+def test_original_records_are_matched_to_their_documents(fixture_setup):
+    _, matcher, original = fixture_setup
+    clusters = matcher.clusters(original)
+    assert len(original) == 4527
+    assert (clusters < 93).mean() > 0.99  # nearly every record traced to one of the 93 documents
+
+
+def test_streaming_mode_has_the_statistics_of_the_original(fixture_setup):
+    """Masked positions per instance, masked-run lengths, [MASK]/random/kept shares, sentence-order
+    labels and segment lengths: none differs from the original's at p < 0.001."""
+    base, matcher, original = fixture_setup
+    ours = _streaming_records(base)
+    results = record_stats.compare(original, ours, MASK_ID, matcher)
+    assert set(results) == set(stats.OBSERVED)
+    for name, result in results.items():
+        assert result.p_value >= 1e-3, (name, result)
+
+
+def test_the_comparison_flags_a_different_generator(fixture_setup):
+    """The same comparison rejects output made without whole-word masking (runs are shorter) and
+    with a lower masking rate."""
+    base, matcher, original = fixture_setup
+    piecewise = record_stats.compare(original, _streaming_records(base, do_whole_word_mask=False),
+                              MASK_ID, matcher)
+    assert piecewise["masked_run_lengths"].p_value < 1e-6
+    sparse = record_stats.compare(original, _streaming_records(base, masked_lm_prob=0.12), MASK_ID, matcher)
+    assert sparse["masked_per_instance"].p_value < 1e-6

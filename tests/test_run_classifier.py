@@ -12,11 +12,11 @@ import pytest
 from albert_tf import tokenization
 from albert_tf.tasks.glue import features as F
 from albert_tf.tasks.glue.processors import get_processor, read_tsv
+from support.configs import GLUE_TINY as TINY
+from support.flags import script_flag_defaults
+from support.paths import REPO
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEQ = 32
-TINY = {"vocab_size": 1500, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 2,
-        "num_attention_heads": 4, "intermediate_size": 37, "max_position_embeddings": 64}
 
 # A separate interpreter: the export must serve without anything from the process that made it.
 QUERY = r"""
@@ -36,7 +36,7 @@ json.dump({"default": {k: v.numpy().tolist() for k, v in default.items()},
 
 def _env():
     return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
-                PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +118,7 @@ def test_export_in_a_fresh_process(run_dir, data_dir, spm_model, tmp_path):
     np.testing.assert_allclose(got["default"]["probabilities"], expected, atol=1e-5)
 
 
-# The original's flags (spec §8.5) and defaults; NaN for threshold_to_export means "not set".
+# The original run_classifier.py's flags and defaults; NaN for threshold_to_export means "not set".
 ORIGINAL_FLAGS = {
     "data_dir": None, "albert_config_file": None, "task_name": None, "vocab_file": None,
     "spm_model_file": None, "output_dir": None, "cached_dir": None, "init_checkpoint": None,
@@ -133,21 +133,10 @@ ORIGINAL_FLAGS = {
 
 
 def test_every_original_flag_with_its_default():
-    import re
-
-    # `--helpshort` lists the script's own flags with their defaults (the TPU and runtime flags
-    # come from albert_tf/cli.py, which every run_*.py script calls).
-    text = subprocess.run([sys.executable, "run_classifier.py", "--helpshort"], cwd=REPO,
-                          capture_output=True, text=True, timeout=300).stdout
-    defaults = {}
-    for block in re.split(r"\n  --", text)[1:]:
-        name = re.match(r"(?:\[no\])?(\w+):", block).group(1)
-        shown = re.search(r"\(default: '([^']*)'\)", block)
-        defaults[name] = shown.group(1) if shown else None
+    # The TPU and runtime flags come from albert_tf/cli.py, which every run_*.py script calls.
+    defaults = script_flag_defaults("run_classifier.py")
     for name, value in ORIGINAL_FLAGS.items():
         assert name in defaults, name
-        if isinstance(value, bool):
-            value = str(value).lower()
-        elif isinstance(value, (int, float)):
-            value, defaults[name] = float(value), float(defaults[name])
+        if value == "nan":
+            value, defaults[name] = "nan", str(defaults[name])
         assert defaults[name] == value, (name, defaults[name], value)

@@ -10,26 +10,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.checkpoint import load_tf1_checkpoint, tf1_weights
-from albert_tf.data import schema
 from albert_tf.tasks.eval_state import CheckpointEvaluator
 from albert_tf.tasks.pretraining.task import (PretrainingEvalLog, PretrainingRunConfig,
                                               format_eval_results, run_pretraining)
-from conftest import REPO
-from test_optimization import assert_matches_golden, golden_features
-
-
-def write_golden_records(model_dir, path, copies=1):
-    features = golden_features(model_dir)
-    with tf.io.TFRecordWriter(str(path)) as writer:
-        for _ in range(copies):
-            for i in range(3):
-                feats = {k: (schema.float_feature(v[i]) if k == "masked_lm_weights"
-                             else schema.int_feature(v[i].ravel())) for k, v in features.items()}
-                feats["token_boundary"] = schema.int_feature(np.zeros(24, np.int64))
-                writer.write(tf.train.Example(
-                    features=tf.train.Features(feature=feats)).SerializeToString())
-    return path
+from support.golden import assert_matches_golden, write_golden_records
+from support.paths import REPO
 
 
 def run_script(*args):

@@ -4,10 +4,10 @@ import subprocess
 import sys
 
 from albert_tf.config import AlbertConfig
-from tests.conftest import REPO
+from support.configs import READING_TINY
+from support.paths import REPO
 
-TINY = AlbertConfig(vocab_size=1500, embedding_size=16, hidden_size=32, num_hidden_layers=1,
-                    num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+TINY = AlbertConfig(**READING_TINY)
 
 
 def test_run_race_reports_middle_high_and_all(data_dir, spm_model, tmp_path):

@@ -9,10 +9,10 @@ import pytest
 from albert_tf.config import AlbertConfig
 from albert_tf.tasks.squad import reader
 from albert_tf.tasks.squad.task import SquadRunConfig, run_squad
-from conftest import REPO
+from support.configs import READING_TINY
+from support.paths import REPO
 
-TINY = AlbertConfig(vocab_size=1500, embedding_size=16, hidden_size=32, num_hidden_layers=1,
-                    num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+TINY = AlbertConfig(**READING_TINY)
 
 
 def _subset(data, articles, paragraphs):
@@ -105,7 +105,7 @@ def test_flag_validation(changes, message):
         run.validate(TINY)
 
 
-ORIGINAL_FLAGS = {  # spec §9.6: every flag of run_squad_v1.py / run_squad_v2.py with its default
+ORIGINAL_FLAGS = {  # every flag of the original run_squad_v1.py / run_squad_v2.py, its default
     "albert_config_file": None, "vocab_file": None, "spm_model_file": None, "output_dir": None,
     "train_file": None, "predict_file": None, "train_feature_file": None,
     "predict_feature_file": None, "predict_feature_left_file": None, "init_checkpoint": None,

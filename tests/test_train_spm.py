@@ -8,8 +8,7 @@ import pytest
 import sentencepiece as spm
 
 from albert_tf import tokenization, train_spm
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support.paths import REPO
 
 
 @pytest.fixture(scope="module")

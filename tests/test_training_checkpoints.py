@@ -1,19 +1,16 @@
 """Checkpoint helpers: model-only round trip (every block weight), TF1 vs ours detection,
-init from either, step lookup, best-checkpoint copies."""
+init from either, step lookup, checkpoint copies."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import AlbertConfig, AlbertPretrainer
+from albert_tf import AlbertPretrainer
 from albert_tf.checkpoint import save_tf1_checkpoint
-from albert_tf.training.checkpoints import (BestCheckpointKeeper, checkpoint_step,
-                                            copy_checkpoint, init_from_checkpoint,
+from albert_tf.training.checkpoints import (checkpoint_step, copy_checkpoint, init_from_checkpoint,
                                             is_tf1_checkpoint, resolve_checkpoint)
+from support.configs import GROUPED, tiny_config
 
-CONFIG = dict(vocab_size=40, embedding_size=8, hidden_size=16, num_hidden_layers=3,
-              num_hidden_groups=2, inner_group_num=2, num_attention_heads=2,
-              intermediate_size=24, max_position_embeddings=16)
 
 
 def weights_equal(a, b):
@@ -21,7 +18,7 @@ def weights_equal(a, b):
 
 
 def test_model_only_checkpoint_holds_every_weight_and_init_reads_ours_and_tf1(tmp_path):
-    config = AlbertConfig.from_dict(CONFIG)
+    config = tiny_config(**GROUPED)
     source = AlbertPretrainer(config)
     ours = tf.train.Checkpoint(model=source).write(str(tmp_path / "ours" / "ckpt"))
     tf1 = save_tf1_checkpoint(source, str(tmp_path / "tf1" / "model.ckpt"), global_step=7)
@@ -41,7 +38,7 @@ def test_resolve_checkpoint_errors_name_the_path(tmp_path):
         resolve_checkpoint(str(tmp_path / "model.ckpt-9"))
 
 
-def test_copy_checkpoint_and_keeper_leave_state_file_and_other_files(tmp_path):
+def test_copy_checkpoint_leaves_state_file_and_other_files(tmp_path):
     for suffix, data in ((".index", b"i"), (".data-00000-of-00001", b"d")):
         (tmp_path / f"model.ckpt-5{suffix}").write_bytes(data)
     (tmp_path / "model.ckpt-50.index").write_bytes(b"other")
@@ -49,10 +46,5 @@ def test_copy_checkpoint_and_keeper_leave_state_file_and_other_files(tmp_path):
     state = (tmp_path / "checkpoint").read_text()
     copied = copy_checkpoint(str(tmp_path / "model.ckpt-5"), str(tmp_path / "copy"))
     assert [d.rsplit("/", 1)[1] for _, d in copied] == ["copy.data-00000-of-00001", "copy.index"]
-    keeper = BestCheckpointKeeper(str(tmp_path))
-    assert keeper.update(0.0, str(tmp_path / "model.ckpt-5")) == []  # must beat 0, as the original
-    assert len(keeper.update(0.3, str(tmp_path / "model.ckpt-5"))) == 2
-    assert keeper.update(0.2, str(tmp_path / "model.ckpt-5")) == []
-    assert (tmp_path / "model.ckpt-best.index").read_bytes() == b"i"
     assert (tmp_path / "checkpoint").read_text() == state
     assert (tmp_path / "model.ckpt-50.index").read_bytes() == b"other"

@@ -1,5 +1,5 @@
-"""The generic Trainer: golden 3 steps through the loop, resume, non-finite stop, eval, best
-checkpoint, logging and TensorBoard events."""
+"""The generic Trainer: golden 3 steps through the loop, resume, non-finite stop, eval, the
+best-checkpoint evaluator on its checkpoints, logging and TensorBoard events."""
 
 import os
 
@@ -12,10 +12,11 @@ from albert_tf import AlbertConfig, AlbertPretrainer
 from albert_tf.checkpoint import tf1_weights
 from albert_tf.optimization import create_optimizer
 from albert_tf.errors import TrainingError
-from albert_tf.training import (BestCheckpointKeeper, NonFiniteLossError, Runtime, RuntimeConfig,
-                                Objective, Trainer)
+from albert_tf.tasks.eval_log import EvalLog
+from albert_tf.tasks.eval_state import CheckpointEvaluator
+from albert_tf.training import NonFiniteLossError, Objective, Runtime, RuntimeConfig, Trainer
 from albert_tf.tasks.pretraining.objective import pretraining_objective
-from test_optimization import assert_matches_golden, golden_features
+from support.golden import assert_matches_golden, golden_features
 
 
 def golden_dataset_fn(model_dir):
@@ -120,17 +121,21 @@ def test_non_finite_loss_stops_naming_the_step_and_saves_nothing_new(tmp_path):
         "model.ckpt-1.index", "model.ckpt-2.index"]
 
 
-def test_best_checkpoint_keeper_copies_only_on_improvement(tmp_path):
+def test_checkpoint_evaluator_copies_only_on_improvement(tmp_path):
     trainer = tiny_trainer(tmp_path)
-    keeper = BestCheckpointKeeper(tmp_path, metric="mse", higher_is_better=False)
-    (tmp_path / "notes.txt").write_text("user file")
     seen = []
 
-    def on_checkpoint(step, path):
-        mse = trainer.evaluate(tiny_dataset(), steps=2)["mse"]
-        seen.append((step, mse, keeper.update(mse, path)))
+    class Log(EvalLog):
+        def record(self, step, result, best_before, copied):
+            seen.append((step, -result["neg_mse"], copied))
 
-    trainer.train(tiny_dataset(), 4, 6, save_checkpoints_steps=2, on_checkpoint=on_checkpoint)
+    def evaluate():  # the evaluator keeps the highest value: the lowest mse
+        return {"neg_mse": -trainer.evaluate(tiny_dataset(), steps=2)["mse"]}
+
+    evaluator = CheckpointEvaluator(tmp_path, evaluate, "neg_mse", Log(), load=None)
+    (tmp_path / "notes.txt").write_text("user file")
+    trainer.train(tiny_dataset(), 4, 6, save_checkpoints_steps=2,
+                  on_checkpoint=evaluator.on_checkpoint)
     assert [s for s, _, _ in seen] == [2, 4, 6]
     assert seen[0][2], "the first evaluation always beats the initial best"
     copied = [c for _, _, c in seen if c]
@@ -139,7 +144,7 @@ def test_best_checkpoint_keeper_copies_only_on_improvement(tmp_path):
     assert (tmp_path / "model.ckpt-best.index").read_bytes() == open(last_src, "rb").read()
     assert (tmp_path / "notes.txt").read_text() == "user file"
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-6")
-    assert keeper.best == min(m for _, m, _ in seen)
+    assert -evaluator.state.best_value == min(m for _, m, _ in seen)
 
 
 def test_batch_not_divisible_by_accumulation_is_a_clear_error(tmp_path):

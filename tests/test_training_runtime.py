@@ -8,63 +8,14 @@ import subprocess
 import sys
 import textwrap
 
-import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
-from albert_tf import AlbertConfig, AlbertPretrainer
-from albert_tf.optimization import create_optimizer
-from albert_tf.training import Runtime, RuntimeConfig, Trainer
-from albert_tf.tasks.pretraining.objective import pretraining_objective
+from albert_tf.training import Runtime, RuntimeConfig
 from albert_tf.training.runtime import RuntimeError_
-from conftest import REPO
-
-TINY = dict(vocab_size=60, embedding_size=8, hidden_size=16, num_hidden_layers=2,
-            num_attention_heads=2, intermediate_size=24, max_position_embeddings=16,
-            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-
-
-def batch_features(batch=8, seq=12, preds=4, vocab=60, seed=3):
-    """Random pretraining features whose masked-LM weight counts differ between examples, so a
-    loss normalised per replica or micro-batch would not equal the global-batch loss."""
-    rng = np.random.RandomState(seed)
-    weights = (np.arange(preds)[None, :] < rng.randint(1, preds + 1, (batch, 1))).astype(np.float32)
-    return {"input_ids": rng.randint(5, vocab, (batch, seq)).astype(np.int32),
-            "input_mask": (np.arange(seq)[None, :] < rng.randint(6, seq + 1, (batch, 1))).astype(np.int32),
-            "segment_ids": (np.arange(seq)[None, :] >= seq // 2).astype(np.int32).repeat(batch, 0),
-            "masked_lm_positions": rng.randint(1, 6, (batch, preds)).astype(np.int32),
-            "masked_lm_ids": rng.randint(5, vocab, (batch, preds)).astype(np.int32),
-            "masked_lm_weights": weights,
-            "next_sentence_labels": rng.randint(0, 2, (batch, 1)).astype(np.int32)}
-
-
-def train_tiny(out, steps=3, global_batch=8, lr=5e-3, **runtime_kwargs):
-    """Trains the tiny model from a fixed init; returns (losses, grad norms, weights)."""
-    runtime = Runtime(RuntimeConfig(**runtime_kwargs))
-    try:
-        with runtime.scope():
-            keras.utils.set_random_seed(7)
-            model = AlbertPretrainer(AlbertConfig.from_dict(TINY))
-            optimizer = create_optimizer(lr, 10, 1, "lamb",
-                                         skip_nonfinite=runtime_kwargs.get("mixed_precision") == "fp16")
-        trainer = Trainer(runtime, model, optimizer, pretraining_objective(), out)
-        features = batch_features()
-        per_replica = global_batch // runtime.num_replicas
-        dataset = lambda ctx: tf.data.Dataset.from_tensor_slices(features).batch(per_replica).repeat()
-        step, losses, norms = trainer.train_step, [], []
-
-        def recording(iterator):
-            loss, metrics, lr_, norm = step(iterator)
-            losses.append(float(loss))
-            norms.append(float(norm))
-            return loss, metrics, lr_, norm
-
-        trainer.train_step = recording
-        trainer.train(dataset, global_batch, steps, save_checkpoints_steps=0)
-        return losses, norms, [w.numpy() for w in model.weights]
-    finally:
-        keras.mixed_precision.set_dtype_policy("float32")
+from support.golden import write_golden_records
+from support.paths import REPO
+from support.tiny_pretraining import train_tiny
 
 
 def assert_same_run(a, b, atol=1e-5):
@@ -111,7 +62,7 @@ MIRRORED_SCRIPT = textwrap.dedent("""
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     sys.path[:0] = [".", "tests"]
-    from test_training_runtime import train_tiny
+    from support.tiny_pretraining import train_tiny
     out = pathlib.Path(sys.argv[1])
     one = train_tiny(out / "one")
     two = train_tiny(out / "two", distribution_strategy="mirrored",
@@ -146,8 +97,6 @@ def free_ports(n):
 
 
 def test_multi_worker_mirrored_two_processes_write_one_checkpoint(fixtures_dir, tmp_path):
-    from test_run_pretraining import write_golden_records
-
     model_dir = fixtures_dir / "model"
     records = write_golden_records(model_dir, tmp_path / "golden.tfrecord", copies=2)
     out = tmp_path / "out"

@@ -22,19 +22,9 @@ def input_files(input_file: str) -> list[str]:
     A glob skips our writers' temporaries and side files (`.x.tmp-<pid>-…`, `*.summary.json`):
     `dir/*` means the records in `dir`. A file named explicitly is kept.
     """
-    files = []
-    for pattern in (p.strip() for p in input_file.split(",")):
-        if not pattern:
-            continue
-        matched = sorted(tf.io.gfile.glob(pattern))
-        if any(ch in pattern for ch in "*?["):
-            matched = [f for f in matched if not io_utils.is_side_file(f)]
-        if not matched:
-            raise NoInputFilesError(f"--input_file: no file matches {pattern!r}")
-        files.extend(matched)
-    if not files:
-        raise NoInputFilesError("--input_file is empty")
-    return files
+    return io_utils.glob_inputs(input_file, NoInputFilesError,
+                                no_match="--input_file: no file matches {pattern!r}",
+                                empty="--input_file is empty")
 
 
 def _first_record(path: str):

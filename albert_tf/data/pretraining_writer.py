@@ -138,15 +138,6 @@ class ExampleEncoder:
         return _field(b"\x0a", body)  # Example.features
 
 
-def to_example(instance: Instance, encoder: ExampleEncoder):
-    """The same record as a tf.train.Example (for callers that want the proto)."""
-    import tensorflow as tf
-
-    example = tf.train.Example()
-    example.ParseFromString(encoder.serialize(instance))
-    return example
-
-
 def expand_output_files(spec: str, shards: int = 1) -> list[str]:
     """Comma-separated outputs; with `shards` > 1 each becomes `path-0000i-of-0000n`."""
     paths = [p for p in spec.split(",") if p]

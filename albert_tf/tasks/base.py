@@ -107,6 +107,7 @@ class Task:
 
     def __init__(self, config: RunConfig):
         self.config = config
+        self.runtime = None  # the driver's Runtime (strategy), for tasks that evaluate with it
 
     # -- set-up ----------------------------------------------------------------------------
     def validate(self) -> None:

@@ -40,6 +40,17 @@ class Driver:
         self._model = None
         self.evaluator = None
 
+    @classmethod
+    def create(cls, task_class, config, runtime=None) -> "Driver":
+        """Sets the runtime up first, then builds the task: a multi-worker strategy must exist
+        before TensorFlow runs anything (the task's input checks read files with it)."""
+        from albert_tf.training import Runtime
+
+        runtime = runtime or Runtime(config.runtime)
+        task = task_class(config)
+        task.runtime = runtime
+        return cls(task, runtime)
+
     # ---------------------------------------------------------------- set-up
     @property
     def runtime(self):

@@ -65,10 +65,6 @@ class CheckpointEvaluator:
         self.last = None
         self.log.start(self)
 
-    @property
-    def has_best(self) -> bool:
-        return tf.io.gfile.exists(self.best_prefix + ".index")
-
     def on_checkpoint(self, step, prefix) -> dict | None:
         if prefix is None or step <= self.state.last_step:
             return None

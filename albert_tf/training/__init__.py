@@ -1,10 +1,10 @@
 """Training runtime shared by pretraining and every fine-tuning task.
 
-Usage (what `run_pretraining.py` does; a GLUE/SQuAD/RACE runner does the same with its model):
+Usage (what the task driver, `albert_tf.tasks.driver`, does for pretraining, GLUE, SQuAD and
+RACE):
 
     from albert_tf.optimization import create_optimizer
-    from albert_tf.training import (Runtime, RuntimeConfig, Objective, Trainer,
-                                    BestCheckpointKeeper)
+    from albert_tf.training import Runtime, RuntimeConfig, Objective, Trainer
 
     runtime = Runtime(RuntimeConfig(distribution_strategy="mirrored",   # one_device | mirrored |
                                     mixed_precision="bf16",             #   multi_worker_mirrored | tpu
@@ -19,15 +19,13 @@ Usage (what `run_pretraining.py` does; a GLUE/SQuAD/RACE runner does the same wi
         return loss, {"accuracy": (num_correct, num_examples)}   # or plain scalars
 
     objective = Objective(loss_fn, metric_fn=lambda outputs, features: {...})
-    trainer = Trainer(runtime, model, optimizer, task, output_dir, keep_checkpoint_max=5)
+    trainer = Trainer(runtime, model, optimizer, objective, output_dir, keep_checkpoint_max=5)
 
     def dataset_fn(ctx):                      # tf.distribute.InputContext
         return my_dataset(batch_size=ctx.get_per_replica_batch_size(global_batch))
 
-    keeper = BestCheckpointKeeper(output_dir, metric="accuracy")
-    def on_checkpoint(step, path):           # periodic eval after each save
-        results = trainer.evaluate(eval_dataset_fn, steps=100)
-        keeper.update(results["accuracy"], path)
+    def on_checkpoint(step, path):           # after each save, e.g. a periodic evaluation
+        logging.info("step %d: %s", step, trainer.evaluate(eval_dataset_fn, steps=100))
 
     trainer.train(dataset_fn, global_batch, num_train_steps, save_checkpoints_steps=1000,
                   log_every_steps=100, init_checkpoint=tf1_or_our_ckpt,
@@ -44,19 +42,19 @@ What the loop guarantees:
 - A non-finite loss raises `NonFiniteLossError` naming the step; nothing new is saved.
 - Logs every `log_every_steps`: loss, metrics, learning rate, examples/s, ETA; the same scalars
   go to TensorBoard event files in output_dir.
-- `BestCheckpointKeeper` copies the checkpoint with the best metric to `model.ckpt-best.*`
-  and never deletes anything.
+- Keeping the best checkpoint is the driver's (`tasks.eval_state.CheckpointEvaluator`, an
+  `on_checkpoint` hook): it copies the best to `model.ckpt-best.*` and never deletes anything.
 """
 
-from albert_tf.training.checkpoints import (BestCheckpointKeeper, CheckpointState,
-                                            copy_checkpoint, init_from_checkpoint,
-                                            is_tf1_checkpoint, resolve_checkpoint)
+from albert_tf.training.checkpoints import (CheckpointState, copy_checkpoint,
+                                            init_from_checkpoint, is_tf1_checkpoint,
+                                            resolve_checkpoint)
 from albert_tf.training.logs import MetricSums, StepLogger
 from albert_tf.training.loop import NonFiniteLossError, Trainer
 from albert_tf.training.runtime import Runtime, RuntimeConfig, make_strategy, set_precision
 from albert_tf.training.steps import EvalStep, Objective, TrainStep
 
-__all__ = ["BestCheckpointKeeper", "CheckpointState", "copy_checkpoint", "init_from_checkpoint",
+__all__ = ["CheckpointState", "copy_checkpoint", "init_from_checkpoint",
            "is_tf1_checkpoint", "resolve_checkpoint", "MetricSums", "StepLogger",
            "NonFiniteLossError", "Trainer", "Runtime", "RuntimeConfig", "make_strategy",
            "set_precision", "EvalStep", "Objective", "TrainStep"]

@@ -1,5 +1,5 @@
 """Training checkpoints in an output_dir: save every N steps, keep N, resume from the latest,
-initialise from an original TF1 checkpoint or one of ours, keep a copy of the best one."""
+initialise from an original TF1 checkpoint or one of ours, copy one (the best) aside."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from albert_tf.checkpoint import CheckpointError
 from albert_tf.checkpoint import resolve_prefix as resolve_checkpoint
-from albert_tf.errors import TrainingError
+from albert_tf.errors import TrainingError, UsageError
 from albert_tf.io_utils import atomic_output
 
 CHECKPOINT_NAME = "model.ckpt"  # files model.ckpt-<step>.{index,data-*}, as the original's
@@ -219,6 +219,10 @@ def _not_this_model(error, model, prefix) -> CheckpointError:
         f"{str(error).splitlines()[0][:300]}")
 
 
+class MissingConfigError(UsageError, FileNotFoundError):
+    """The folder given is not a run_pretraining output_dir (no albert_config.json)."""
+
+
 def export_tf1_checkpoint(albert_directory, export_path, checkpoint_name=None) -> str:
     """Turns a checkpoint written by our training (in a run_pretraining output_dir, which holds
     `albert_config.json`) into a TF1-named one with `bert/*`, `cls/*` and `global_step` and no
@@ -226,14 +230,13 @@ def export_tf1_checkpoint(albert_directory, export_path, checkpoint_name=None) -
     inside the directory (e.g. `model.ckpt-best`, `model.ckpt-5000`) or None/`latest`."""
     from albert_tf.checkpoint import save_tf1_checkpoint
     from albert_tf.config import AlbertConfig
-    from albert_tf.errors import UsageError
     from albert_tf.models import AlbertPretrainer
 
     directory = os.fspath(albert_directory)
     config_file = os.path.join(directory, "albert_config.json")
     if not tf.io.gfile.exists(config_file):
-        raise UsageError(f"--albert_directory={directory}: no albert_config.json there (it must "
-                         "be a run_pretraining output_dir)")
+        raise MissingConfigError(f"--albert_directory={directory}: albert_config.json not found "
+                                 "there (it must be a run_pretraining output_dir)")
     if checkpoint_name in (None, "", "latest"):
         prefix = resolve_checkpoint(directory)
     else:
@@ -266,29 +269,3 @@ def copy_checkpoint(src_prefix, dst_prefix) -> list[tuple[str, str]]:
             shutil.copyfile(src, tmp)
         copied.append((src, dst))
     return copied
-
-
-class BestCheckpointKeeper:
-    """Keeps `<dir>/model.ckpt-best.*` as a copy of the checkpoint with the best metric seen.
-
-    `update(metric_value, checkpoint_prefix)` copies when the value beats the best so far
-    (`higher_is_better`), and returns [(src, dst)] of the files copied. Only files named
-    `model.ckpt-best.*` are ever (over)written; nothing is deleted.
-    """
-
-    def __init__(self, directory, metric="masked_lm_accuracy", higher_is_better=True,
-                 initial=None, name=BEST_NAME):
-        self.directory = os.fspath(directory)
-        self.metric = metric
-        self.higher_is_better = higher_is_better
-        self.best = initial if initial is not None else (0.0 if higher_is_better else float("inf"))
-        self.prefix = os.path.join(self.directory, name)
-
-    def is_better(self, value) -> bool:
-        return value > self.best if self.higher_is_better else value < self.best
-
-    def update(self, value, checkpoint_prefix) -> list[tuple[str, str]]:
-        if checkpoint_prefix is None or not self.is_better(value):
-            return []
-        self.best = value
-        return copy_checkpoint(checkpoint_prefix, self.prefix)

@@ -57,7 +57,6 @@ class StepLogger:
         self.losses = []
         self._last_time = time.time()
         self._last_step = start_step
-        self.last_line = None
 
     def record(self, step, loss, metrics, learning_rate):
         self.losses.append(float(loss))
@@ -71,8 +70,7 @@ class StepLogger:
         values = {"loss": sum(self.losses) / len(self.losses), **self.metrics.result(),
                   "learning_rate": float(learning_rate), "examples_per_second": rate}
         parts = " ".join(f"{k}={v:.6g}" for k, v in values.items())
-        self.last_line = f"step {step}/{self.total_steps} {parts} eta={format_duration(eta)}"
-        logging.info(self.last_line)
+        logging.info("step %d/%d %s eta=%s", step, self.total_steps, parts, format_duration(eta))
         if self.writer is not None:
             with self.writer.as_default():
                 for name, value in values.items():
@@ -81,11 +79,3 @@ class StepLogger:
         self.losses, self._last_time, self._last_step = [], now, step
         self.metrics.reset()
         return values
-
-    def write_eval(self, step, results, prefix="eval"):
-        if self.writer is None:
-            return
-        with self.writer.as_default():
-            for name, value in results.items():
-                write_scalar(f"{prefix}/{name}", value, step)
-        self.writer.flush()

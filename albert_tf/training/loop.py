@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from albert_tf.errors import TrainingError
 import math
 import os
 
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.errors import TrainingError
 from albert_tf.training.checkpoints import CheckpointState, init_from_checkpoint
 from albert_tf.training.logs import MetricSums, StepLogger
 from albert_tf.training.steps import EvalStep, Objective, TrainStep
@@ -109,29 +109,22 @@ class Trainer:
                 f"global batch size {global_batch_size} is not divisible by replicas × "
                 f"gradient_accumulation_steps = {parts}")
 
-    def restore(self, checkpoint=None):
-        """For evaluation without training: loads `checkpoint` (ours or TF1), or the latest in
-        output_dir. Returns what was loaded."""
-        if checkpoint:
-            return init_from_checkpoint(self.model, checkpoint)
-        state = self._make_state()
-        latest = state.latest
-        if latest is None:
-            raise FileNotFoundError(f"no checkpoint to evaluate in {self.output_dir}")
-        state.checkpoint.restore(latest).expect_partial()
-        return f"checkpoint {latest}"
-
     def evaluate(self, dataset_fn, steps):
         """Runs `steps` batches through `task.metric_fn`; returns {name: Σnum/Σden}."""
         if self.task.metric_fn is None:
             raise ValueError("the task has no metric_fn to evaluate")
         if self._eval_step is None:
             self._eval_step = EvalStep(self.runtime, self.model, self.task)
-        iterator = iter(self._distribute(dataset_fn))
-        sums = MetricSums()
-        for _ in range(int(steps)):
-            try:
-                sums.add(self._eval_step(iterator))
-            except (StopIteration, tf.errors.OutOfRangeError):
-                break
-        return sums.result()
+        return evaluate_batches(self._eval_step, iter(self._distribute(dataset_fn)), steps)
+
+
+def evaluate_batches(eval_step: EvalStep, iterator, steps) -> dict:
+    """Runs up to `steps` batches of `iterator` through `eval_step` (fewer when the data ends);
+    returns {name: Σnum/Σden}."""
+    sums = MetricSums()
+    for _ in range(int(steps)):
+        try:
+            sums.add(eval_step(iterator))
+        except (StopIteration, tf.errors.OutOfRangeError):
+            break
+    return sums.result()

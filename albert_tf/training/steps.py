@@ -35,8 +35,9 @@ class Objective:
     metric_fn: Callable | None = None
     call_kwargs: dict = dataclasses.field(default_factory=dict)
 
-    def __post_init__(self):
-        self._loss_takes_totals = len(inspect.signature(self.loss_fn).parameters) >= 3
+    @property
+    def loss_takes_totals(self) -> bool:
+        return len(inspect.signature(self.loss_fn).parameters) >= 3
 
 
 def _as_pair(value):
@@ -90,7 +91,7 @@ class TrainStep:
     # --- per replica -------------------------------------------------------------------------
     def _micro_loss(self, features, totals):
         outputs = self.model(features, training=True, **self.task.call_kwargs)
-        if self.task._loss_takes_totals:
+        if self.task.loss_takes_totals:
             loss, metrics = self.task.loss_fn(outputs, features, totals)
         else:
             loss, metrics = self.task.loss_fn(outputs, features)

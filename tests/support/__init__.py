@@ -1,2 +1,3 @@
-"""Helpers the tests share (not tests themselves): statistics of pretraining records and
-two-sample tests used to compare generators."""
+"""Helpers the tests share (not tests themselves; fixtures are in conftest.py): repository and
+../shared paths, tiny model configs, the original's golden training data, a tiny pretraining run,
+statistics of pretraining records and the two-sample tests that compare generators."""

@@ -1,4 +1,4 @@
-"""Where the repository and the project's ../shared folder are (tests skip what needs it)."""
+"""Where the tests find the repository and the project's shared fixtures and data."""
 
 import os
 import pathlib

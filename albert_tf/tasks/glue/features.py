@@ -16,9 +16,8 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.data import feature_cache, schema
-from albert_tf.data.feature_cache import file_digest  # noqa: F401 - part of this module's API
+from albert_tf.data.feature_cache import file_digest
 from albert_tf.errors import UsageError
-from albert_tf.io_utils import atomic_output
 from albert_tf.tasks.glue.processors import GlueDataError
 
 CACHE_FORMAT_VERSION = 1
@@ -100,12 +99,6 @@ def check_max_seq_length(max_seq_length: int, max_position_embeddings: int | Non
         raise UsageError(
             f"--max_seq_length ({max_seq_length}) exceeds the model's max_position_embeddings "
             f"({max_position_embeddings}); sequences that long cannot be embedded")
-
-
-def write_features(examples, label_list, max_seq_length, tokenizer, output_file, task_name) -> int:
-    """Writes one tf.train.Example per example to `output_file` atomically; returns the count."""
-    with atomic_output(output_file) as tmp:
-        return _write_records(examples, label_list, max_seq_length, tokenizer, tmp, task_name)
 
 
 def _write_records(examples, label_list, max_seq_length, tokenizer, path, task_name) -> int:

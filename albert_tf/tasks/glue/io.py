@@ -2,7 +2,7 @@
 
 * `eval_results.txt`: per evaluated checkpoint, `key = value` lines in sorted key order, then
   `best = <best value before this evaluation>` and a line of 50 `=`.
-* `best_trial.txt`: `<last evaluated step>:<best step>:<best value>`.
+* `best_trial.txt`: `<last evaluated step>:<best step>:<best value>` (`tasks.eval_state`).
 * `test_results.tsv`: per real test example, the class probabilities joined by tabs (the
   single score for STS-B).
 * `submit_results.tsv` and the GLUE leaderboard file (`SST-2.tsv`, `MNLI-m.tsv`, `AX.tsv`...):
@@ -11,13 +11,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.errors import InputError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.tasks.glue.processors import LEADERBOARD_NAMES
 
@@ -44,29 +42,6 @@ def append_eval_results(path: str, result: dict, best_before) -> None:
         with tf.io.gfile.GFile(path, "r") as reader:
             previous = reader.read()
     write_text_atomically(path, previous + eval_block(result, best_before))
-
-
-@dataclasses.dataclass
-class BestTrial:
-    last_step: int = -1
-    best_step: int = -1
-    best_value: float = float("-inf")
-
-    @classmethod
-    def read(cls, path: str) -> "BestTrial":
-        if not tf.io.gfile.exists(path):
-            return cls()
-        with tf.io.gfile.GFile(path, "r") as reader:
-            text = reader.read().strip()
-        try:
-            last, best, value = text.split(":")
-            return cls(int(last), int(best), float(value))
-        except ValueError:
-            raise InputError(f"{path}: expected '<last step>:<best step>:<best value>', "
-                             f"got {text!r}") from None
-
-    def write(self, path: str) -> None:
-        write_text_atomically(path, f"{self.last_step}:{self.best_step}:{self.best_value}")
 
 
 def format_test_results(probabilities) -> str:

@@ -214,4 +214,4 @@ def run_glue(config: GlueRunConfig) -> dict:
         import keras
 
         keras.utils.set_random_seed(config.seed)
-    return Driver(GlueTask(config)).run()
+    return Driver.create(GlueTask, config).run()

@@ -146,7 +146,7 @@ class PretrainingTask(Task):
         return False
 
     def evaluate(self, model) -> dict:
-        from albert_tf.training.logs import MetricSums
+        from albert_tf.training.loop import evaluate_batches
         from albert_tf.training.steps import EvalStep
 
         cfg = self.config
@@ -155,13 +155,7 @@ class PretrainingTask(Task):
         data = self.runtime.strategy.distribute_datasets_from_function(
             dataset_fn(self.files, cfg.max_seq_length, cfg.max_predictions_per_seq,
                        cfg.schedule.eval_batch_size, False))
-        iterator, sums = iter(data), MetricSums()
-        for _ in range(int(cfg.max_eval_steps)):
-            try:
-                sums.add(self._eval_step(iterator))
-            except (StopIteration, tf.errors.OutOfRangeError):
-                break
-        return sums.result()
+        return evaluate_batches(self._eval_step, iter(data), cfg.max_eval_steps)
 
     def eval_log(self):
         return PretrainingEvalLog(self.config.output_dir)
@@ -172,7 +166,4 @@ class PretrainingTask(Task):
 
 def run_pretraining(config: PretrainingRunConfig, runtime=None) -> dict:
     """Trains and/or evaluates as the original script; returns the eval results (or {})."""
-    task = PretrainingTask(config)
-    driver = Driver(task, runtime)
-    task.runtime = driver.runtime
-    return driver.run().get("eval") or {}
+    return Driver.create(PretrainingTask, config, runtime).run().get("eval") or {}

@@ -137,5 +137,5 @@ class RaceTask(Task):
 
 
 def run_race(config: RaceRunConfig, runtime=None) -> dict:
-    summary = Driver(RaceTask(config), runtime).run()
+    summary = Driver.create(RaceTask, config, runtime).run()
     return {**(summary.get("eval") or {}), **(summary.get("predict") or {})}

@@ -11,7 +11,8 @@ from __future__ import annotations
 import collections
 import re
 import string
-import sys
+
+from absl import logging
 
 _PUNCTUATION = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
@@ -43,12 +44,12 @@ def _overlap_f1(pred_tokens, gold_tokens) -> float:
 # ----- v1.1 -----
 
 def evaluate_v1(dataset, predictions) -> dict:
-    """{'exact_match', 'f1'} over every question; unanswered questions score 0 (noted on stderr)."""
+    """{'exact_match', 'f1'} over every question; unanswered questions score 0 (logged)."""
     exact = f1 = total = 0
     for qa in _questions(dataset):
         total += 1
         if qa["id"] not in predictions:
-            print(f"Unanswered question {qa['id']} will receive score 0.", file=sys.stderr)
+            logging.warning("Unanswered question %s will receive score 0.", qa["id"])
             continue
         prediction = normalize_answer(predictions[qa["id"]])
         golds = [normalize_answer(answer["text"]) for answer in qa["answers"]]
@@ -79,13 +80,13 @@ def has_answer_by_id(dataset) -> dict:
 
 
 def raw_scores(dataset, predictions):
-    """Per-question EM and F1 (questions without a prediction are skipped, noted on stdout)."""
+    """Per-question EM and F1 (questions without a prediction are skipped, logged)."""
     exact, f1 = {}, {}
     for qa in _questions(dataset):
         qid = qa["id"]
         golds = [a["text"] for a in qa["answers"] if normalize_answer(a["text"])] or [""]
         if qid not in predictions:
-            print(f"Missing prediction for {qid}")
+            logging.warning("Missing prediction for %s", qid)
             continue
         exact[qid] = max(compute_exact(gold, predictions[qid]) for gold in golds)
         f1[qid] = max(compute_f1(gold, predictions[qid]) for gold in golds)

@@ -237,5 +237,5 @@ def score_predictions(run: SquadRunConfig, dataset, examples, features, results)
 def run_squad(config: SquadRunConfig, runtime=None) -> dict:
     """Train and/or predict as the flags say; returns the scores of the model predicted with
     (the best checkpoint after training), or {}."""
-    summary = Driver(SquadTask(config), runtime).run()
+    summary = Driver.create(SquadTask, config, runtime).run()
     return summary.get("predict") or summary.get("eval") or {}
