@@ -165,7 +165,8 @@ def is_entry_point(argv=None) -> bool:
     """Whether this process is one of our scripts or `python -m albert_tf.<module>`."""
     argv = sys.argv if argv is None else argv
     program = argv[0] if argv else ""
-    return (os.path.basename(program) in ENTRY_POINTS or
+    # While `python -m albert_tf.x` imports the package, argv[0] is still "-m".
+    return (program == "-m" or os.path.basename(program) in ENTRY_POINTS or
             f"{os.sep}albert_tf{os.sep}" in program)
 
 

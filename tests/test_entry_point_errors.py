@@ -48,6 +48,17 @@ def inputs(tmp_path_factory):
         capture_output=True, text=True, timeout=300)
     assert other.returncode == 0, other.stderr[-2000:]
     (root / "empty.tfrecord").write_bytes(b"")
+    write_pretraining_records(root / "truncated.tfrecord")
+    data = (root / "truncated.tfrecord").read_bytes()
+    (root / "truncated.tfrecord").write_bytes(data[:len(data) - 40])
+    (root / "corrupt").mkdir()
+    (root / "corrupt" / "model.ckpt.index").write_bytes(os.urandom(300))
+    (root / "corrupt" / "model.ckpt.data-00000-of-00001").write_bytes(os.urandom(300))
+    binary = root / "binary" / "MRPC"
+    shutil.copytree(FIXTURES / "glue" / "data" / "MRPC", binary)
+    header = (binary / "train.tsv").read_bytes().splitlines(keepends=True)[0]
+    (binary / "train.tsv").write_bytes(header + bytes(range(256)) * 4)
+    (root / "binary.txt").write_bytes(b"first line\n" + bytes(range(128, 256)) + b"\n")
     (root / "empty.txt").write_text("")
     squad_v2 = SHARED / "data" / "squad" / "v2.0" / "dev-v2.0.first5articles.json"
     paths["squad_v2"] = str(squad_v2)
@@ -58,7 +69,29 @@ def inputs(tmp_path_factory):
                 qa["answers"] = qa["answers"][:1]
     (root / "train-v2.json").write_text(json.dumps(data))
     (root / "predictions_list.json").write_text("[]")
+    ids = [qa["id"] for a in json.loads(squad_v2.read_text())["data"]
+           for p in a["paragraphs"] for qa in p["qas"]]
+    (root / "predictions.json").write_text(json.dumps({i: "" for i in ids}))
+    (root / "na_prob_short.json").write_text(json.dumps({i: 0.5 for i in ids[1:]}))
     return paths
+
+
+def write_pretraining_records(path, count=4, seq=16, predictions=3):
+    import numpy as np
+    import tensorflow as tf
+
+    from albert_tf.data import schema
+
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for _ in range(count):
+            ints = {"input_ids": np.arange(seq) + 5, "input_mask": np.ones(seq),
+                    "segment_ids": np.zeros(seq), "token_boundary": np.ones(seq),
+                    "masked_lm_positions": np.arange(1, predictions + 1),
+                    "masked_lm_ids": np.arange(predictions) + 5, "next_sentence_labels": [0]}
+            feats = {k: schema.int_feature(np.asarray(v, np.int64)) for k, v in ints.items()}
+            feats["masked_lm_weights"] = schema.float_feature(np.ones(predictions, np.float32))
+            writer.write(tf.train.Example(
+                features=tf.train.Features(feature=feats)).SerializeToString())
 
 
 def _glue(p, *extra, data=None, config="config.json"):
@@ -126,6 +159,38 @@ CASES = [
     ("pretrain-empty-records", lambda p: _pretrain(p), ["no records", "empty.tfrecord"]),
     ("pretrain-not-a-tfrecord", lambda p: _pretrain(p, input_file=p["root"] / "text.txt"),
      ["text.txt"]),
+    ("pretrain-truncated-record", lambda p: _pretrain(
+        p, "--num_train_steps=3", input_file=p["root"] / "truncated.tfrecord"),
+     ["truncated.tfrecord"]),
+    ("glue-binary-train-file", lambda p: _glue(p, "--do_train", data=str(p["root"] / "binary")),
+     ["train.tsv:", "UTF-8"]),
+    ("glue-init-corrupt-index",
+     lambda p: _glue(p, "--do_train", f"--init_checkpoint={p['root'] / 'corrupt' / 'model.ckpt'}"),
+     ["model.ckpt"]),
+    ("export-saved-model-not-a-checkpoint",
+     lambda p: ["export_saved_model.py", f"--albert_config_file={p['root'] / 'config.json'}",
+                f"--init_checkpoint={p['root'] / 'text.txt'}",
+                f"--export_dir={p['root'] / 'exports'}"], ["text.txt"]),
+    ("export-checkpoints-not-a-run-dir",
+     lambda p: ["export_checkpoints.py", f"--albert_directory={p['root'] / 'corrupt'}",
+                f"--export_path={p['root'] / 'tf1' / 'model.ckpt'}"],
+     ["--albert_directory", "albert_config.json"]),
+    ("squad-predict-file-not-json",
+     lambda p: _squad(p, "--do_predict", f"--predict_file={p['root'] / 'text.txt'}",
+                      f"--predict_feature_file={p['root'] / 'p.tfrecord'}",
+                      f"--predict_feature_left_file={p['root'] / 'p.jsonl'}",
+                      f"--init_checkpoint={p['root'] / 'other' / 'model.ckpt'}"), ["text.txt"]),
+    ("race-unknown-task",
+     lambda p: ["run_race.py", "--task_name=squad", f"--data_dir={p['root']}",
+                f"--albert_config_file={p['root'] / 'config.json'}", f"--spm_model_file={p['spm']}",
+                f"--output_dir={p['root'] / 'race_out'}"], ["--task_name", "squad"]),
+    ("create-data-undecodable-line",
+     lambda p: ["create_pretraining_data.py", f"--input_file={p['root'] / 'binary.txt'}",
+                f"--output_file={p['root'] / 'cpd2.tfrecord'}", f"--spm_model_file={p['spm']}",
+                "--undecodable_lines=fail", "--max_seq_length=32"], ["binary.txt:2"]),
+    ("evaluate-squad-na-prob-missing-an-id",
+     lambda p: ["-m", "albert_tf.evaluate_squad", p["squad_v2"], str(p["root"] / "predictions.json"),
+                "--na-prob-file", str(p["root"] / "na_prob_short.json")], ["na_prob_short.json"]),
     ("squad-predict-needs-feature-files",
      lambda p: _squad(p, "--do_predict", f"--predict_file={p['squad_v2']}"),
      ["predict_feature_file"]),

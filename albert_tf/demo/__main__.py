@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 
-from absl import app, flags
+from absl import flags
 
+from albert_tf import cli
 from albert_tf.demo.run import run_demo
 from albert_tf.demo.stages import DemoOptions
 
@@ -33,4 +34,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

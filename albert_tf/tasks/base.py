@@ -120,6 +120,10 @@ class Task:
         """Called under the output_dir lock before training: check and write what the folder
         must describe (pretraining's albert_config.json)."""
 
+    def prepare_data(self) -> None:
+        """Reads (and caches) every input the run will use, before the first step: a bad file
+        is found at once, not after hours of training. Called under the output_dir lock."""
+
     def build_model(self):
         raise NotImplementedError
 

@@ -58,7 +58,6 @@ class Driver:
             from albert_tf.training import Runtime
 
             self._runtime = Runtime(self.config.runtime)
-            logging.info("runtime: %s", self._runtime.describe())
         return self._runtime
 
     @property
@@ -93,10 +92,12 @@ class Driver:
             raise UsageError("At least one of `do_train`, `do_eval`, `do_predict` or "
                              "`export_dir` must be set.")
         self.task.validate()
+        logging.info("runtime: %s", self.runtime.describe())
         tf.io.gfile.makedirs(self.output_dir)
         is_chief = self.runtime.is_chief
         with OutputDirLock(self.output_dir, enabled=is_chief):
             self.task.prepare_output_dir(is_chief)
+            self.task.prepare_data()
             summary = {}
             if cfg.do_train:
                 summary["train"] = self.train()

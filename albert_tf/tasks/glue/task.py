@@ -85,7 +85,7 @@ class GlueTask(Task):
                            config.spm_model_file or config.vocab_file)
         self.cached_dir = config.cached_dir or config.output_dir
         self._predict_fn = None
-        self._dev = None
+        self._features = {}
 
     def validate(self):
         cfg = self.config
@@ -120,6 +120,26 @@ class GlueTask(Task):
         return F.cached_features(examples, self.labels, self.config.max_seq_length,
                                  self.tokenizer, path, self.name, key)
 
+    def split_features(self, split: str) -> str:
+        """The keyed feature file of `split` (train, dev or test), built once per run."""
+        if split not in self._features:
+            getter = {"train": self.processor.get_train_examples,
+                      "dev": self.processor.get_dev_examples,
+                      "test": self.processor.get_test_examples}[split]
+            examples = getter(self.config.data_dir)
+            name = {"train": f"{self.name}_train.tf_record", "dev": f"{self.name}_eval.tf_record",
+                    "test": "predict.tf_record"}[split]
+            path, count = self.features(split, examples, name)
+            self._features[split] = (path, count, examples)
+        return self._features[split]
+
+    def prepare_data(self):
+        cfg = self.config
+        for split, wanted in (("train", cfg.do_train), ("dev", cfg.do_eval),
+                              ("test", cfg.do_predict)):
+            if wanted:
+                self.split_features(split)
+
     def _input_fn(self, path, training):
         return F.input_fn_builder(path, self.config.max_seq_length, training,
                                   drop_remainder=training, regression=self.regression,
@@ -127,8 +147,7 @@ class GlueTask(Task):
 
     def train_dataset_fn(self):
         cfg = self.config
-        examples = self.processor.get_train_examples(cfg.data_dir)
-        path, count = self.features("train", examples, f"{self.name}_train.tf_record")
+        path, count, _ = self.split_features("train")
         logging.info("training on %d examples, batch %d, %d steps", count,
                      cfg.schedule.train_batch_size, self.num_train_steps)
         input_fn = self._input_fn(path, training=True)
@@ -176,10 +195,8 @@ class GlueTask(Task):
         return result
 
     def evaluate(self, model) -> dict:
-        if self._dev is None:
-            examples = self.processor.get_dev_examples(self.config.data_dir)
-            self._dev, _ = self.features("dev", examples, f"{self.name}_eval.tf_record")
-        out = self.predict_logits(model, self._dev, self.config.schedule.eval_batch_size)
+        path, _, _ = self.split_features("dev")
+        out = self.predict_logits(model, path, self.config.schedule.eval_batch_size)
         result = M.glue_metrics(self.name, out["logits"], out["label_ids"], out["is_real_example"])
         result["loss"] = out["loss"]
         return result
@@ -189,8 +206,7 @@ class GlueTask(Task):
 
     def predict(self, model) -> dict:
         cfg = self.config
-        examples = self.processor.get_test_examples(cfg.data_dir)
-        path, _ = self.features("test", examples, "predict.tf_record")
+        path, _, examples = self.split_features("test")
         out = self.predict_logits(model, path, cfg.schedule.predict_batch_size)
         real = out["is_real_example"] > 0
         paths = glue_io.write_predictions(

@@ -87,6 +87,13 @@ class RaceTask(Task):
                 cfg.do_lower_case, cfg.high_only, cfg.middle_only)
         return self._splits[split]
 
+    def prepare_data(self):
+        cfg = self.config
+        for split, wanted in (("train", cfg.do_train), ("dev", cfg.do_eval),
+                              ("test", cfg.do_predict)):
+            if wanted:
+                self.split(split)
+
     def train_dataset_fn(self):
         cfg = self.config
         path, _ = self.split("train")

@@ -136,6 +136,12 @@ class SquadTask(Task):
     def num_warmup_steps(self) -> int:
         return int(self.num_train_steps * self.config.warmup_proportion)
 
+    def prepare_data(self):
+        if self.config.do_train:
+            self.num_train_steps  # writes (or reuses) the keyed training features
+        if self.config.do_predict:
+            self.predict_data()
+
     def train_dataset_fn(self):
         run = self.config
         self.num_train_steps  # writes the feature file first
