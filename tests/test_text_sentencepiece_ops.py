@@ -32,7 +32,7 @@ def test_table_flags_pieces_by_the_python_rule(fixtures_dir):
     processor = tokenization.load_sentencepiece(str(fixtures_dir / "spm" / "spm_digitcomma.model"))
     table = sentencepiece_ops.digit_comma_table(processor)
     flagged = {processor.IdToPiece(i) for i in range(len(table)) if table[i]}
-    # The 11 digit-comma pieces added to this model (fixtures README §1), and nothing else.
+    # The fixture model was trained with 11 digit-comma pieces added, and nothing else.
     assert flagged == {"0,", "1,", "2,", "5,", "00,", "000,", "\u25811,", "\u25813,", "\u258110,",
                        "2005,", "\u25812006,"}
     plain = tokenization.load_sentencepiece(str(fixtures_dir / "spm" / "spm.model"))

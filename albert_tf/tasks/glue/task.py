@@ -23,7 +23,7 @@ from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task, check_model_in
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog
 from albert_tf.tasks.glue import features as F
-from albert_tf.tasks.glue import io as glue_io
+from albert_tf.tasks.glue import results as glue_results
 from albert_tf.tasks.glue import metrics as M
 from albert_tf.tasks.glue.processors import get_processor
 from albert_tf.training.steps import Objective
@@ -54,7 +54,7 @@ class GlueRunConfig(RunConfig):
 
 
 class GlueEvalLog(EvalLog):
-    """eval_results.txt as the original: one block per checkpoint (`glue_io.eval_block`)."""
+    """eval_results.txt as the original: one block per checkpoint (`glue_results.eval_block`)."""
 
     def __init__(self, output_dir):
         self.path = os.path.join(output_dir, "eval_results.txt")
@@ -64,7 +64,7 @@ class GlueEvalLog(EvalLog):
             tf.io.gfile.remove(self.path)  # a fresh evaluation starts a fresh file
 
     def record(self, step, result, best_before, copied):
-        glue_io.append_eval_results(self.path, {**result, "global_step": int(step)}, best_before)
+        glue_results.append_eval_results(self.path, {**result, "global_step": int(step)}, best_before)
 
 
 class GlueTask(Task):
@@ -209,7 +209,7 @@ class GlueTask(Task):
         path, _, examples = self.split_features("test")
         out = self.predict_logits(model, path, cfg.schedule.predict_batch_size)
         real = out["is_real_example"] > 0
-        paths = glue_io.write_predictions(
+        paths = glue_results.write_predictions(
             cfg.output_dir, self.name, [e.guid for e in examples], out["probabilities"][real],
             out["predictions"][real], self.labels)
         logging.info("wrote %s", ", ".join(paths.values()))
