@@ -226,3 +226,23 @@ def test_bad_input_ends_in_one_error_line(inputs, name, command, words):
     assert lines and lines[-1].startswith("error: "), result.stderr[-3000:]
     for word in words:
         assert word in lines[-1], lines[-1]
+
+
+def test_full_disk_while_checkpointing_is_one_line_and_leaves_no_partial_checkpoint(inputs):
+    import resource
+
+    def small_file_limit():  # as `ulimit -f 60`: writes past 60 KiB fail with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (60 * 1024, 60 * 1024))
+
+    out = inputs["root"] / "full_disk_out"
+    console = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    result = subprocess.run(
+        [sys.executable, *_glue(inputs, "--do_train", "--train_step=2",
+                                "--save_checkpoints_steps=2", "--train_batch_size=4"),
+         f"--output_dir={out}"],
+        cwd=REPO, capture_output=True, text=True, timeout=300, env=console,
+        preexec_fn=small_file_limit)
+    last = result.stderr.strip().splitlines()[-1]
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert last.startswith("error: could not write checkpoint model.ckpt-2") and "File too large" in last
+    assert not [name for name in os.listdir(out) if name.startswith("model.ckpt")]

@@ -12,7 +12,8 @@ import tensorflow as tf
 
 from albert_tf.checkpoint import CheckpointError
 from albert_tf.checkpoint import resolve_prefix as resolve_checkpoint
-from albert_tf.errors import TrainingError, UsageError
+from albert_tf.errors import OutputError, TrainingError, UsageError
+from albert_tf.tf_errors import first_line
 from albert_tf.io_utils import atomic_output
 
 CHECKPOINT_NAME = "model.ckpt"  # files model.ckpt-<step>.{index,data-*}, as the original's
@@ -116,7 +117,17 @@ class CheckpointState:
                 f"weights became non-finite at step {step} ({bad[0]}); no checkpoint written; "
                 + (f"the last good checkpoint is {good[1]} (step {good[0]})" if good
                    else "there is no earlier checkpoint"))
-        path = self.manager.save(checkpoint_number=step)
+        try:
+            path = self.manager.save(checkpoint_number=step)
+        except tf.errors.OpError as error:  # full disk, file size limit, lost permission
+            for leftover in tf.io.gfile.glob(os.path.join(
+                    self.manager.directory, f"{CHECKPOINT_NAME}-{step}_temp*")):
+                tf.io.gfile.rmtree(leftover)
+            latest = self.latest
+            raise OutputError(
+                f"could not write checkpoint {CHECKPOINT_NAME}-{step} in {self.directory} "
+                f"({first_line(error.message).split('; ')[-1]}); the latest complete one is "
+                f"{latest or 'none'}") from None
         if not self.is_chief:
             shutil.rmtree(self.manager.directory, ignore_errors=True)
             return None
