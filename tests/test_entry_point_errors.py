@@ -39,12 +39,16 @@ def inputs(tmp_path_factory):
             (task / "train.tsv").write_bytes(lines[0])
         if binary:
             (task / "train.tsv").write_bytes(lines[0] + lines[1].replace(b"a", b"\xe9", 1))
-    # A checkpoint of another model (hidden_size 32): a shape mismatch names variable and key.
+    # A checkpoint of another model (hidden_size 32): a shape mismatch names variable and key;
+    # and a pretraining checkpoint of this model (no classifier head).
     other = subprocess.run(
         [sys.executable, "-c", "import sys\nfrom albert_tf import AlbertConfig, AlbertModel\n"
          "from albert_tf.checkpoint import save_tf1_checkpoint\n"
          "save_tf1_checkpoint(AlbertModel(AlbertConfig(**{**%r, 'hidden_size': 32, "
-         "'intermediate_size': 32})), sys.argv[1])" % TINY, str(root / "other" / "model.ckpt")],
+         "'intermediate_size': 32})), sys.argv[1])\n"
+         "from albert_tf import AlbertPretrainer\n"
+         "save_tf1_checkpoint(AlbertPretrainer(AlbertConfig(**%r)), sys.argv[2])" % (TINY, TINY),
+         str(root / "other" / "model.ckpt"), str(root / "pretrained" / "model.ckpt")],
         capture_output=True, text=True, timeout=300)
     assert other.returncode == 0, other.stderr[-2000:]
     (root / "empty.tfrecord").write_bytes(b"")
@@ -148,8 +152,9 @@ CASES = [
      lambda p: _glue(p, "--do_train", f"--init_checkpoint={p['root'] / 'other' / 'model.ckpt'}"),
      ["hidden_size", "32", "16"]),
     ("glue-predict-with-pretrained-only",
-     lambda p: _glue(p, "--do_predict", f"--init_checkpoint={p['root'] / 'other' / 'model.ckpt'}",
-                     config="config.json"), ["model.ckpt"]),
+     lambda p: _glue(p, "--do_predict",
+                     f"--init_checkpoint={p['root'] / 'pretrained' / 'model.ckpt'}"),
+     ["pretrained/model.ckpt", "no trained head"]),
     ("glue-spm-not-a-model",
      lambda p: [a if not a.startswith("--spm_model_file") else
                 f"--spm_model_file={p['root'] / 'text.txt'}" for a in _glue(p, "--do_train")],

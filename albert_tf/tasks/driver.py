@@ -129,7 +129,6 @@ class Driver:
         on_checkpoint = None
         if task.does_evaluate and task.evaluate_during_training:
             on_checkpoint = self._evaluator().on_checkpoint
-        self.trainer = trainer
         return trainer.train(task.train_dataset_fn(), schedule.train_batch_size,
                              task.num_train_steps, schedule.save_checkpoints_steps,
                              schedule.log_every_steps, self.config.init_checkpoint,
