@@ -20,8 +20,15 @@ LENGTH_FLAGS = {"input_ids": "--max_seq_length", "input_mask": "--max_seq_length
 
 
 def first_line(message: str) -> str:
+    """The line of a TF error message that says what went wrong: graph-mode errors open with
+    "Graph execution error:" and a Python stack before the op's own message."""
     text = _NODE.sub(" ", str(message)).strip()
-    return text.splitlines()[0].strip() if text else ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if lines and lines[0].startswith("Graph execution error"):
+        for line in reversed(lines):  # the op's own message comes after the Python stack
+            if not line.startswith(("File ", "[[", "Detected at node")) and not line.endswith(":"):
+                return line
+    return lines[0] if lines else ""
 
 
 def describe_feature_mismatch(message: str) -> str | None:
