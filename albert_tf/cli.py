@@ -215,11 +215,27 @@ def _print_error(message: str) -> None:
     print(f"error: {text}", file=sys.stderr, flush=True)
 
 
+class _OwnInfoOnly:
+    """absl log filter: INFO lines from albert_tf (progress, results), not from TensorFlow's
+    internals (saver timings, signature renames); warnings and errors from anyone."""
+
+    def filter(self, record) -> bool:
+        import logging
+
+        if record.levelno >= logging.WARNING:
+            return True
+        path = record.pathname.replace("\\", "/")
+        return not any(f"/{name}/" in path for name in ("tensorflow", "keras", "tf_keras"))
+
+
 def _quiet_python_loggers() -> None:
     import logging
 
+    from absl import logging as absl_logging
+
     for name in ("tensorflow", "keras", "h5py"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    absl_logging.get_absl_handler().addFilter(_OwnInfoOnly())
 
 
 _MISSING = re.compile(r"Flag --(\w+) must have a value other than None")
