@@ -56,7 +56,7 @@ def test_pair_signatures_agree_with_threshold(spm_model, tmp_path):
     keras.utils.set_random_seed(3)
     model = AlbertClassifier(_tiny_config(), 3)
     export = export_classifier(model, str(tmp_path / "export"), SEQ, spm_model, True, pair,
-                               threshold)
+                               threshold, label_names=["no", "maybe", "yes"])
     assert pathlib.Path(export).name.isdigit()  # a numeric version folder for TF Serving
     assert export == str(tmp_path / "export" / "1")  # the one version rule: <export_dir>/<n>
     records = _serialized(spm_model, PAIRS, pair)
@@ -70,6 +70,9 @@ def test_pair_signatures_agree_with_threshold(spm_model, tmp_path):
     default, text = answer["default"], answer["text"]
     np.testing.assert_allclose(default["probabilities"], text["probabilities"], atol=1e-5)
     assert default["predictions"] == text["predictions"]
+    # The label names of the predicted ids (a constant table in the graph).
+    for served in (default, text):
+        assert served["labels"] == [[b"no", b"maybe", b"yes"][i] for i in served["predictions"]]
     # And both equal the in-process Keras model on the Python-tokenized features.
     local = model(_parse(records), training=False)
     np.testing.assert_allclose(default["probabilities"], local["probabilities"].numpy(), atol=1e-5)
@@ -83,6 +86,9 @@ def test_single_sentence_regression_export_and_saved_model_cli(spm_model, tmp_pa
                "texts": {"text_a": [a for a, _ in PAIRS]}}
     answer = _answer(export, request)
     assert answer["inputs"]["serve_text"] == ["text_a"] and "threshold" not in answer["default"]
+    assert "labels" not in answer["default"]  # a regressor serves its score
+    assert answer["default"]["score"] == answer["default"]["predictions"]
+    assert answer["text"]["score"] == answer["text"]["predictions"]
     np.testing.assert_allclose(answer["default"]["probabilities"], answer["text"]["probabilities"],
                                atol=1e-5)
     np.testing.assert_allclose(np.asarray(answer["default"]["probabilities"])[:, 0],

@@ -70,3 +70,17 @@ def test_selection_metric_is_the_originals():
     assert M.selection_metric("cola") == "matthew_corr"
     assert M.selection_metric("sts-b") == "pearson"
     assert M.selection_metric("mrpc") == "eval_accuracy"
+
+
+def test_macro_f1_and_custom_metrics():
+    labels, predictions = [0, 0, 1, 2, 2, 2], [0, 1, 1, 2, 2, 0]
+    # per class: 0: tp1 fp1 fn1 → 0.5; 1: tp1 fp1 fn0 → 2/3; 2: tp2 fp0 fn1 → 0.8
+    assert M.macro_f1(labels, predictions, 3) == pytest.approx((0.5 + 2 / 3 + 0.8) / 3)
+    logits = np.eye(3)[predictions] * 4.0
+    result = M.custom_metrics(np.vstack([logits, np.zeros((2, 3))]), labels + [0, 0],
+                              [1] * 6 + [0, 0], 3, regression=False)  # padding never counts
+    assert set(result) == {"eval_accuracy", "eval_macro_f1", "eval_loss"}
+    assert result["eval_accuracy"] == pytest.approx(4 / 6)
+    scores = M.custom_metrics([1.0, 2.0, 4.0], [1.0, 3.0, 2.0], [1, 1, 1], 1, regression=True)
+    assert set(scores) == {"eval_pearson", "eval_spearman", "eval_mse", "eval_loss"}
+    assert scores["eval_mse"] == pytest.approx(5 / 3)

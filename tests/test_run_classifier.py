@@ -29,8 +29,9 @@ default = model.signatures["serving_default"](
     input=tf.constant([bytes.fromhex(h) for h in request["examples"]]))
 text = model.signatures["serve_text"](text_a=tf.constant(request["text_a"]),
                                       text_b=tf.constant(request["text_b"]))
-json.dump({"default": {k: v.numpy().tolist() for k, v in default.items()},
-           "text": {k: v.numpy().tolist() for k, v in text.items()}}, open(sys.argv[3], "w"))
+listed = lambda v: [x.decode() for x in v.numpy()] if v.dtype == tf.string else v.numpy().tolist()
+json.dump({"default": {k: listed(v) for k, v in default.items()},
+           "text": {k: listed(v) for k, v in text.items()}}, open(sys.argv[3], "w"))
 """
 
 
@@ -93,6 +94,9 @@ def test_prediction_files(run_dir, data_dir):
     assert [r[0] for r in rows] == guids
     assert [r[1] for r in rows] == [str(i) for i in probabilities.argmax(1)]
     assert open(output / "MRPC.tsv").read().splitlines() == submit  # the leaderboard name
+    # Ours: the label names per test row under `id<TAB>label` (MRPC's names are "0"/"1").
+    predictions = open(output / "test_predictions.tsv").read().splitlines()
+    assert predictions[0] == "id\tlabel" and predictions[1:] == submit[1:]
 
 
 def test_export_in_a_fresh_process(run_dir, data_dir, spm_model, tmp_path):
@@ -113,6 +117,10 @@ def test_export_in_a_fresh_process(run_dir, data_dir, spm_model, tmp_path):
                                atol=1e-5)
     assert got["default"]["predictions"] == got["text"]["predictions"]
     assert got["default"]["threshold"] == got["text"]["threshold"] == 0.5
+    # The label names (MRPC's "0"/"1") of the predicted ids, as in labels.json.
+    labels = json.loads((run_dir / "output" / "labels.json").read_text())
+    assert labels == ["0", "1"]
+    assert got["text"]["labels"] == [labels[i] for i in got["text"]["predictions"]]
     # The export serves the best checkpoint: the same numbers as test_results.tsv.
     expected = np.loadtxt(run_dir / "output" / "test_results.tsv", delimiter="\t")[:8]
     np.testing.assert_allclose(got["default"]["probabilities"], expected, atol=1e-5)

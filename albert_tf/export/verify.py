@@ -46,7 +46,8 @@ def verify_in_fresh_process(export_dir, calls: dict, timeout: int = 600) -> dict
         inputs, outputs = os.path.join(tmp, "inputs.npz"), os.path.join(tmp, "outputs.npz")
         _save(calls, inputs)
         # The fresh process imports this same albert_tf (not another install of it).
-        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        # (the folder holding albert_tf/: three levels above albert_tf/export/verify.py)
+        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=path)
         proc = subprocess.run(
@@ -76,6 +77,16 @@ def compare(expected: dict, actual: dict, atol: float = 1e-5) -> dict:
     return report
 
 
+def _numpy(tensor) -> np.ndarray:
+    """A tensor's value; strings (a classifier's `labels`) as a unicode array, which .npz
+    holds without pickling."""
+    value = tensor.numpy()
+    if value.dtype == object:
+        decoded = [x.decode("utf-8") for x in value.ravel()]
+        return np.array(decoded, dtype=str).reshape(value.shape)
+    return value
+
+
 def _main(export_dir: str, inputs_path: str, outputs_path: str) -> None:
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  registers the SentencePiece op of raw-text signatures
@@ -85,7 +96,7 @@ def _main(export_dir: str, inputs_path: str, outputs_path: str) -> None:
     for signature, inputs in _load(inputs_path).items():
         fn = loaded.signatures[signature]
         tensors = {k: tf.constant(v) for k, v in inputs.items()}
-        results[signature] = {k: v.numpy() for k, v in fn(**tensors).items()}
+        results[signature] = {k: _numpy(v) for k, v in fn(**tensors).items()}
     _save(results, outputs_path)
     print(json.dumps({s: sorted(o) for s, o in results.items()}))
 

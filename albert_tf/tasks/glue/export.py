@@ -5,8 +5,10 @@ Two signatures, built explicitly (the original relied on the Estimator filling o
   original's receiver), holding `input_ids`, `input_mask`, `segment_ids` of length S;
 * `serve_text`: raw UTF-8 `text_a` (and `text_b` for pair tasks, same batch size), tokenized
   in the graph with the SentencePiece model embedded in the export.
-Both return `probabilities`, `predictions` and, when a threshold is baked in, the float32
-scalar `threshold` (served alongside; it does not change the predictions).
+Both return `probabilities`, `predictions` (class ids), `labels` (the predicted class names,
+when the export is given them: a lookup in a constant table) or, for a regressor, `score`, and,
+when a threshold is baked in, the float32 scalar `threshold` (served alongside; it does not
+change the predictions).
 """
 
 from __future__ import annotations
@@ -28,8 +30,14 @@ class ClassifierServing:
     """Builds the serving functions of one classifier (and, for `serve_text`, its tokenizer)."""
 
     def __init__(self, model, max_seq_length: int, spm_model_file=None, do_lower_case=True,
-                 pair: bool = True, threshold: float | None = None):
+                 pair: bool = True, threshold: float | None = None, label_names=None):
         self.model = model
+        self.regression = bool(getattr(model, "is_regression", False))
+        self.label_names = None if self.regression or label_names is None else \
+            [str(name) for name in label_names]
+        if self.label_names is not None and len(self.label_names) != model.num_labels:
+            raise ValueError(f"{len(self.label_names)} label names for a model with "
+                             f"{model.num_labels} classes")
         self.max_seq_length = int(max_seq_length)
         self.pair = pair
         self.threshold = None if threshold is None or math.isnan(threshold) else float(threshold)
@@ -42,6 +50,11 @@ class ClassifierServing:
     def _outputs(self, features):
         outputs = self.model(features, training=False)
         result = {"probabilities": outputs["probabilities"], "predictions": outputs["predictions"]}
+        if self.regression:
+            result["score"] = tf.identity(outputs["predictions"])
+        elif self.label_names is not None:
+            result["labels"] = tf.gather(tf.constant(self.label_names, tf.string),
+                                         outputs["predictions"])
         if self.threshold is not None:
             result["threshold"] = tf.constant(self.threshold, tf.float32)
         return result
@@ -84,11 +97,12 @@ class ClassifierServing:
 
 def export_classifier(model, export_dir, max_seq_length: int, spm_model_file=None,
                       do_lower_case: bool = True, pair: bool = True,
-                      threshold: float | None = None, version: int | None = None) -> str:
+                      threshold: float | None = None, version: int | None = None,
+                      label_names=None) -> str:
     """Writes `<export_dir>/<version>/` (one past the highest numeric folder by default, the
     layout TF Serving polls) through `write_saved_model`; returns its path."""
     serving = ClassifierServing(model, max_seq_length, spm_model_file, do_lower_case, pair,
-                                threshold)
+                                threshold, label_names)
     root, signatures = serving.module()
     path = write_saved_model(root, export_dir, signatures, version)
     logging.info("exported SavedModel to %s", path)

@@ -102,7 +102,7 @@ def check_max_seq_length(max_seq_length: int, max_position_embeddings: int | Non
 
 
 def _write_records(examples, label_list, max_seq_length, tokenizer, path, task_name) -> int:
-    regression = task_name == "sts-b"
+    regression = task_name == "sts-b" or label_list == [None]
     count = 0
     with tf.io.TFRecordWriter(path) as writer:
         for index, example in enumerate(examples):

@@ -40,6 +40,18 @@ def f1(labels, predictions) -> float:
     return 2.0 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
+def macro_f1(labels, predictions, num_classes: int) -> float:
+    """The unweighted mean over classes of each class's F1 (one class against the rest)."""
+    labels, predictions = np.asarray(labels), np.asarray(predictions)
+    scores = []
+    for c in range(num_classes):
+        tp = int(np.sum((labels == c) & (predictions == c)))
+        fp = int(np.sum((labels != c) & (predictions == c)))
+        fn = int(np.sum((labels == c) & (predictions != c)))
+        scores.append(2.0 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return float(np.mean(scores)) if scores else 0.0
+
+
 def pearson(x, y) -> float:
     x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
     dx, dy = x - x.mean(), y - y.mean()
@@ -99,6 +111,24 @@ def glue_metrics(task_name: str, logits, labels, weights=None) -> dict:
     if task_name in F1_TASKS:
         result["f1"] = f1(labels, predictions)
     return result
+
+
+def custom_metrics(logits, labels, weights, num_classes: int, regression: bool) -> dict:
+    """Your own data's dev-set keys: eval_accuracy, eval_macro_f1, eval_loss; regressing:
+    eval_pearson, eval_spearman, eval_mse, eval_loss."""
+    logits = _real(np.asarray(logits), weights)
+    labels = _real(np.asarray(labels), weights)
+    if regression:
+        predictions = logits.reshape(-1).astype(np.float64)
+        error = mse(predictions, labels)
+        return {"eval_pearson": pearson(predictions, labels),
+                "eval_spearman": spearman(predictions, labels), "eval_mse": error,
+                "eval_loss": error}
+    predictions = np.argmax(logits, axis=-1)
+    return {"eval_accuracy": accuracy(labels, predictions),
+            "eval_macro_f1": macro_f1(labels, predictions, num_classes),
+            "eval_loss": float(np.mean(softmax_cross_entropy(logits, labels)))
+            if len(labels) else 0.0}
 
 
 def selection_metric(task_name: str) -> str:

@@ -7,15 +7,25 @@
   single score for STS-B).
 * `submit_results.tsv` and the GLUE leaderboard file (`SST-2.tsv`, `MNLI-m.tsv`, `AX.tsv`...):
   header `index<TAB>prediction`, then `<guid><TAB><label string or score>`.
+
+Ours, for every classifier task (GLUE and your own data):
+* `labels.json`: the label names in id order, written before training; a later run on the
+  same output_dir (predict, export) must have the same labels.
+* `test_predictions.tsv`: header `id<TAB>label`, then per test row its id and the predicted
+  label *name* (the score when regressing).
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
 
 import numpy as np
 import tensorflow as tf
 
+from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.tasks.glue.processors import LEADERBOARD_NAMES
 
@@ -76,3 +86,54 @@ def write_predictions(output_dir: str, task_name: str, guids, probabilities, pre
     write_text_atomically(paths["submit_results"], submit)
     write_text_atomically(paths["leaderboard"], submit)
     return paths
+
+
+LABELS_FILE = "labels.json"
+
+
+def read_labels(output_dir: str) -> list[str] | None:
+    """The label names recorded in `<output_dir>/labels.json`, or None when there is none."""
+    path = os.path.join(output_dir, LABELS_FILE)
+    if not tf.io.gfile.exists(path):
+        return None
+    with tf.io.gfile.GFile(path, "r") as reader:
+        try:
+            labels = json.load(reader)
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{path}: not valid JSON ({error}); remove it or use another "
+                             "--output_dir") from None
+    if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
+        raise UsageError(f"{path}: expected a JSON list of label names")
+    return labels
+
+
+def check_or_write_labels(output_dir: str, labels: list[str], write: bool = True) -> None:
+    """Writes labels.json, or checks that the one already there names the same labels in the
+    same order (a model trained with other labels would serve wrong names)."""
+    path = os.path.join(output_dir, LABELS_FILE)
+    existing = read_labels(output_dir)
+    if existing is not None:
+        if existing != list(labels):
+            raise UsageError(f"{path} holds the labels {existing} but this run has {list(labels)}; "
+                             "use another --output_dir or the same labels (--label_list)")
+        return
+    if write:
+        write_text_atomically(path, json.dumps(list(labels), ensure_ascii=False) + "\n")
+
+
+def format_label_predictions(guids, predictions, label_names) -> str:
+    """`id<TAB>label` then one row per test example (tab-separated, quoted only if needed)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
+    writer.writerow(["id", "label"])
+    for guid, prediction in zip(guids, predictions):
+        label = (str(np.float32(prediction)) if label_names is None
+                 else label_names[int(prediction)])
+        writer.writerow([guid, label])
+    return buffer.getvalue()
+
+
+def write_label_predictions(output_dir: str, guids, predictions, label_names) -> str:
+    path = os.path.join(output_dir, "test_predictions.tsv")
+    write_text_atomically(path, format_label_predictions(guids, predictions, label_names))
+    return path

@@ -29,6 +29,10 @@ from albert_tf.tasks.glue.processors import get_processor
 from albert_tf.training.steps import Objective
 
 
+# --task_name values that read your own files rather than a GLUE task (albert_tf.tasks.custom).
+CUSTOM_FORMATS = ("csv", "tsv", "jsonl")
+
+
 class GlueRunError(UsageError):
     """Flags that cannot work together, or a missing input the run needs."""
 
@@ -50,6 +54,16 @@ class GlueRunConfig(RunConfig):
     threshold_to_export: float = float("nan")
     shuffle_buffer: int = 100
     seed: int | None = None
+    # --task_name=csv|tsv|jsonl: your own data (albert_tf.tasks.custom)
+    train_file: str | None = None
+    dev_file: str | None = None
+    test_file: str | None = None
+    text_a_column: str = "text"
+    text_b_column: str | None = None
+    label_column: str = "label"
+    id_column: str | None = None
+    label_list: str | None = None
+    task_type: str = "classification"
     schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)
 
 
@@ -71,12 +85,7 @@ class GlueTask(Task):
     def __init__(self, config: GlueRunConfig):
         super().__init__(config)
         self.validate()
-        self.processor = get_processor(config.task_name, use_spm=bool(config.spm_model_file),
-                                       do_lower_case=config.do_lower_case)
-        self.name = self.processor.name
-        self.labels = self.processor.get_labels()
-        self.regression = self.processor.task.is_regression
-        self.best_metric = M.selection_metric(self.name)
+        self.setup_data()
         self.albert_config = AlbertConfig.from_json_file(config.albert_config_file)
         F.check_max_seq_length(config.max_seq_length, self.albert_config.max_position_embeddings)
         self.tokenizer = tokenization.FullTokenizer(config.vocab_file, config.do_lower_case,
@@ -86,6 +95,19 @@ class GlueTask(Task):
         self.cached_dir = config.cached_dir or config.output_dir
         self._predict_fn = None
         self._features = {}
+
+    def setup_data(self):
+        """What the task reads: its processor, name, labels, and whether it regresses."""
+        cfg = self.config
+        self.processor = get_processor(cfg.task_name, use_spm=bool(cfg.spm_model_file),
+                                       do_lower_case=cfg.do_lower_case)
+        self.name = self.processor.name
+        self.labels = self.processor.get_labels()
+        self.regression = self.processor.task.is_regression
+        self.is_pair = self.processor.task.is_pair
+        self.best_metric = M.selection_metric(self.name)
+
+    required_flags = ("data_dir", "task_name", "output_dir")
 
     def validate(self):
         cfg = self.config
@@ -97,7 +119,7 @@ class GlueTask(Task):
                 "--albert_hub_module_handle: TF-Hub modules are TF1 graphs that Keras 3 cannot "
                 "fine-tune; pass --albert_config_file and --init_checkpoint=<module>/variables/"
                 "variables (the module's weights are a TF1 checkpoint this package loads)")
-        for name in ("data_dir", "task_name", "output_dir"):
+        for name in self.required_flags:
             if not getattr(cfg, name):
                 raise GlueRunError(f"--{name} is required")
         if not cfg.albert_config_file:
@@ -112,21 +134,38 @@ class GlueTask(Task):
     def build_model(self):
         return AlbertClassifier(self.albert_config, len(self.labels))
 
+    def label_names(self) -> list[str] | None:
+        """The class names in id order (None when regressing): labels.json, the export's
+        `labels` output and test_predictions.tsv."""
+        return None if self.regression else [str(label) for label in self.labels]
+
+    def prepare_output_dir(self, is_chief: bool) -> None:
+        names = self.label_names()
+        if names is not None:
+            glue_results.check_or_write_labels(self.config.output_dir, names, is_chief)
+
     # ---------------------------------------------------------------- data
+    def source_file(self, split: str) -> str:
+        """The data file of `split` (train, dev or test)."""
+        return self.processor.split_path(self.config.data_dir, split)
+
+    def read_split(self, split: str) -> list:
+        """The `InputExample`s of `split`."""
+        return self.processor.get_examples(self.config.data_dir, split)
+
+    def cache_key(self, split: str) -> dict:
+        return F.cache_key(self.name, split, self.source_file(split), self.config.max_seq_length,
+                           self.tokenizer, self.config.do_lower_case)
+
     def features(self, split: str, examples, file_name: str) -> tuple[str, int]:
         path = os.path.join(self.cached_dir, file_name)
-        key = F.cache_key(self.name, split, self.processor.split_path(self.config.data_dir, split),
-                          self.config.max_seq_length, self.tokenizer, self.config.do_lower_case)
         return F.cached_features(examples, self.labels, self.config.max_seq_length,
-                                 self.tokenizer, path, self.name, key)
+                                 self.tokenizer, path, self.name, self.cache_key(split))
 
     def split_features(self, split: str) -> str:
         """The keyed feature file of `split` (train, dev or test), built once per run."""
         if split not in self._features:
-            getter = {"train": self.processor.get_train_examples,
-                      "dev": self.processor.get_dev_examples,
-                      "test": self.processor.get_test_examples}[split]
-            examples = getter(self.config.data_dir)
+            examples = self.read_split(split)
             name = {"train": f"{self.name}_train.tf_record", "dev": f"{self.name}_eval.tf_record",
                     "test": "predict.tf_record"}[split]
             path, count = self.features(split, examples, name)
@@ -197,9 +236,13 @@ class GlueTask(Task):
     def evaluate(self, model) -> dict:
         path, _, _ = self.split_features("dev")
         out = self.predict_logits(model, path, self.config.schedule.eval_batch_size)
-        result = M.glue_metrics(self.name, out["logits"], out["label_ids"], out["is_real_example"])
+        result = self.metrics(out)
         result["loss"] = out["loss"]
         return result
+
+    def metrics(self, out: dict) -> dict:
+        """The dev-set result dict from `predict_logits`' output."""
+        return M.glue_metrics(self.name, out["logits"], out["label_ids"], out["is_real_example"])
 
     def eval_log(self):
         return GlueEvalLog(self.config.output_dir)
@@ -209,11 +252,17 @@ class GlueTask(Task):
         path, _, examples = self.split_features("test")
         out = self.predict_logits(model, path, cfg.schedule.predict_batch_size)
         real = out["is_real_example"] > 0
-        paths = glue_results.write_predictions(
-            cfg.output_dir, self.name, [e.guid for e in examples], out["probabilities"][real],
-            out["predictions"][real], self.labels)
+        guids = [e.guid for e in examples]
+        paths = self.write_predictions(guids, out["probabilities"][real], out["predictions"][real])
+        paths["test_predictions"] = glue_results.write_label_predictions(
+            cfg.output_dir, guids, out["predictions"][real], self.label_names())
         logging.info("wrote %s", ", ".join(paths.values()))
         return paths
+
+    def write_predictions(self, guids, probabilities, predictions) -> dict:
+        """The task's own prediction files (GLUE: the original's and the leaderboard's)."""
+        return glue_results.write_predictions(self.config.output_dir, self.name, guids,
+                                              probabilities, predictions, self.labels)
 
     def export(self, model, export_dir) -> str:
         from albert_tf.tasks.glue.export import export_classifier
@@ -221,13 +270,18 @@ class GlueTask(Task):
         cfg = self.config
         threshold = None if math.isnan(cfg.threshold_to_export) else cfg.threshold_to_export
         return export_classifier(model, export_dir, cfg.max_seq_length, cfg.spm_model_file,
-                                 cfg.do_lower_case, self.processor.task.is_pair, threshold)
+                                 cfg.do_lower_case, self.is_pair, threshold,
+                                 label_names=self.label_names())
 
 
 def run_glue(config: GlueRunConfig) -> dict:
-    """Train / evaluate / predict / export as the flags say; returns what each part produced."""
+    """Train / evaluate / predict / export as the flags say; returns what each part produced.
+    `--task_name=csv|tsv|jsonl` runs your own files (`albert_tf.tasks.custom`)."""
     if config.seed is not None:
         import keras
 
         keras.utils.set_random_seed(config.seed)
-    return Driver.create(GlueTask, config).run()
+    task_class = GlueTask
+    if (config.task_name or "").lower() in CUSTOM_FORMATS:
+        from albert_tf.tasks.custom.task import CustomTask as task_class
+    return Driver.create(task_class, config).run()

@@ -1,0 +1,226 @@
+"""Your own data: CSV, TSV and JSON-lines files read into the GLUE code's `InputExample`s.
+
+* CSV per RFC 4180 (Python's `csv` module: quoted fields, embedded commas, quotes and newlines),
+  with a header row naming the columns; TSV the same with tabs; JSONL one JSON object per line
+  (blank lines skipped), its keys being the columns.
+* Columns are chosen by name (`--text_a_column`, `--text_b_column`, `--label_column`,
+  `--id_column`); a test file may lack the label column, and training and dev files the id
+  column. Ids default to the row number (from 1).
+* Labels are strings (class names) or, for `--task_type=regression`, numbers.
+
+Every bad row is one `CustomDataError` naming the file, the line (the JSON line for JSONL; the
+first line of a CSV record that spans several), and the column: a missing column, an empty text,
+a label not in `--label_list` or never seen in training, a non-numeric regression target, bytes
+that are not UTF-8. A training file with fewer than two classes is an error too.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+
+import tensorflow as tf
+
+from albert_tf import tokenization
+from albert_tf.errors import InputError
+from albert_tf.io_utils import read_utf8
+from albert_tf.tasks.glue.processors import InputExample
+
+FORMATS = ("csv", "tsv", "jsonl")
+TASK_TYPES = ("classification", "regression")
+
+
+class CustomDataError(InputError):
+    """A row of a --train_file/--dev_file/--test_file that cannot be read."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Columns:
+    """Which column holds what (`--text_a_column`, ...); None: not read."""
+
+    text_a: str = "text"
+    text_b: str | None = None
+    label: str | None = "label"
+    id: str | None = None
+
+    def flags(self) -> dict:
+        """Field → (flag name, column name) for the columns read."""
+        return {field: (f"--{field}_column", getattr(self, field))
+                for field in ("text_a", "text_b", "label", "id") if getattr(self, field)}
+
+
+@dataclasses.dataclass
+class Row:
+    line: int          # 1-based line of the file where the row starts
+    values: dict       # column name → value (str for CSV/TSV; any JSON value for JSONL)
+
+
+def _check_exists(path: str) -> None:
+    if not tf.io.gfile.exists(path):
+        raise CustomDataError(f"{path}: no such file")
+
+
+def read_rows(path: str, file_format: str) -> list[Row]:
+    """The rows of a CSV/TSV (header required) or JSONL file, with their line numbers."""
+    if file_format not in FORMATS:
+        raise ValueError(f"unknown format {file_format!r}; expected one of {FORMATS}")
+    _check_exists(path)
+    try:
+        text = read_utf8(path)
+    except CustomDataError:
+        raise
+    except InputError as error:  # not UTF-8: file, line and column
+        raise CustomDataError(str(error)) from None
+    if file_format == "jsonl":
+        return _jsonl_rows(path, text)
+    delimiter = "," if file_format == "csv" else "\t"
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    rows, start = [], 1
+    header = None
+    try:
+        for record in reader:
+            line, start = start, reader.line_num + 1
+            if not record or record == [""]:
+                continue  # a blank line
+            if header is None:
+                header = [name.strip() for name in record]
+                continue
+            if len(record) != len(header):
+                raise CustomDataError(
+                    f"{path}:{line}: {len(record)} {file_format.upper()} fields but the header "
+                    f"has {len(header)} ({', '.join(header)})")
+            rows.append(Row(line, dict(zip(header, record))))
+    except csv.Error as error:
+        raise CustomDataError(f"{path}:{reader.line_num}: not valid {file_format.upper()} "
+                              f"({error})") from None
+    if header is None:
+        raise CustomDataError(f"{path}: empty file (expected a header row naming the columns)")
+    if not rows:
+        raise CustomDataError(f"{path}:1: only a header row; no examples follow")
+    return rows
+
+
+def _jsonl_rows(path: str, text: str) -> list[Row]:
+    rows = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise CustomDataError(f"{path}:{number}: column {error.colno}: not valid JSON "
+                                  f"({error.msg})") from None
+        if not isinstance(value, dict):
+            raise CustomDataError(f"{path}:{number}: expected a JSON object per line, got "
+                                  f"{type(value).__name__}")
+        rows.append(Row(number, value))
+    if not rows:
+        raise CustomDataError(f"{path}: empty file (expected one JSON object per line)")
+    return rows
+
+
+def _cell(value) -> str:
+    """A JSON value as text (strings as they are, numbers and booleans as JSON writes them)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False)
+
+
+class CustomReader:
+    """Reads one file into `InputExample`s; `process_text` is the tokenizer's preprocessing."""
+
+    def __init__(self, file_format: str, columns: Columns, regression: bool = False,
+                 process_text=None):
+        self.file_format = file_format
+        self.columns = columns
+        self.regression = regression
+        self.process_text = process_text or tokenization.convert_to_unicode
+
+    def _missing(self, path, row, name, flag, header) -> CustomDataError:
+        what = "key" if self.file_format == "jsonl" else "column"
+        line = row.line if self.file_format == "jsonl" else 1  # CSV/TSV: the header's
+        return CustomDataError(f"{path}:{line}: no {what} {name!r} ({flag}); the "
+                               f"{'object' if self.file_format == 'jsonl' else 'header'} has "
+                               f"{', '.join(map(str, header)) or 'nothing'}")
+
+    def read(self, path: str, split: str, with_labels: bool = True) -> list[InputExample]:
+        """Examples of `path`; `with_labels=False` (a test file) reads labels only when the
+        label column is there, else leaves them None."""
+        rows = read_rows(path, self.file_format)
+        flags = self.columns.flags()
+        first = rows[0].values
+        if not with_labels and "label" in flags and flags["label"][1] not in first:
+            flags.pop("label")
+        if split != "test" and "id" in flags and flags["id"][1] not in first:
+            flags.pop("id")  # ids matter for test_predictions.tsv only
+        examples = []
+        for index, row in enumerate(rows, start=1):
+            values = {}
+            for field, (flag, name) in flags.items():
+                if name not in row.values:
+                    raise self._missing(path, row, name, flag, list(row.values))
+                values[field] = _cell(row.values[name])
+            where = f"{path}:{row.line}"
+            for field in ("text_a", "text_b"):
+                if field in values and not values[field].strip():
+                    raise CustomDataError(f"{where}: column {flags[field][1]!r} ({flags[field][0]})"
+                                          f": empty text")
+            label, source = None, where
+            if "label" in values:
+                label = values["label"].strip()
+                column = f"column {flags['label'][1]!r} ({flags['label'][0]})"
+                source = f"{where}: {column}"
+                if self.regression:
+                    try:
+                        label = float(label)
+                    except ValueError:
+                        raise CustomDataError(f"{where}: {column}: regression target {label!r} "
+                                              f"is not a number") from None
+                elif not label:
+                    raise CustomDataError(f"{where}: {column}: empty label")
+            guid = values.get("id", str(index))
+            examples.append(InputExample(
+                guid, self.process_text(values["text_a"]),
+                self.process_text(values["text_b"]) if "text_b" in values else None, label,
+                source))
+        return examples
+
+
+def resolve_labels(train_examples, train_file: str, label_list: list[str] | None) -> list[str]:
+    """The label names in id order: `label_list`, else the sorted set of the training labels;
+    every training label must be in it and the training file must hold at least 2 classes."""
+    seen = sorted({e.label for e in train_examples})
+    if label_list:
+        for example in train_examples:
+            if example.label not in label_list:
+                raise CustomDataError(f"{example.source}: label {example.label!r} is not in "
+                                      f"--label_list ({', '.join(label_list)})")
+    if len(seen) < 2:
+        raise CustomDataError(f"{train_file}: the training file has {len(seen)} class"
+                              f"{'' if len(seen) == 1 else 'es'} ({', '.join(seen)}); a "
+                              "classifier needs at least 2")
+    return list(label_list) if label_list else seen
+
+
+def check_labels(examples, labels: list[str], from_flag: bool) -> None:
+    """Every label of a dev (or labelled test) file must be one the model can predict."""
+    for example in examples:
+        if example.label is not None and example.label not in labels:
+            if from_flag:
+                reason = f"is not in --label_list ({', '.join(labels)})"
+            else:
+                reason = (f"was never seen in training (the training labels are "
+                          f"{', '.join(labels)}; pass --label_list to fix the set)")
+            raise CustomDataError(f"{example.source}: label {example.label!r} {reason}")
+
+
+def parse_label_list(value) -> list[str] | None:
+    if not value:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return [part.strip() for part in str(value).split(",") if part.strip()]
