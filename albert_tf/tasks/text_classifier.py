@@ -1,0 +1,405 @@
+"""`TextClassifier`: fine-tune, evaluate, predict and export from Python (a notebook), keras-hub
+style, through the same library code as `run_classifier.py --task_name=jsonl`:
+
+    clf = TextClassifier.from_pretrained("albert_base", labels=["negative", "positive"])
+    clf.fit(texts, labels, epochs=2, validation_data=(dev_texts, dev_labels))
+    clf.evaluate(dev_texts, dev_labels)      # {'eval_accuracy': ..., 'eval_macro_f1': ..., ...}
+    names, probabilities = clf.predict(["Great phone.", "It broke after a week."])
+    clf.export("export")                     # <export>/<version>: the CLI's SavedModel
+
+Nothing here trains or scores on its own: `fit` writes the examples to a JSONL file and runs
+`CustomTask` through the `Driver` (the output_dir lock, labels.json, checkpoints that are never
+non-finite, evaluation of each checkpoint and `model.ckpt-best`); `evaluate` and `predict` load
+the driver's prediction checkpoint (best, else latest) into the task's model and use the task's
+features and metrics; `export` is the driver's export. Everything lands in `output_dir` (a new
+temporary folder by default), the folder `run_classifier.py --output_dir` would use.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+
+from albert_tf.errors import UsageError
+
+# Files looked for in a model folder, in order (the released archives' names first).
+SPM_NAMES = ("30k-clean.model", "spiece.model", "spm.model")
+VOCAB_NAMES = ("vocab_chinese.txt", "vocab.txt")
+_STEP = re.compile(r"^model\.ckpt-(\d+)\.index$")
+
+
+class TextClassifierError(UsageError):
+    """Arguments of the Python API that cannot work (the message names the argument)."""
+
+
+def find_checkpoint(folder: str) -> str:
+    """The checkpoint prefix in a model folder: the one its `checkpoint` file names, else
+    `model.ckpt-best`, else the highest `model.ckpt-<step>`, else its only `*.index`."""
+    import tensorflow as tf
+
+    latest = tf.train.latest_checkpoint(folder)
+    if latest:
+        return latest
+    names = sorted(os.listdir(folder))
+    if "model.ckpt-best.index" in names:
+        return os.path.join(folder, "model.ckpt-best")
+    steps = sorted((int(m.group(1)), n[:-len(".index")]) for n in names if (m := _STEP.match(n)))
+    if steps:
+        return os.path.join(folder, steps[-1][1])
+    indexes = [n[:-len(".index")] for n in names if n.endswith(".index")]
+    if len(indexes) == 1:
+        return os.path.join(folder, indexes[0])
+    raise TextClassifierError(
+        f"{folder}: no checkpoint found" if not indexes else
+        f"{folder}: several checkpoints ({', '.join(indexes)}); pass the prefix of one as path")
+
+
+def _first_file(folder: str, names) -> str | None:
+    for name in names:
+        if os.path.isfile(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    return None
+
+
+class TextClassifier:
+    """A classifier of texts (or text pairs) into named classes; see the module docstring.
+
+    `labels`: the class names in id order; else `num_classes` (names "0".."n-1"); else the sorted
+    set of the labels given to the first `fit` (then recorded in `<output_dir>/labels.json`, which
+    a classifier reopened on the same output_dir reads back).
+    """
+
+    def __init__(self, albert_config_file: str, init_checkpoint: str | None,
+                 spm_model_file: str | None = None, vocab_file: str | None = None,
+                 labels=None, num_classes: int | None = None, max_seq_length: int = 128,
+                 output_dir: str | None = None, do_lower_case: bool = True,
+                 seed: int | None = None):
+        from albert_tf.tasks.glue import results as glue_results
+
+        if not spm_model_file and not vocab_file:
+            raise TextClassifierError("spm_model_file= (or vocab_file= for a WordPiece model) is "
+                                      "required: the model folder holds none of "
+                                      f"{', '.join(SPM_NAMES + VOCAB_NAMES)}")
+        if labels is not None and num_classes is not None and len(labels) != num_classes:
+            raise TextClassifierError(f"labels= names {len(labels)} classes but num_classes="
+                                      f"{num_classes}")
+        if labels is not None:
+            labels = [self._label_name(label, "labels=") for label in labels]
+            if len(set(labels)) != len(labels):
+                raise TextClassifierError(f"labels= has duplicates: {labels}")
+        elif num_classes is not None:
+            if int(num_classes) < 2:
+                raise TextClassifierError(f"num_classes= must be at least 2, got {num_classes}")
+            labels = [str(i) for i in range(int(num_classes))]
+        if labels is not None and len(labels) < 2:
+            raise TextClassifierError(f"labels= must name at least 2 classes, got {labels}")
+        self.output_dir = os.path.abspath(output_dir or tempfile.mkdtemp(prefix="albert_tf_clf_"))
+        os.makedirs(self.output_dir, exist_ok=True)
+        recorded = glue_results.read_labels(self.output_dir)
+        if labels is not None and recorded is not None and recorded != labels:
+            raise TextClassifierError(f"{self.output_dir}/labels.json holds the labels {recorded} "
+                                      f"but labels= is {labels}; use another output_dir")
+        self.labels = labels if labels is not None else recorded
+        self.albert_config_file = self._config_file(os.fspath(albert_config_file))
+        self.init_checkpoint = init_checkpoint
+        self.spm_model_file = spm_model_file
+        self.vocab_file = vocab_file
+        self.max_seq_length = int(max_seq_length)
+        self.do_lower_case = do_lower_case
+        self.seed = seed
+        # Pairs or single texts: fixed by the first fit (recorded for a reopened output_dir).
+        self.is_pair = self._read_state().get("pair")
+
+    STATE_FILE = "text_classifier.json"
+
+    def _read_state(self) -> dict:
+        path = os.path.join(self.output_dir, self.STATE_FILE)
+        if not os.path.exists(path):
+            return {}
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+
+    # ---------------------------------------------------------------- construction
+    @classmethod
+    def from_pretrained(cls, path: str, labels=None, num_classes: int | None = None,
+                        spm_model_file: str | None = None, max_seq_length: int = 128,
+                        output_dir: str | None = None, albert_config_file: str | None = None,
+                        vocab_file: str | None = None, do_lower_case: bool = True,
+                        seed: int | None = None) -> "TextClassifier":
+        """`path`: a model folder (albert_config.json, a checkpoint and, optionally, its
+        SentencePiece model or WordPiece vocabulary: the released archives' layout), or a
+        checkpoint prefix with `albert_config_file=`. `albert_config_file` may also be a preset
+        name ("albert_base_v2"); presets are configurations only: weights are never downloaded.
+        """
+        from albert_tf.config import PRESETS
+
+        path = os.fspath(path)
+        if path in PRESETS or f"{path}_v2" in PRESETS:
+            raise TextClassifierError(
+                f"{path!r} is a preset: a configuration without weights (nothing is downloaded); "
+                "pass the folder of a released model (albert_config.json + checkpoint + "
+                f"30k-clean.model), or a checkpoint prefix with albert_config_file={path!r}")
+        if os.path.isdir(path):
+            folder, checkpoint = path, find_checkpoint(path)
+        elif os.path.exists(path + ".index"):
+            folder, checkpoint = os.path.dirname(path) or ".", path
+        else:
+            raise TextClassifierError(f"{path}: neither a model folder nor a checkpoint prefix "
+                                      f"(no {path}.index)")
+        if albert_config_file is None:
+            albert_config_file = _first_file(folder, ("albert_config.json",))
+            if albert_config_file is None:
+                raise TextClassifierError(f"{folder} has no albert_config.json; pass "
+                                          "albert_config_file= (a file or a preset name)")
+        if not spm_model_file and not vocab_file:
+            spm_model_file = _first_file(folder, SPM_NAMES)
+            if spm_model_file is None:
+                vocab_file = _first_file(folder, VOCAB_NAMES)
+        return cls(albert_config_file, checkpoint, spm_model_file, vocab_file, labels, num_classes,
+                   max_seq_length, output_dir, do_lower_case, seed)
+
+    def _config_file(self, value: str) -> str:
+        """A preset name becomes `<output_dir>/albert_config.json`."""
+        from albert_tf.config import PRESETS, preset
+
+        if os.path.isfile(value):
+            return os.path.abspath(value)
+        if value in PRESETS or f"{value}_v2" in PRESETS:
+            path = os.path.join(self.output_dir, "albert_config.json")
+            preset(value).to_json_file(path)
+            return path
+        raise TextClassifierError(f"albert_config_file={value!r}: no such file and not a preset")
+
+    # ---------------------------------------------------------------- arguments
+    @staticmethod
+    def _label_name(label, where: str) -> str:
+        if isinstance(label, bool) or not isinstance(label, (str, int)) and \
+                type(label).__module__ != "numpy":
+            raise TextClassifierError(f"{where}: a label must be a name (str) or a class id (int), "
+                                      f"got {type(label).__name__}")
+        name = str(label)
+        if not name.strip() or name != name.strip():
+            raise TextClassifierError(f"{where}: label {name!r} is empty or has surrounding "
+                                      "spaces")
+        return name
+
+    def _rows(self, texts, labels=None, where="texts", label_where="labels") -> tuple[list, bool]:
+        """(JSONL rows {"text_a", "text_b"?, "label"?}, whether they are pairs), every argument
+        checked."""
+        if isinstance(texts, str) or not hasattr(texts, "__len__"):
+            raise TextClassifierError(f"{where}: expected a list of texts or of (a, b) pairs, got "
+                                      f"{type(texts).__name__}")
+        if not len(texts):
+            raise TextClassifierError(f"{where}: no texts")
+        if labels is not None and len(labels) != len(texts):
+            raise TextClassifierError(f"{where}: {len(texts)} texts but {len(labels)} labels")
+        pair = not isinstance(texts[0], str)
+        rows = []
+        for i, text in enumerate(texts):
+            parts = (text,) if isinstance(text, str) else tuple(text) if isinstance(
+                text, (tuple, list)) else None
+            if parts is None or len(parts) != (2 if pair else 1) or \
+                    not all(isinstance(p, str) for p in parts):
+                raise TextClassifierError(
+                    f"{where}[{i}]: expected {'an (a, b) pair of str' if pair else 'a str'} like "
+                    f"{where}[0], got {text!r:.80}")
+            for part in parts:
+                if not part.strip():
+                    raise TextClassifierError(f"{where}[{i}]: empty text")
+            row = {"text_a": parts[0]}
+            if pair:
+                row["text_b"] = parts[1]
+            if labels is not None:
+                row["label"] = self._label_of(labels[i], f"{label_where}[{i}]")
+            rows.append(row)
+        if self.is_pair is not None and pair != self.is_pair:
+            raise TextClassifierError(f"{where}: {'pairs' if pair else 'single texts'} but this "
+                                      f"classifier was trained on "
+                                      f"{'pairs' if self.is_pair else 'single texts'}")
+        return rows, pair
+
+    def _label_of(self, label, where: str) -> str:
+        if not isinstance(label, (str, bool)) and hasattr(label, "__index__"):  # a class id
+            if self.labels is None:
+                raise TextClassifierError(
+                    f"{where}: {label!r} is a class id but the classifier has no label names; "
+                    "pass labels=[...] or num_classes= to from_pretrained, or give names")
+            if not 0 <= int(label) < len(self.labels):
+                raise TextClassifierError(f"{where}: class id {int(label)} is out of range "
+                                          f"(0..{len(self.labels) - 1})")
+            return self.labels[int(label)]
+        name = self._label_name(label, where)
+        if self.labels is not None and name not in self.labels:
+            raise TextClassifierError(f"{where}: unknown label {name!r}; the classifier's labels "
+                                      f"are {', '.join(self.labels)}")
+        return name
+
+    def _write(self, folder: str, name: str, rows) -> str:
+        path = os.path.join(folder, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        return path
+
+    def _config(self, pair: bool, **values):
+        from albert_tf.tasks.glue.task import GlueRunConfig
+
+        flat = dict(task_name="jsonl", text_a_column="text_a",
+                    text_b_column="text_b" if pair else None, label_column="label",
+                    label_list=list(self.labels) if self.labels is not None else None,
+                    output_dir=self.output_dir, albert_config_file=self.albert_config_file,
+                    init_checkpoint=self.init_checkpoint, spm_model_file=self.spm_model_file,
+                    vocab_file=self.vocab_file, do_lower_case=self.do_lower_case,
+                    max_seq_length=self.max_seq_length, seed=self.seed)
+        flat.update(values)
+        return GlueRunConfig.from_flat(flat)
+
+    def _driver(self, config):
+        from albert_tf.tasks.custom.task import CustomTask
+        from albert_tf.tasks.driver import Driver
+
+        if self.seed is not None:
+            import keras
+
+            keras.utils.set_random_seed(self.seed)
+        return Driver.create(CustomTask, config)
+
+    def _data_dir(self):
+        """A folder for this call's data files (removed afterwards); not a hidden temporary, so
+        no other run's clean-up takes it."""
+        return tempfile.TemporaryDirectory(prefix="api_data_", dir=self.output_dir)
+
+    # ---------------------------------------------------------------- the API
+    def fit(self, texts, labels, epochs: int = 1, batch_size: int = 32,
+            learning_rate: float = 2e-5, validation_data=None, warmup_proportion: float = 0.1,
+            optimizer: str = "adamw", keep_checkpoint_max: int = 5) -> dict:
+        """Fine-tunes for `epochs` more epochs (a checkpoint per epoch; with `validation_data`
+        = (texts, labels), each is evaluated and the best kept as `model.ckpt-best`, which
+        predict and export then use). A second `fit` continues from the last checkpoint.
+        Returns the driver's summary."""
+        from albert_tf.training.checkpoints import list_checkpoints
+
+        if int(epochs) < 1 or int(batch_size) < 1:
+            raise TextClassifierError(f"epochs and batch_size must be at least 1, got "
+                                      f"{epochs} and {batch_size}")
+        rows, pair = self._rows(texts, labels)
+        known = self.labels, self.is_pair
+        if self.labels is None:  # the sorted set of the training labels, as run_classifier's
+            seen = sorted({row["label"] for row in rows})
+            if len(seen) < 2:
+                raise TextClassifierError(f"labels: {len(seen)} class ({', '.join(seen)}); a "
+                                          "classifier needs at least 2")
+            self.labels = seen
+        dev_rows = None
+        try:
+            if validation_data is not None:
+                if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
+                    raise TextClassifierError("validation_data: expected (texts, labels)")
+                self.is_pair = pair
+                dev_rows, _ = self._rows(validation_data[0], validation_data[1],
+                                         "validation_data[0]", "validation_data[1]")
+        except TextClassifierError:
+            self.labels, self.is_pair = known
+            raise
+        steps_per_epoch = math.ceil(len(rows) / int(batch_size))
+        saved = list_checkpoints(self.output_dir)
+        start = saved[-1][0] if saved else 0
+        new_steps = steps_per_epoch * int(epochs)
+        with self._data_dir() as folder:
+            values = dict(train_file=self._write(folder, "train.jsonl", rows), do_train=True,
+                          train_batch_size=int(batch_size), eval_batch_size=int(batch_size),
+                          learning_rate=float(learning_rate), optimizer=optimizer,
+                          train_step=start + new_steps,
+                          warmup_step=int(new_steps * warmup_proportion) if not start else 0,
+                          save_checkpoints_steps=steps_per_epoch,
+                          keep_checkpoint_max=keep_checkpoint_max,
+                          log_every_steps=max(1, steps_per_epoch))
+            if dev_rows is not None:
+                values.update(dev_file=self._write(folder, "dev.jsonl", dev_rows), do_eval=True)
+            try:
+                summary = self._driver(self._config(pair, **values)).run()
+            except BaseException:
+                self.labels, self.is_pair = known
+                raise
+        from albert_tf.tasks.glue import results as glue_results
+
+        from albert_tf.io_utils import write_text_atomically
+
+        self.labels = glue_results.read_labels(self.output_dir)
+        self.is_pair = pair
+        write_text_atomically(os.path.join(self.output_dir, self.STATE_FILE),
+                              json.dumps({"pair": pair}) + "\n")
+        return summary
+
+    def _loaded(self, config):
+        """(task, model holding the prediction checkpoint, its prefix): the driver's choice."""
+        from albert_tf.checkpoint import CheckpointError
+
+        driver = self._driver(config)
+        prefix = driver.prediction_checkpoint()
+        try:
+            driver.load(prefix, require_head=True)
+        except CheckpointError as error:
+            if prefix != self.init_checkpoint or "no trained head" not in str(error):
+                raise
+            raise TextClassifierError(
+                f"the classifier is not fine-tuned yet: call fit() first ({prefix} holds no "
+                f"trained classifier head; {self.output_dir} has no checkpoint)") from None
+        return driver.task, driver.model, prefix
+
+    def _check_ready(self):
+        if self.labels is None:
+            raise TextClassifierError("the classifier has no labels yet: fit it first, or pass "
+                                      "labels=[...] or num_classes= to from_pretrained")
+
+    def evaluate(self, texts, labels, batch_size: int = 32) -> dict:
+        """The metrics of the served model (best, else latest checkpoint) on these examples:
+        eval_results.txt's keys (eval_accuracy, eval_macro_f1, eval_loss, loss, global_step).
+        Nothing in output_dir changes (eval_results.txt records `fit`'s evaluations)."""
+        from albert_tf.tasks.output_lock import OutputDirLock
+        from albert_tf.training.checkpoints import checkpoint_step
+
+        self._check_ready()
+        rows, pair = self._rows(texts, labels)
+        with OutputDirLock(self.output_dir), self._data_dir() as folder:
+            config = self._config(pair, dev_file=self._write(folder, "dev.jsonl", rows),
+                                  do_eval=True, eval_batch_size=int(batch_size),
+                                  cached_dir=folder)
+            task, model, prefix = self._loaded(config)
+            task.prepare_output_dir(True)
+            result = task.evaluate(model)
+        return {**{k: float(v) for k, v in result.items()}, "global_step": checkpoint_step(prefix)}
+
+    def predict(self, texts, batch_size: int = 32):
+        """(label names, probabilities [n, num_classes]) of the served model."""
+        import numpy as np
+
+        from albert_tf.tasks.output_lock import OutputDirLock
+
+        self._check_ready()
+        rows, pair = self._rows(texts)
+        with OutputDirLock(self.output_dir), self._data_dir() as folder:
+            config = self._config(pair, test_file=self._write(folder, "test.jsonl", rows),
+                                  do_predict=True, predict_batch_size=int(batch_size),
+                                  cached_dir=folder)
+            task, model, _ = self._loaded(config)
+            task.prepare_output_dir(True)
+            path, _, _ = task.split_features("test")
+            out = task.predict_logits(model, path, int(batch_size))
+        real = out["is_real_example"] > 0
+        names = task.label_names()
+        return [names[int(i)] for i in out["predictions"][real]], \
+            np.asarray(out["probabilities"][real])
+
+    def export(self, export_dir: str) -> str:
+        """`run_classifier.py --export_dir`'s SavedModel (serving_default and serve_text with
+        probabilities, predictions and labels) in `<export_dir>/<version>`; returns that path."""
+        self._check_ready()
+        config = self._config(bool(self.is_pair), export_dir=os.path.abspath(export_dir))
+        return self._driver(config).run()["export"]
+
+    def __repr__(self):
+        return (f"TextClassifier(labels={self.labels}, max_seq_length={self.max_seq_length}, "
+                f"output_dir={self.output_dir!r})")

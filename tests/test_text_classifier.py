@@ -1,0 +1,166 @@
+"""albert_tf.tasks.TextClassifier: from a released-style model folder (albert_config.json, a TF1
+checkpoint, 30k-clean.model) through fit / evaluate / predict / export on real passages (Austen
+and Melville, from ../shared/data), with a tiny model; and its one-message argument errors."""
+
+import json
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from support.configs import GLUE_TINY
+
+SOURCES = {"austen": "austen-emma.txt", "melville": "melville-moby_dick.txt"}
+
+
+def _passages(path, count, skip=40):
+    text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text)]
+    return [p for p in paragraphs[skip:] if 15 <= len(p.split()) <= 60][:count]
+
+
+@pytest.fixture(scope="module")
+def model_dir(spm_model, tmp_path_factory):
+    """The layout of a released archive, with a tiny random pretrained model."""
+    from albert_tf import AlbertConfig, AlbertPretrainer
+    from albert_tf.checkpoint import save_tf1_checkpoint
+
+    folder = tmp_path_factory.mktemp("albert_tiny")
+    (folder / "albert_config.json").write_text(json.dumps(GLUE_TINY))
+    shutil.copy(spm_model, folder / "30k-clean.model")
+    save_tf1_checkpoint(AlbertPretrainer(AlbertConfig(**GLUE_TINY)),
+                        str(folder / "model.ckpt-best"))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def passages(data_dir):
+    found = {label: _passages(data_dir / "pretrain" / "nltk_gutenberg" / name, 16)
+             for label, name in SOURCES.items()}
+    assert all(len(p) == 16 for p in found.values())
+    train = [(p, label) for label, ps in found.items() for p in ps[:12]]
+    dev = [(p, label) for label, ps in found.items() for p in ps[12:]]
+    return train, dev
+
+
+def test_fit_evaluate_predict_export(model_dir, passages, tmp_path):
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (the SentencePiece op of serve_text)
+
+    import albert_tf.tasks
+
+    train, dev = passages
+    clf = albert_tf.tasks.TextClassifier.from_pretrained(
+        model_dir, labels=["austen", "melville"], max_seq_length=32,
+        output_dir=tmp_path / "out", seed=1)
+    assert clf.spm_model_file.endswith("30k-clean.model")
+    assert clf.init_checkpoint.endswith("model.ckpt-best")
+    texts, labels = [t for t, _ in train], [l for _, l in train]
+    # Labels as names or as ids.
+    ids = [["austen", "melville"].index(label) for label in labels]
+    summary = clf.fit(texts, ids, epochs=2, batch_size=8, learning_rate=1e-3,
+                      validation_data=([t for t, _ in dev], [l for _, l in dev]))
+    out = tmp_path / "out"
+    assert json.loads((out / "labels.json").read_text()) == ["austen", "melville"]
+    assert (out / "model.ckpt-best.index").exists() and (out / "model.ckpt-6.index").exists()
+    assert "train" in summary and "eval" in summary
+    assert not list(out.glob("api_data_*"))  # the call's data files are gone
+
+    metrics = clf.evaluate([t for t, _ in dev], [l for _, l in dev])
+    assert {"eval_accuracy", "eval_macro_f1", "eval_loss", "global_step"} <= set(metrics)
+    assert 0.0 <= metrics["eval_accuracy"] <= 1.0
+    best_step = int((out / "best_trial.txt").read_text().split(":")[1])
+    assert metrics["global_step"] == best_step  # the served model is the best checkpoint
+
+    queries = [t for t, _ in dev[:3]] + [t for t, _ in dev[-3:]]
+    names, probabilities = clf.predict(queries)
+    assert probabilities.shape == (6, 2) and np.allclose(probabilities.sum(-1), 1, atol=1e-5)
+    assert names == [["austen", "melville"][i] for i in probabilities.argmax(-1)]
+
+    path = clf.export(tmp_path / "export")
+    assert path == str(tmp_path / "export" / "1")
+    served = tf.saved_model.load(path).signatures["serve_text"](text_a=tf.constant(queries))
+    assert [b.decode() for b in served["labels"].numpy()] == names
+    np.testing.assert_allclose(served["probabilities"].numpy(), probabilities, atol=1e-5)
+
+    # Reopened on the same output_dir: the labels come from labels.json, nothing retrains.
+    again = albert_tf.tasks.TextClassifier.from_pretrained(model_dir, max_seq_length=32,
+                                                           output_dir=out)
+    assert again.labels == ["austen", "melville"]
+    assert again.predict(queries)[0] == names
+
+
+
+def test_pairs_with_labels_from_the_training_set(model_dir, passages, tmp_path):
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401
+
+    from albert_tf.tasks import TextClassifier
+
+    train, _ = passages
+    # Does the second passage come from the same author as the first?
+    pairs = [((a, b), "same" if la == lb else "different")
+             for (a, la), (b, lb) in zip(train, train[6:] + train[:6])]
+    clf = TextClassifier.from_pretrained(model_dir, max_seq_length=32,
+                                         output_dir=tmp_path / "out")
+    clf.fit([p for p, _ in pairs], [l for _, l in pairs], epochs=1, batch_size=8,
+            learning_rate=1e-3)
+    assert clf.labels == ["different", "same"]  # the sorted set, as --label_list unset
+    assert clf.is_pair
+    names, probabilities = clf.predict([p for p, _ in pairs[:3]])
+    assert probabilities.shape == (3, 2) and set(names) <= {"different", "same"}
+    with pytest.raises(ValueError, match=r"^texts: single texts but this classifier was "
+                                         r"trained on pairs$"):
+        clf.predict(["one text"])
+    served = tf.saved_model.load(clf.export(tmp_path / "export")).signatures["serve_text"](
+        text_a=tf.constant([a for (a, _), _ in pairs[:3]]),
+        text_b=tf.constant([b for (_, b), _ in pairs[:3]]))
+    assert [b.decode() for b in served["labels"].numpy()] == names
+
+def test_argument_errors_are_one_message(model_dir, tmp_path):
+    from albert_tf.errors import UsageError
+    from albert_tf.tasks import TextClassifier
+
+    clf = TextClassifier.from_pretrained(model_dir, labels=["a", "b"], max_seq_length=32,
+                                         output_dir=tmp_path / "o")
+    with pytest.raises(UsageError, match=r"^texts: 3 texts but 2 labels$"):
+        clf.fit(["x y", "y z", "z w"], ["a", "b"])
+    with pytest.raises(UsageError, match=r"^labels\[1\]: unknown label 'c'; the classifier's "
+                                         r"labels are a, b$"):
+        clf.fit(["x y", "y z"], ["a", "c"])
+    with pytest.raises(UsageError, match=r"^labels\[0\]: class id 2 is out of range \(0..1\)$"):
+        clf.fit(["x y", "y z"], [2, 0])
+    with pytest.raises(UsageError, match=r"^validation_data\[1\]\[0\]: unknown label 'c'"):
+        clf.fit(["x y", "y z"], ["a", "b"], validation_data=(["w"], ["c"]))
+    with pytest.raises(UsageError, match=r"^labels: 1 class \(a\); a classifier needs at least 2$"):
+        TextClassifier.from_pretrained(model_dir, output_dir=tmp_path / "p").fit(["x", "y"],
+                                                                                 ["a", "a"])
+    with pytest.raises(UsageError, match=r"^texts\[1\]: empty text$"):
+        clf.predict(["x y", "  "])
+    with pytest.raises(UsageError, match=r"^texts\[1\]: expected a str like texts\[0\]"):
+        clf.predict(["x y", ("a", "b")])
+    with pytest.raises(UsageError, match=r"^the classifier is not fine-tuned yet: call fit"):
+        clf.predict(["x y"])  # never fitted: the pretrained checkpoint has no classifier head
+    with pytest.raises(UsageError, match=r"'albert_base_v2' is a preset: a configuration "
+                                         r"without weights"):
+        TextClassifier.from_pretrained("albert_base_v2", num_classes=2)
+    with pytest.raises(UsageError, match=r"labels= names 2 classes but num_classes=3"):
+        TextClassifier.from_pretrained(model_dir, labels=["a", "b"], num_classes=3)
+    with pytest.raises(UsageError, match=r"labels\.json holds the labels \['a', 'b'\] but "
+                                         r"labels= is \['b', 'a'\]"):
+        (tmp_path / "o" / "labels.json").write_text('["a", "b"]\n')
+        TextClassifier.from_pretrained(model_dir, labels=["b", "a"], output_dir=tmp_path / "o")
+
+
+def test_importing_tasks_stays_light():
+    import subprocess
+    import sys
+
+    from support.paths import REPO
+
+    code = ("import sys, albert_tf.tasks; "
+            "print('tensorflow' in sys.modules, 'keras' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.split() == ["False", "False"], done.stderr[-2000:]
