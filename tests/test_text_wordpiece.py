@@ -111,3 +111,22 @@ def test_saved_model_round_trip(vocab_file, tmp_path):
     texts = tf.constant(["我爱中国人", "Café naïve!"])
     for key, value in layer(texts).items():
         np.testing.assert_array_equal(loaded.serve(texts)[key].numpy(), value.numpy())
+
+
+def test_why_not_tensorflow_text_bert_tokenizer(tmp_path):
+    """tensorflow_text.BertTokenizer lower-cases by NFKC case folding: "ｆ" becomes "f" and
+    "straße" becomes "strasse", where the original's `str.lower` keeps both. Ours keeps them."""
+    import tensorflow_text as tf_text
+
+    path = tmp_path / "vocab.txt"
+    path.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "ｆ", "f", "straße",
+                               "strasse"]) + "\n", encoding="utf-8")
+    python = tokenization.FullTokenizer(str(path), True)
+    texts = ["ｆ", "Straße"]
+    want = [python.convert_tokens_to_ids(python.tokenize(t)) for t in texts]
+    assert want == [[4], [6]]
+    assert WordpiecePreprocessor(str(path), 8).tokenize(tf.constant(texts)).to_list() == want
+    table = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+        tf.constant(list(python.vocab)), tf.constant(list(python.vocab.values()), tf.int64)), -1)
+    bert = tf_text.BertTokenizer(table, lower_case=True, token_out_type=tf.int64)
+    assert bert.tokenize(tf.constant(texts)).merge_dims(1, 2).to_list() == [[5], [7]]

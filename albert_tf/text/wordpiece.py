@@ -4,8 +4,8 @@ The ids are those of the Python path `FullTokenizer(vocab_file, do_lower_case)` 
 `albert_tf.wordpiece.BertTokenizer`, BERT's basic tokenization then greedy WordPiece), packed
 as the SentencePiece preprocessor packs them (`albert_tf.text.packing`). The basic tokenization
 is written here with regex ops rather than taken from `tensorflow_text.BertTokenizer`, whose
-lower-casing is NFKC case folding (full-width letters, "ß", ligatures come out differently) and
-which turns control characters into spaces where the original drops them. The greedy match is
+lower-casing is NFKC case folding: full-width letters, "ß", ligatures come out differently from
+Python's `str.lower` (tests/test_text_wordpiece.py pins two such words). The greedy match is
 `tensorflow_text.WordpieceTokenizer` over a table built from `tokenization.load_vocab` (ids by
 first occurrence, as the original).
 
