@@ -5,7 +5,8 @@
 
 writes exports/encoder/<version> (TF-Hub encoder signatures; `mlm`/`sop`/`tokens` when the
 checkpoint has pretraining heads) and exports/preprocessing/<version> (raw text in). Each is
-checked in a fresh process before its version folder appears.
+checked in a fresh process before its version folder appears. A WordPiece model (the Chinese
+ALBERTs) takes `--vocab_file=vocab_chinese.txt` instead of `--spm_model_file`.
 """
 
 import json
@@ -15,7 +16,7 @@ from absl import flags, logging
 from albert_tf import cli
 
 cli.define_flags(__name__, """
-    albert_config_file init_checkpoint spm_model_file export_dir max_seq_length do_lower_case
+    albert_config_file init_checkpoint spm_model_file vocab_file export_dir max_seq_length do_lower_case
     version verify init_from_group0""",
                  defaults={"max_seq_length": 128, "do_lower_case": True, "verify": True,
                            "init_from_group0": False})
@@ -38,7 +39,8 @@ def main(argv):
     result = export_pretrained(config, resolve_path(FLAGS.init_checkpoint),
                                resolve_path(FLAGS.export_dir), resolve_path(FLAGS.spm_model_file),
                                FLAGS.max_seq_length, FLAGS.do_lower_case, FLAGS.version,
-                               FLAGS.verify, FLAGS.init_from_group0)
+                               FLAGS.verify, FLAGS.init_from_group0,
+                               vocab_file=resolve_path(FLAGS.vocab_file or None))
     print(json.dumps(result, indent=2))
 
 

@@ -27,7 +27,7 @@ def _required(argv) -> list:
         elif arg == "--task_name" and i + 1 < len(argv):
             names.append(argv[i + 1])
     custom = bool(names) and names[-1].lower() in CUSTOM_FORMATS
-    return ([] if custom else ["data_dir"]) + ["task_name", "spm_model_file", "output_dir"]
+    return ([] if custom else ["data_dir"]) + ["task_name", "output_dir"]
 
 
 def main(_):

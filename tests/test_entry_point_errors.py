@@ -159,6 +159,17 @@ CASES = [
      lambda p: [a if not a.startswith("--spm_model_file") else
                 f"--spm_model_file={p['root'] / 'text.txt'}" for a in _glue(p, "--do_train")],
      ["text.txt"]),
+    ("glue-no-tokenizer",
+     lambda p: [a for a in _glue(p, "--do_train") if not a.startswith("--spm_model_file")],
+     ["--spm_model_file", "--vocab_file"]),
+    ("race-no-tokenizer",
+     lambda p: ["run_race.py", f"--data_dir={p['root']}", f"--output_dir={p['root'] / 'race_out'}",
+                f"--albert_config_file={p['root'] / 'config.json'}"],
+     ["--spm_model_file", "--vocab_file"]),
+    ("squad-wordpiece-refused",
+     lambda p: [a if not a.startswith("--spm_model_file") else
+                f"--vocab_file={p['root'] / 'text.txt'}" for a in _squad(p, "--do_train")],
+     ["--spm_model_file", "WordPiece", "--vocab_file"]),
     ("pretrain-glob-matches-nothing",
      lambda p: _pretrain(p, input_file=p["root"] / "none-*.tfrecord"), ["none-*.tfrecord"]),
     ("pretrain-empty-records", lambda p: _pretrain(p), ["no records", "empty.tfrecord"]),

@@ -139,3 +139,34 @@ def test_our_checkpoint_with_another_config_is_one_error_naming_the_key(tmp_path
     with pytest.raises(CheckpointError, match=r"has shape \[12.*\] in the checkpoint but \[16.*"
                                               r"config key hidden_size"):
         load_model(wide, str(tmp_path / "run"))
+
+
+def test_cli_exports_wordpiece_preprocessing_with_vocab_file_only(tmp_path):
+    """A Chinese-style model: --vocab_file without --spm_model_file exports the preprocessing
+    with WordPiece in the graph, checked in a fresh process, with the Python tokenizer's ids."""
+    from albert_tf import tokenization
+    from albert_tf.export.verify import verify_in_fresh_process
+
+    _tiny_tf1_checkpoint(tmp_path / "model")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "我", "爱", "中", "国", "人", "，",
+             "。", "the", "quick", "fox", "##es", "cafe", "!", "."]
+    (tmp_path / "vocab_chinese.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    proc = _export_script("--albert_config_file=model/albert_config.json",
+                          "--init_checkpoint=model/model.ckpt", "--export_dir=exports",
+                          "--vocab_file=vocab_chinese.txt", "--do_lower_case",
+                          "--max_seq_length=16", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout[proc.stdout.index("{"):])
+    assert result["preprocessing"] == str(tmp_path / "exports" / "preprocessing" / "1")
+    assert max(result["preprocessing_check"].values()) == 0
+    texts = ["我爱中国人。", "The quick Foxes! Café."]
+    out = verify_in_fresh_process(result["preprocessing"], {
+        "serving_default": {"text": np.array(texts)}})
+    python = tokenization.FullTokenizer(str(tmp_path / "vocab_chinese.txt"), True)
+    for row, text in enumerate(texts):
+        ids = [2] + python.convert_tokens_to_ids(python.tokenize(text)) + [3]
+        assert out["serving_default"]["input_word_ids"][row].tolist() == ids + [0] * (16 - len(ids))
+    info = tf.saved_model.load(result["preprocessing"]).signatures["tokenization_info"]()
+    asset = info["vocab_file"].numpy().decode()
+    assert asset.startswith(result["preprocessing"])
+    assert open(asset, encoding="utf-8").read().split() == vocab

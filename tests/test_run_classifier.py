@@ -148,3 +148,78 @@ def test_every_original_flag_with_its_default():
         if value == "nan":
             value, defaults[name] = "nan", str(defaults[name])
         assert defaults[name] == value, (name, defaults[name], value)
+
+
+# ---------------------------------------------------------------- WordPiece (Chinese) models
+@pytest.fixture(scope="module")
+def wordpiece_run(tmp_path_factory, fixtures_dir):
+    """--vocab_file without --spm_model_file (the Chinese models' command line) on the fixtures'
+    MRPC: train, evaluate, predict and export with a WordPiece vocabulary built from its text."""
+    from support.wordpiece_vocab import build_vocab
+
+    root = tmp_path_factory.mktemp("mrpc_wordpiece")
+    data = fixtures_dir / "glue" / "data"
+    texts = [f[i] for split in ("train", "dev", "test")
+             for _, f in read_tsv(str(data / "MRPC" / f"{split}.tsv"))[1:] for i in (3, 4)]
+    vocab = build_vocab(root / "vocab_chinese.txt", texts, words=60)
+    config = root / "albert_config.json"
+    config.write_text(json.dumps(dict(TINY, vocab_size=len(vocab))))
+    args = [sys.executable, os.path.join(REPO, "run_classifier.py"), f"--data_dir={data}",
+            "--task_name=mrpc", f"--albert_config_file={config}",
+            f"--vocab_file={root / 'vocab_chinese.txt'}", "--do_lower_case",
+            f"--output_dir={root / 'output'}", f"--max_seq_length={SEQ}", "--do_train",
+            "--do_eval", "--do_predict", f"--export_dir={root / 'export'}", "--train_step=4",
+            "--save_checkpoints_steps=2", "--train_batch_size=2", "--eval_batch_size=8",
+            "--predict_batch_size=8", "--learning_rate=1e-3", "--warmup_step=1", "--seed=1"]
+    done = subprocess.run(args, env=_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root, data
+
+
+def test_wordpiece_run_trains_evaluates_and_predicts(wordpiece_run):
+    root, data = wordpiece_run
+    output = root / "output"
+    assert [b["global_step"] for b in _blocks(output / "eval_results.txt")] == ["2", "4"]
+    assert (output / "model.ckpt-best.index").exists()
+    test_rows = read_tsv(str(data / "MRPC" / "test.tsv"))[1:]
+    probabilities = np.loadtxt(output / "test_results.tsv", delimiter="\t", ndmin=2)
+    assert probabilities.shape == (len(test_rows), 2)
+    assert json.loads((output / "labels.json").read_text()) == ["0", "1"]
+    # The cached features hold the WordPiece ids of the Python tokenizer.
+    tokenizer = tokenization.FullTokenizer(str(root / "vocab_chinese.txt"), True)
+    example = get_processor("mrpc", use_spm=False).get_train_examples(str(data))[0]
+    want = F.convert_single_example(example, ["0", "1"], SEQ, tokenizer).input_ids
+    assert want in _input_ids(output / "mrpc_train.tf_record")
+
+
+def _input_ids(path) -> list:
+    import tensorflow as tf
+
+    return [list(tf.train.Example.FromString(raw.numpy()).features.feature["input_ids"]
+                 .int64_list.value) for raw in tf.data.TFRecordDataset(str(path))]
+
+
+def test_wordpiece_export_serves_text_in_a_fresh_process(wordpiece_run, tmp_path):
+    root, data = wordpiece_run
+    (export,) = [p for p in (root / "export").iterdir() if p.name.isdigit()]
+    raw = read_tsv(str(data / "MRPC" / "test.tsv"))[1:]
+    # Real rows and rows with CJK, accents and punctuation.
+    text_a = [f[3] for _, f in raw] + ["我爱中国人，你好。", "Café naïve résumé!"]
+    text_b = [f[4] for _, f in raw] + ["日本語のテキスト", "«Zürich», München & Köln."]
+    tokenizer = tokenization.FullTokenizer(str(root / "vocab_chinese.txt"), True)
+    from albert_tf.tasks.glue.processors import InputExample
+
+    records = [F.feature_to_example(F.convert_single_example(
+        InputExample(str(i), a, b, "0"), ["0", "1"], SEQ, tokenizer), False)
+        .SerializeToString().hex() for i, (a, b) in enumerate(zip(text_a, text_b))]
+    request, answer = tmp_path / "request.json", tmp_path / "answer.json"
+    request.write_text(json.dumps({"examples": records, "text_a": text_a, "text_b": text_b}))
+    subprocess.run([sys.executable, "-c", QUERY, str(export), str(request), str(answer)],
+                   env=_env(), check=True, timeout=300)
+    got = json.loads(answer.read_text())
+    np.testing.assert_allclose(got["default"]["probabilities"], got["text"]["probabilities"],
+                               atol=1e-5)
+    assert got["default"]["predictions"] == got["text"]["predictions"]
+    assert got["text"]["labels"] == [["0", "1"][i] for i in got["text"]["predictions"]]
+    expected = np.loadtxt(root / "output" / "test_results.tsv", delimiter="\t", ndmin=2)
+    np.testing.assert_allclose(got["text"]["probabilities"][:len(raw)], expected, atol=1e-5)

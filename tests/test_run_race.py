@@ -26,3 +26,37 @@ def test_run_race_reports_middle_high_and_all(data_dir, spm_model, tmp_path):
     predict = (out / "predict_results.txt").read_text()
     assert "middle_accuracy" in predict and "high_accuracy" in predict and "best = " in predict
     assert (out / "model.ckpt-best.index").exists()
+
+
+def test_run_race_with_a_wordpiece_vocab_only(data_dir, tmp_path):
+    """--vocab_file without --spm_model_file (a WordPiece model such as the Chinese ALBERTs)."""
+    import glob
+    import json
+
+    from support.wordpiece_vocab import build_vocab
+
+    texts = []
+    for path in glob.glob(str(data_dir / "race" / "RACE" / "*" / "*" / "*.txt")):
+        record = json.load(open(path, encoding="utf-8"))
+        texts += [record["article"], *record["questions"], *sum(record["options"], [])]
+    vocab = build_vocab(tmp_path / "vocab.txt", texts, words=200)
+    config = tmp_path / "albert_config.json"
+    AlbertConfig(**dict(READING_TINY, vocab_size=len(vocab))).to_json_file(config)
+    out = tmp_path / "out"
+    subprocess.run([sys.executable, "run_race.py", f"--data_dir={data_dir / 'race'}",
+                    f"--albert_config_file={config}", f"--vocab_file={tmp_path / 'vocab.txt'}",
+                    f"--output_dir={out}", "--max_seq_length=64", "--max_qa_length=16",
+                    "--train_step=1", "--warmup_step=0", "--save_checkpoints_steps=1",
+                    "--train_batch_size=4", "--learning_rate=1e-3", "--do_predict"],
+                   cwd=REPO, check=True, capture_output=True)
+    assert "eval_accuracy" in (out / "eval_results.txt").read_text()
+    assert "best = " in (out / "predict_results.txt").read_text()
+    # A vocabulary bigger than the model's table is refused before anything runs.
+    AlbertConfig(**dict(READING_TINY, vocab_size=len(vocab) - 1)).to_json_file(config)
+    done = subprocess.run([sys.executable, "run_race.py", f"--data_dir={data_dir / 'race'}",
+                           f"--albert_config_file={config}",
+                           f"--vocab_file={tmp_path / 'vocab.txt'}",
+                           f"--output_dir={tmp_path / 'out2'}", "--max_seq_length=64"],
+                          cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "vocab.txt" in done.stderr.splitlines()[-1] and "vocab_size" in done.stderr

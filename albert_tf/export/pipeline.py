@@ -80,11 +80,13 @@ def expected_encoder_outputs(model, config: AlbertConfig) -> tuple[dict, dict]:
     return calls, expected
 
 
-def _expected_preprocessing(spm_model_file, max_seq_length, do_lower_case):
-    from albert_tf.text import AlbertPreprocessor
+def _expected_preprocessing(spm_model_file, max_seq_length, do_lower_case, vocab_file=None):
+    from albert_tf.text import text_preprocessor
 
-    text = np.array(["The quick brown fox jumps over the lazy dog.", "ALBERT shares layers."])
-    packed = AlbertPreprocessor(spm_model_file, max_seq_length, do_lower_case)(tf.constant(text))
+    text = np.array(["The quick brown fox jumps over the lazy dog.", "ALBERT shares layers.",
+                     "我爱中国人，你好。"])
+    packed = text_preprocessor(max_seq_length, do_lower_case, spm_model_file, vocab_file)(
+        tf.constant(text))
     expected = {"serving_default": {"input_word_ids": packed["input_ids"].numpy(),
                                     "input_mask": packed["input_mask"].numpy(),
                                     "input_type_ids": packed["segment_ids"].numpy()}}
@@ -94,19 +96,20 @@ def _expected_preprocessing(spm_model_file, max_seq_length, do_lower_case):
 def export_pretrained(config: AlbertConfig, checkpoint, export_dir, spm_model_file=None,
                       max_seq_length: int = 128, do_lower_case: bool = True,
                       version: int | None = None, verify: bool = True,
-                      init_from_group0: bool = False) -> dict:
+                      init_from_group0: bool = False, vocab_file=None) -> dict:
     """Writes `<export_dir>/encoder/<version>` (and `<export_dir>/preprocessing/<version>` when
-    an spm model is given). With `verify`, each is first loaded in a fresh process under its
-    temporary name and compared with the Keras model; the versions are published together,
+    an spm model, or for a WordPiece model only `vocab_file`, is given). With `verify`, each is
+    first loaded in a fresh process under its temporary name and compared with the Keras model; the versions are published together,
     only when every check passed (a failed check leaves no version folder behind)."""
     export_dir, spm_model_file = resolve_path(export_dir), resolve_path(spm_model_file)
+    vocab_file = resolve_path(vocab_file)
     model = load_model(config, checkpoint, init_from_group0)
     result = {"model": type(model).__name__}
     # Both modules are built (the spm model read and checked) before anything is written.
     exports = [("encoder", *build_module(model))]
-    if spm_model_file:
-        exports.append(("preprocessing",
-                        *build_preprocessing(spm_model_file, max_seq_length, do_lower_case)))
+    if spm_model_file or vocab_file:
+        exports.append(("preprocessing", *build_preprocessing(
+            spm_model_file, max_seq_length, do_lower_case, vocab_file)))
     with contextlib.ExitStack() as publish:
         for name, module, signatures in exports:
             tmp, result[name] = publish.enter_context(staged_saved_model(
@@ -118,7 +121,7 @@ def export_pretrained(config: AlbertConfig, checkpoint, export_dir, spm_model_fi
                 atol = 1e-5
             else:
                 calls, expected = _expected_preprocessing(spm_model_file, max_seq_length,
-                                                          do_lower_case)
+                                                          do_lower_case, vocab_file)
                 atol = 0
             result[f"{name}_check"] = compare(expected, verify_in_fresh_process(tmp, calls), atol)
     return result

@@ -6,19 +6,27 @@ import tensorflow as tf
 
 from albert_tf.export.saved_model import write_saved_model
 from albert_tf.export.text_inputs import checked_text
-from albert_tf.text import AlbertPreprocessor
+from albert_tf.text import text_preprocessor
 
 _TEXT = tf.TensorSpec([None], tf.string)
 
 
 class PreprocessingModule(tf.Module):
-    """SentencePiece runs inside the graph; the .model file also travels as an asset so a
-    consumer can rebuild the Python tokenizer from the export alone (`tokenization_info`)."""
+    """SentencePiece (or, with only `vocab_file`, WordPiece) runs inside the graph; the .model
+    (or vocab) file also travels as an asset so a consumer can rebuild the Python tokenizer from
+    the export alone (`tokenization_info`: `spm_model_file` or `vocab_file`)."""
 
-    def __init__(self, spm_model_file, max_seq_length: int, do_lower_case: bool = True):
+    def __init__(self, spm_model_file, max_seq_length: int, do_lower_case: bool = True,
+                 vocab_file=None):
         super().__init__(name="albert_preprocessing")
-        self.preprocessor = AlbertPreprocessor(spm_model_file, max_seq_length, do_lower_case)
-        self.spm_model_asset = tf.saved_model.Asset(spm_model_file)
+        self.preprocessor = text_preprocessor(max_seq_length, do_lower_case, spm_model_file,
+                                              vocab_file)
+        if self.preprocessor is None:
+            raise ValueError("the preprocessing export needs spm_model_file or vocab_file")
+        for name, resource in self.preprocessor.resources.items():
+            setattr(self, name, resource)
+        self.asset_key = "spm_model_file" if spm_model_file else "vocab_file"
+        self.spm_model_asset = tf.saved_model.Asset(spm_model_file or vocab_file)
         self.do_lower_case = tf.Variable(do_lower_case, trainable=False, name="do_lower_case")
         self.max_seq_length = tf.Variable(max_seq_length, trainable=False, name="max_seq_length")
 
@@ -38,21 +46,24 @@ class PreprocessingModule(tf.Module):
 
     @tf.function(input_signature=[])
     def tokenization_info(self):
-        return {"spm_model_file": self.spm_model_asset.asset_path,
+        return {self.asset_key: self.spm_model_asset.asset_path,
                 "do_lower_case": tf.identity(self.do_lower_case),
                 "max_seq_length": tf.identity(self.max_seq_length)}
 
 
 def export_preprocessing(spm_model_file, base_dir, max_seq_length: int = 128,
                          do_lower_case: bool = True, version: int | None = None,
-                         verify=None) -> str:
-    """Writes `<base_dir>/<version>`; see `write_saved_model` for `version` and `verify`."""
-    module, signatures = build_preprocessing(spm_model_file, max_seq_length, do_lower_case)
+                         verify=None, vocab_file=None) -> str:
+    """Writes `<base_dir>/<version>`; see `write_saved_model` for `version` and `verify`.
+    `spm_model_file=None` with `vocab_file`: WordPiece (the Chinese models)."""
+    module, signatures = build_preprocessing(spm_model_file, max_seq_length, do_lower_case,
+                                             vocab_file)
     return write_saved_model(module, base_dir, signatures, version, verify)
 
 
-def build_preprocessing(spm_model_file, max_seq_length: int = 128, do_lower_case: bool = True):
+def build_preprocessing(spm_model_file, max_seq_length: int = 128, do_lower_case: bool = True,
+                        vocab_file=None):
     """(root module, signatures) of the preprocessing export."""
-    module = PreprocessingModule(spm_model_file, max_seq_length, do_lower_case)
+    module = PreprocessingModule(spm_model_file, max_seq_length, do_lower_case, vocab_file)
     return module, {"serving_default": module.serve, "serve_pair": module.serve_pair,
                     "tokenization_info": module.tokenization_info}

@@ -68,6 +68,11 @@ class AlbertPreprocessor(keras.layers.Layer):
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
 
+    @property
+    def resources(self) -> dict:
+        """What a SavedModel root must hold for functions that call this layer."""
+        return {"sentencepiece": self.sentencepiece}
+
     def preprocess(self, strings) -> tf.Tensor:
         """`preprocess_text(strings, lower=do_lower_case)` on a string tensor."""
         return normalize.preprocess_text(strings, lower=self.do_lower_case)

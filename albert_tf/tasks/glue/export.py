@@ -4,7 +4,8 @@ Two signatures, built explicitly (the original relied on the Estimator filling o
 * `serving_default`: serialized `tf.train.Example`s under the input key `input` (the
   original's receiver), holding `input_ids`, `input_mask`, `segment_ids` of length S;
 * `serve_text`: raw UTF-8 `text_a` (and `text_b` for pair tasks, same batch size), tokenized
-  in the graph with the SentencePiece model embedded in the export.
+  in the graph with the SentencePiece model (or, for WordPiece models, the vocabulary)
+  embedded in the export.
 Both return `probabilities`, `predictions` (class ids), `labels` (the predicted class names,
 when the export is given them: a lookup in a constant table) or, for a regressor, `score`, and,
 when a threshold is baked in, the float32 scalar `threshold` (served alongside; it does not
@@ -30,7 +31,8 @@ class ClassifierServing:
     """Builds the serving functions of one classifier (and, for `serve_text`, its tokenizer)."""
 
     def __init__(self, model, max_seq_length: int, spm_model_file=None, do_lower_case=True,
-                 pair: bool = True, threshold: float | None = None, label_names=None):
+                 pair: bool = True, threshold: float | None = None, label_names=None,
+                 vocab_file=None):
         self.model = model
         self.regression = bool(getattr(model, "is_regression", False))
         self.label_names = None if self.regression or label_names is None else \
@@ -41,11 +43,11 @@ class ClassifierServing:
         self.max_seq_length = int(max_seq_length)
         self.pair = pair
         self.threshold = None if threshold is None or math.isnan(threshold) else float(threshold)
-        self.preprocessor = None
-        if spm_model_file:
-            from albert_tf.text import AlbertPreprocessor
+        from albert_tf.text import text_preprocessor
 
-            self.preprocessor = AlbertPreprocessor(spm_model_file, max_seq_length, do_lower_case)
+        # SentencePiece when given, else WordPiece over vocab_file (as FullTokenizer picks).
+        self.preprocessor = text_preprocessor(max_seq_length, do_lower_case, spm_model_file,
+                                              vocab_file)
 
     def _outputs(self, features):
         outputs = self.model(features, training=False)
@@ -81,7 +83,8 @@ class ClassifierServing:
                                                     input_signature=[_strings("input")])}
         resources = {}
         if self.preprocessor is None:
-            logging.warning("no SentencePiece model: the export has no serve_text signature")
+            logging.warning("no SentencePiece model or vocab file: the export has no serve_text "
+                            "signature")
         else:
             if self.pair:
                 functions["serve_text"] = tf.function(
@@ -89,8 +92,8 @@ class ClassifierServing:
             else:
                 functions["serve_text"] = tf.function(self.serve_single,
                                                       input_signature=[_strings("text_a")])
-            # The tokenizer's model resource is captured by serve_text: the root must hold it.
-            resources["sentencepiece"] = self.preprocessor.sentencepiece
+            # The tokenizer's resources are captured by serve_text: the root must hold them.
+            resources.update(self.preprocessor.resources)
         root = serving_root(functions, resources)
         return root, {name: getattr(root, name) for name in functions}
 
@@ -98,11 +101,11 @@ class ClassifierServing:
 def export_classifier(model, export_dir, max_seq_length: int, spm_model_file=None,
                       do_lower_case: bool = True, pair: bool = True,
                       threshold: float | None = None, version: int | None = None,
-                      label_names=None) -> str:
+                      label_names=None, vocab_file=None) -> str:
     """Writes `<export_dir>/<version>/` (one past the highest numeric folder by default, the
     layout TF Serving polls) through `write_saved_model`; returns its path."""
     serving = ClassifierServing(model, max_seq_length, spm_model_file, do_lower_case, pair,
-                                threshold, label_names)
+                                threshold, label_names, vocab_file)
     root, signatures = serving.module()
     path = write_saved_model(root, export_dir, signatures, version)
     logging.info("exported SavedModel to %s", path)

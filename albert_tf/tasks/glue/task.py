@@ -125,7 +125,8 @@ class GlueTask(Task):
         if not cfg.albert_config_file:
             raise GlueRunError("--albert_config_file is required")
         if not cfg.spm_model_file and not cfg.vocab_file:
-            raise GlueRunError("--spm_model_file (or --vocab_file for WordPiece) is required")
+            raise GlueRunError("--spm_model_file or --vocab_file is required (--vocab_file "
+                               "alone: a WordPiece model such as the Chinese ALBERTs)")
         try:
             super().validate()
         except UsageError as error:
@@ -271,7 +272,7 @@ class GlueTask(Task):
         threshold = None if math.isnan(cfg.threshold_to_export) else cfg.threshold_to_export
         return export_classifier(model, export_dir, cfg.max_seq_length, cfg.spm_model_file,
                                  cfg.do_lower_case, self.is_pair, threshold,
-                                 label_names=self.label_names())
+                                 label_names=self.label_names(), vocab_file=cfg.vocab_file)
 
 
 def run_glue(config: GlueRunConfig) -> dict:

@@ -67,7 +67,10 @@ class RaceTask(Task):
 
     def validate(self):
         cfg = self.config
-        cfg.require("data_dir", "albert_config_file", "spm_model_file", "output_dir")
+        cfg.require("data_dir", "albert_config_file", "output_dir")
+        if not cfg.spm_model_file and not cfg.vocab_file:
+            raise UsageError("--spm_model_file or --vocab_file is required (--vocab_file alone: "
+                             "a WordPiece model such as the Chinese ALBERTs)")
         if not (cfg.do_train or cfg.do_eval or cfg.do_predict):
             raise UsageError("At least one of `do_train`, `do_eval` or `do_predict` must be True.")
         super().validate()

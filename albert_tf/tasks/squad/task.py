@@ -82,6 +82,7 @@ class SquadTask(Task):
 
     def __init__(self, config: SquadRunConfig):
         super().__init__(config)
+        self.validate()  # before the SentencePiece model is loaded
         self.albert_config = AlbertConfig.from_json_file(config.albert_config_file)
         config.validate(self.albert_config)
         self.sp = load_sentencepiece(config.spm_model_file)
@@ -91,7 +92,14 @@ class SquadTask(Task):
         self._num_examples = None
 
     def validate(self):
-        self.config.require("output_dir", "albert_config_file", "spm_model_file")
+        self.config.require("output_dir", "albert_config_file")
+        if not self.config.spm_model_file:
+            # The answer alignment maps SentencePiece pieces ("▁" = space) back to the raw
+            # paragraph, as the original's squad_utils, which also only took a SentencePiece model.
+            raise UsageError("--spm_model_file is required: SQuAD's answer alignment works on "
+                             "SentencePiece pieces; WordPiece models (--vocab_file alone) are "
+                             "not supported by run_squad.py" if self.config.vocab_file else
+                             "--spm_model_file is required")
         super().validate()
 
     @property

@@ -1,0 +1,28 @@
+"""A small WordPiece vocabulary for tests (no download): the special tokens, hand-picked CJK,
+accented and punctuation entries, every character of the given texts (bare and as "##c"), and
+their most frequent words, in the layout of the Chinese models' vocab_chinese.txt."""
+
+from __future__ import annotations
+
+import collections
+
+from albert_tf import wordpiece
+
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+HAND_WRITTEN = ["中", "国", "人", "我", "爱", "你", "好", "日", "本", "，", "。", "！", "？", "、",
+                "cafe", "naive", "resume", "uber", "strasse", "##s", "##es", "##ing", "##ed",
+                "un", "##aff", "##able", "σ", "ς", "##ς", "ολος", "ｆ", "$", "%", "--", "e"]
+
+
+def build_vocab(path, texts=(), words: int = 300, do_lower_case: bool = True) -> list[str]:
+    """Writes the vocabulary to `path` (one token a line) and returns it."""
+    basic = wordpiece.BasicTokenizer(do_lower_case=do_lower_case)
+    counts = collections.Counter(token for text in texts for token in basic.tokenize(text))
+    tokens = list(SPECIALS) + HAND_WRITTEN
+    for char in sorted({c for token in counts for c in token} | set("abcdefghijklmnopqrstuvwxyz0123456789")):
+        tokens += [char, "##" + char]
+    tokens += [word for word, _ in counts.most_common(words)]
+    vocab = list(dict.fromkeys(tokens))  # first occurrence, as load_vocab
+    with open(path, "w", encoding="utf-8") as writer:
+        writer.write("\n".join(vocab) + "\n")
+    return vocab
