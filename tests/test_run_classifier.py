@@ -64,6 +64,19 @@ def _blocks(path):
             for block in text.split("=" * 50) if block.strip()]
 
 
+def _query_export(export, tmp_path, records, text_a, text_b) -> dict:
+    """Both signatures of an export, queried in a fresh process; they must agree."""
+    request, answer = tmp_path / "request.json", tmp_path / "answer.json"
+    request.write_text(json.dumps({"examples": records, "text_a": text_a, "text_b": text_b}))
+    subprocess.run([sys.executable, "-c", QUERY, str(export), str(request), str(answer)],
+                   env=_env(), check=True, timeout=300)
+    got = json.loads(answer.read_text())
+    np.testing.assert_allclose(got["default"]["probabilities"], got["text"]["probabilities"],
+                               atol=1e-5)
+    assert got["default"]["predictions"] == got["text"]["predictions"]
+    return got
+
+
 def test_eval_results_and_best_checkpoint(run_dir):
     output = run_dir / "output"
     blocks = _blocks(output / "eval_results.txt")
@@ -108,14 +121,7 @@ def test_export_in_a_fresh_process(run_dir, data_dir, spm_model, tmp_path):
     tokenizer = tokenization.FullTokenizer(None, True, spm_model)
     records = [F.feature_to_example(F.convert_single_example(e, ["0", "1"], SEQ, tokenizer), False)
                .SerializeToString().hex() for e in examples]
-    request, answer = tmp_path / "request.json", tmp_path / "answer.json"
-    request.write_text(json.dumps({"examples": records, "text_a": text_a, "text_b": text_b}))
-    subprocess.run([sys.executable, "-c", QUERY, str(export), str(request), str(answer)],
-                   env=_env(), check=True, timeout=300)
-    got = json.loads(answer.read_text())
-    np.testing.assert_allclose(got["default"]["probabilities"], got["text"]["probabilities"],
-                               atol=1e-5)
-    assert got["default"]["predictions"] == got["text"]["predictions"]
+    got = _query_export(export, tmp_path, records, text_a, text_b)
     assert got["default"]["threshold"] == got["text"]["threshold"] == 0.5
     # The label names (MRPC's "0"/"1") of the predicted ids, as in labels.json.
     labels = json.loads((run_dir / "output" / "labels.json").read_text())
@@ -212,14 +218,7 @@ def test_wordpiece_export_serves_text_in_a_fresh_process(wordpiece_run, tmp_path
     records = [F.feature_to_example(F.convert_single_example(
         InputExample(str(i), a, b, "0"), ["0", "1"], SEQ, tokenizer), False)
         .SerializeToString().hex() for i, (a, b) in enumerate(zip(text_a, text_b))]
-    request, answer = tmp_path / "request.json", tmp_path / "answer.json"
-    request.write_text(json.dumps({"examples": records, "text_a": text_a, "text_b": text_b}))
-    subprocess.run([sys.executable, "-c", QUERY, str(export), str(request), str(answer)],
-                   env=_env(), check=True, timeout=300)
-    got = json.loads(answer.read_text())
-    np.testing.assert_allclose(got["default"]["probabilities"], got["text"]["probabilities"],
-                               atol=1e-5)
-    assert got["default"]["predictions"] == got["text"]["predictions"]
+    got = _query_export(export, tmp_path, records, text_a, text_b)
     assert got["text"]["labels"] == [["0", "1"][i] for i in got["text"]["predictions"]]
     expected = np.loadtxt(root / "output" / "test_results.tsv", delimiter="\t", ndmin=2)
     np.testing.assert_allclose(got["text"]["probabilities"][:len(raw)], expected, atol=1e-5)

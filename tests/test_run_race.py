@@ -10,16 +10,21 @@ from support.paths import REPO
 TINY = AlbertConfig(**READING_TINY)
 
 
+def _run_race(data_dir, config, out, tokenizer_flag):
+    """One training step, evaluation and the test-split prediction of a tiny model."""
+    subprocess.run([sys.executable, "run_race.py", f"--data_dir={data_dir / 'race'}",
+                    f"--albert_config_file={config}", tokenizer_flag, f"--output_dir={out}",
+                    "--max_seq_length=64", "--max_qa_length=16", "--train_step=1",
+                    "--warmup_step=0", "--save_checkpoints_steps=1", "--train_batch_size=4",
+                    "--learning_rate=1e-3", "--do_predict"],
+                   cwd=REPO, check=True, capture_output=True)
+
+
 def test_run_race_reports_middle_high_and_all(data_dir, spm_model, tmp_path):
     config = tmp_path / "albert_config.json"
     TINY.to_json_file(config)
     out = tmp_path / "out"
-    subprocess.run([sys.executable, "run_race.py", f"--data_dir={data_dir / 'race'}",
-                    f"--albert_config_file={config}", f"--spm_model_file={spm_model}",
-                    f"--output_dir={out}", "--max_seq_length=64", "--max_qa_length=16",
-                    "--train_step=1", "--warmup_step=0", "--save_checkpoints_steps=1",
-                    "--train_batch_size=4", "--learning_rate=1e-3", "--do_predict"],
-                   cwd=REPO, check=True, capture_output=True)
+    _run_race(data_dir, config, out, f"--spm_model_file={spm_model}")
     results = (out / "eval_results.txt").read_text()
     for key in ("eval_accuracy", "middle_accuracy", "high_accuracy", "best eval_accuracy"):
         assert key in results
@@ -43,12 +48,7 @@ def test_run_race_with_a_wordpiece_vocab_only(data_dir, tmp_path):
     config = tmp_path / "albert_config.json"
     AlbertConfig(**dict(READING_TINY, vocab_size=len(vocab))).to_json_file(config)
     out = tmp_path / "out"
-    subprocess.run([sys.executable, "run_race.py", f"--data_dir={data_dir / 'race'}",
-                    f"--albert_config_file={config}", f"--vocab_file={tmp_path / 'vocab.txt'}",
-                    f"--output_dir={out}", "--max_seq_length=64", "--max_qa_length=16",
-                    "--train_step=1", "--warmup_step=0", "--save_checkpoints_steps=1",
-                    "--train_batch_size=4", "--learning_rate=1e-3", "--do_predict"],
-                   cwd=REPO, check=True, capture_output=True)
+    _run_race(data_dir, config, out, f"--vocab_file={tmp_path / 'vocab.txt'}")
     assert "eval_accuracy" in (out / "eval_results.txt").read_text()
     assert "best = " in (out / "predict_results.txt").read_text()
     # A vocabulary bigger than the model's table is refused before anything runs.

@@ -17,6 +17,8 @@ temporary folder by default), the folder `run_classifier.py --output_dir` would 
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import math
 import os
@@ -354,21 +356,30 @@ class TextClassifier:
             raise TextClassifierError("the classifier has no labels yet: fit it first, or pass "
                                       "labels=[...] or num_classes= to from_pretrained")
 
+    @contextlib.contextmanager
+    def _served(self, rows, pair, file_flag: str, **changes):
+        """(task, model holding the served checkpoint, its prefix) for `rows` written as the
+        `file_flag` split, under the output_dir lock; nothing in output_dir changes."""
+        from albert_tf.tasks.output_lock import OutputDirLock
+
+        with OutputDirLock(self.output_dir), self._data_dir() as folder:
+            name = file_flag.replace("_file", ".jsonl")
+            config = self._config(pair, cached_dir=folder,
+                                  **{file_flag: self._write(folder, name, rows)}, **changes)
+            task, model, prefix = self._loaded(config)
+            task.prepare_output_dir(True)
+            yield task, model, prefix
+
     def evaluate(self, texts, labels, batch_size: int = 32) -> dict:
         """The metrics of the served model (best, else latest checkpoint) on these examples:
         eval_results.txt's keys (eval_accuracy, eval_macro_f1, eval_loss, loss, global_step).
         Nothing in output_dir changes (eval_results.txt records `fit`'s evaluations)."""
-        from albert_tf.tasks.output_lock import OutputDirLock
         from albert_tf.training.checkpoints import checkpoint_step
 
         self._check_ready()
         rows, pair = self._rows(texts, labels)
-        with OutputDirLock(self.output_dir), self._data_dir() as folder:
-            config = self._config(pair, dev_file=self._write(folder, "dev.jsonl", rows),
-                                  do_eval=True, eval_batch_size=int(batch_size),
-                                  cached_dir=folder)
-            task, model, prefix = self._loaded(config)
-            task.prepare_output_dir(True)
+        with self._served(rows, pair, "dev_file", do_eval=True,
+                          eval_batch_size=int(batch_size)) as (task, model, prefix):
             result = task.evaluate(model)
         return {**{k: float(v) for k, v in result.items()}, "global_step": checkpoint_step(prefix)}
 
@@ -376,16 +387,10 @@ class TextClassifier:
         """(label names, probabilities [n, num_classes]) of the served model."""
         import numpy as np
 
-        from albert_tf.tasks.output_lock import OutputDirLock
-
         self._check_ready()
         rows, pair = self._rows(texts)
-        with OutputDirLock(self.output_dir), self._data_dir() as folder:
-            config = self._config(pair, test_file=self._write(folder, "test.jsonl", rows),
-                                  do_predict=True, predict_batch_size=int(batch_size),
-                                  cached_dir=folder)
-            task, model, _ = self._loaded(config)
-            task.prepare_output_dir(True)
+        with self._served(rows, pair, "test_file", do_predict=True,
+                          predict_batch_size=int(batch_size)) as (task, model, _):
             path, _, _ = task.split_features("test")
             out = task.predict_logits(model, path, int(batch_size))
         real = out["is_real_example"] > 0

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 
-import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf import tokenization
-from albert_tf.text import normalize, packing, sentencepiece_ops
+from albert_tf.text import normalize, sentencepiece_ops
+from albert_tf.text.layer import TextPreprocessorLayer
 
 
 def read_model_proto(spm_model_file) -> bytes:
@@ -34,7 +34,7 @@ def _control_id(processor, piece: str, model_file: str) -> int:
     return piece_id
 
 
-class AlbertPreprocessor(keras.layers.Layer):
+class AlbertPreprocessor(TextPreprocessorLayer):
     """Maps [B] UTF-8 strings, or a pair of them, to int32 [B, max_seq_length] model inputs.
 
     The SentencePiece model is embedded in the graph (it is an attribute of the tokenizer
@@ -47,15 +47,12 @@ class AlbertPreprocessor(keras.layers.Layer):
     golden texts where it happens. Everything else, including the digit-comma quirk, matches.
     """
 
+    SOURCE_KEY = "spm_model_file"
+
     def __init__(self, spm_model_file, max_seq_length: int, do_lower_case: bool = True,
                  **kwargs):
-        kwargs.setdefault("trainable", False)
-        super().__init__(**kwargs)
-        if max_seq_length < 3:
-            raise ValueError(f"max_seq_length must be at least 3, got {max_seq_length}")
-        self.spm_model_file = os.fspath(spm_model_file)
-        self.max_seq_length = int(max_seq_length)
-        self.do_lower_case = bool(do_lower_case)
+        super().__init__(os.fspath(spm_model_file), max_seq_length, do_lower_case, **kwargs)
+        self.spm_model_file = self.source_file
         proto = read_model_proto(self.spm_model_file)
         processor = tokenization.load_sentencepiece(self.spm_model_file)
         self.cls_id = _control_id(processor, "[CLS]", self.spm_model_file)
@@ -64,9 +61,6 @@ class AlbertPreprocessor(keras.layers.Layer):
         self._digit_comma_table = sentencepiece_ops.digit_comma_table(processor)
         self._comma_id = sentencepiece_ops.comma_id(processor)
         self.sentencepiece = tf_text.SentencepieceTokenizer(model=proto, out_type=tf.int32)
-        # Strings are not Keras tensors: skip Keras' input conversion and autocasting.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
 
     @property
     def resources(self) -> dict:
@@ -84,42 +78,3 @@ class AlbertPreprocessor(keras.layers.Layer):
             strings = self.preprocess(strings)
         return sentencepiece_ops.encode_ids(self.sentencepiece, strings, self._digit_comma_table,
                                             self._comma_id)
-
-    def call(self, inputs):
-        if isinstance(inputs, dict):
-            raise TypeError("AlbertPreprocessor takes a [B] string tensor or a (A, B) pair, "
-                            f"got a dict with keys {sorted(inputs)}")
-        if isinstance(inputs, (tuple, list)):
-            if len(inputs) == 1:
-                inputs = inputs[0]
-            elif len(inputs) != 2:
-                raise ValueError(f"AlbertPreprocessor takes one or two segments, got {len(inputs)}")
-        if isinstance(inputs, (tuple, list)):
-            first, second = (self._as_strings(x, i) for i, x in enumerate(inputs))
-            ids_a, ids_b = self.tokenize(first), self.tokenize(second)
-        else:
-            ids_a, ids_b = self.tokenize(self._as_strings(inputs, 0)), None
-        return packing.pack(ids_a, ids_b, self.max_seq_length, self.cls_id, self.sep_id)
-
-    @staticmethod
-    def _as_strings(value, index: int) -> tf.Tensor:
-        tensor = tf.convert_to_tensor(value)
-        if tensor.dtype != tf.string:
-            raise TypeError(f"AlbertPreprocessor segment {index} must be strings, got {tensor.dtype}")
-        if tensor.shape.rank == 2 and tensor.shape[-1] == 1:  # keras.Input(shape=(1,))
-            tensor = tf.squeeze(tensor, -1)
-        if tensor.shape.rank != 1:
-            raise ValueError(f"AlbertPreprocessor segment {index} must be a [B] vector (or "
-                             f"[B, 1]), got shape {tensor.shape}")
-        return tensor
-
-    def compute_output_spec(self, inputs):
-        shape = (None, self.max_seq_length)
-        return {name: keras.KerasTensor(shape, dtype="int32")
-                for name in ("input_ids", "input_mask", "segment_ids")}
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(spm_model_file=self.spm_model_file, max_seq_length=self.max_seq_length,
-                      do_lower_case=self.do_lower_case)
-        return config

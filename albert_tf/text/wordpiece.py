@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import os
 
-import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf import tokenization, wordpiece
-from albert_tf.text import normalize, packing
+from albert_tf.text import normalize
+from albert_tf.text.layer import TextPreprocessorLayer
 
 # Python's `str.split()` splits on these too (Zl, Zp), and `clean_text` keeps them.
 _SPACES = r"[\t\n\r\p{Zs}\x{2028}\x{2029}]"
@@ -48,21 +48,18 @@ def basic_tokenize(text: tf.Tensor, do_lower_case: bool) -> tf.RaggedTensor:
     return tf.strings.split(text)
 
 
-class WordpiecePreprocessor(keras.layers.Layer):
+class WordpiecePreprocessor(TextPreprocessorLayer):
     """Maps [B] UTF-8 strings, or a pair of them, to int32 [B, max_seq_length] model inputs.
 
     Same interface as `AlbertPreprocessor`; the vocabulary is a lookup table in the graph (see
     `resources`), so a SavedModel holding this layer needs no file at serving time.
     """
 
+    SOURCE_KEY = "vocab_file"
+
     def __init__(self, vocab_file, max_seq_length: int, do_lower_case: bool = True, **kwargs):
-        kwargs.setdefault("trainable", False)
-        super().__init__(**kwargs)
-        if max_seq_length < 3:
-            raise ValueError(f"max_seq_length must be at least 3, got {max_seq_length}")
-        self.vocab_file = os.fspath(vocab_file)
-        self.max_seq_length = int(max_seq_length)
-        self.do_lower_case = bool(do_lower_case)
+        super().__init__(os.fspath(vocab_file), max_seq_length, do_lower_case, **kwargs)
+        self.vocab_file = self.source_file
         vocab = tokenization.load_vocab(self.vocab_file)
         for token in ("[CLS]", "[SEP]", wordpiece.UNK_TOKEN):
             if token not in vocab:
@@ -79,8 +76,6 @@ class WordpiecePreprocessor(keras.layers.Layer):
         self.wordpiece = tf_text.WordpieceTokenizer(
             self.table, suffix_indicator="##", max_bytes_per_word=4 * wordpiece.MAX_INPUT_CHARS_PER_WORD,
             token_out_type=tf.int64, unknown_token=wordpiece.UNK_TOKEN)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
 
     @property
     def resources(self) -> dict:
@@ -99,35 +94,6 @@ class WordpiecePreprocessor(keras.layers.Layer):
             tf.where(too_long, wordpiece.UNK_TOKEN, words.flat_values))
         pieces = self.wordpiece.tokenize(words)  # [B, (words), (pieces)]
         return tf.cast(pieces.merge_dims(1, 2), tf.int32)
-
-    def call(self, inputs):
-        from albert_tf.text.preprocessor import AlbertPreprocessor
-
-        if isinstance(inputs, dict):
-            raise TypeError("WordpiecePreprocessor takes a [B] string tensor or a (A, B) pair, "
-                            f"got a dict with keys {sorted(inputs)}")
-        if isinstance(inputs, (tuple, list)):
-            if len(inputs) == 1:
-                inputs = inputs[0]
-            elif len(inputs) != 2:
-                raise ValueError(f"WordpiecePreprocessor takes one or two segments, got {len(inputs)}")
-        as_strings = AlbertPreprocessor._as_strings
-        if isinstance(inputs, (tuple, list)):
-            ids_a, ids_b = (self.tokenize(as_strings(x, i)) for i, x in enumerate(inputs))
-        else:
-            ids_a, ids_b = self.tokenize(as_strings(inputs, 0)), None
-        return packing.pack(ids_a, ids_b, self.max_seq_length, self.cls_id, self.sep_id)
-
-    def compute_output_spec(self, inputs):
-        shape = (None, self.max_seq_length)
-        return {name: keras.KerasTensor(shape, dtype="int32")
-                for name in ("input_ids", "input_mask", "segment_ids")}
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(vocab_file=self.vocab_file, max_seq_length=self.max_seq_length,
-                      do_lower_case=self.do_lower_case)
-        return config
 
 
 def text_preprocessor(max_seq_length: int, do_lower_case: bool = True, spm_model_file=None,
