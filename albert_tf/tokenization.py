@@ -190,3 +190,47 @@ class FullTokenizer:
         if self.sp_model is not None:
             return [self.sp_model.IdToPiece(int(i)) for i in ids]
         return [self.inv_vocab[int(i)] for i in ids]
+
+
+class WordpiecePieces:
+    """A WordPiece vocabulary behind the SentencePiece calls that SQuAD's features make
+    (`EncodeAsPieces`, `PieceToId`, `IdToPiece`, `GetPieceSize`), for the WordPiece (Chinese)
+    models. A word's first piece carries SentencePiece's word mark "▁" and a continuation loses
+    its "##", so the character alignment that maps pieces back to the raw paragraph sees words
+    and sub-words exactly as it sees SentencePiece pieces. Ids are `FullTokenizer`'s."""
+
+    WORD_MARK = "\u2581"
+
+    def __init__(self, vocab_file, do_lower_case: bool = True):
+        from albert_tf import wordpiece
+
+        self.vocab = load_vocab(vocab_file)
+        if wordpiece.UNK_TOKEN not in self.vocab:
+            raise TokenizerError(f"vocab file {vocab_file} has no {wordpiece.UNK_TOKEN}")
+        self.tokens = {index: token for token, index in self.vocab.items()}
+        self.basic = wordpiece.BasicTokenizer(do_lower_case=do_lower_case)
+        self.wordpiece = wordpiece.WordpieceTokenizer(self.vocab)
+        self.unk_id = self.vocab[wordpiece.UNK_TOKEN]
+
+    def EncodeAsPieces(self, text) -> list[str]:  # noqa: N802 - SentencePiece's name
+        pieces = []
+        for word in self.basic.tokenize(convert_to_unicode(text)):
+            for sub in self.wordpiece.tokenize(word):
+                pieces.append(sub[2:] if sub.startswith("##") else self.WORD_MARK + sub)
+        return pieces
+
+    def PieceToId(self, piece: str) -> int:  # noqa: N802
+        if piece in self.vocab and piece.startswith("["):  # [CLS], [SEP], [UNK]...
+            return self.vocab[piece]
+        token = piece[1:] if piece.startswith(self.WORD_MARK) else "##" + piece
+        return self.vocab.get(token, self.unk_id)
+
+    def IdToPiece(self, index: int) -> str:  # noqa: N802
+        token = self.tokens[int(index)]
+        if token.startswith("##"):
+            return token[2:]
+        return token if token.startswith("[") else self.WORD_MARK + token
+
+    def GetPieceSize(self) -> int:  # noqa: N802
+        return len(self.vocab)
+

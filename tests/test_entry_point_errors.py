@@ -166,10 +166,14 @@ CASES = [
      lambda p: ["run_race.py", f"--data_dir={p['root']}", f"--output_dir={p['root'] / 'race_out'}",
                 f"--albert_config_file={p['root'] / 'config.json'}"],
      ["--spm_model_file", "--vocab_file"]),
-    ("squad-wordpiece-refused",
+    ("squad-wordpiece-export-refused",
      lambda p: [a if not a.startswith("--spm_model_file") else
-                f"--vocab_file={p['root'] / 'text.txt'}" for a in _squad(p, "--do_train")],
-     ["--spm_model_file", "WordPiece", "--vocab_file"]),
+                f"--vocab_file={p['root'] / 'text.txt'}"
+                for a in _squad(p, "--do_train", f"--export_dir={p['root'] / 'squad_export'}")],
+     ["--export_dir", "--spm_model_file"]),
+    ("squad-no-tokenizer",
+     lambda p: [a for a in _squad(p, "--do_train") if not a.startswith("--spm_model_file")],
+     ["--spm_model_file", "--vocab_file"]),
     ("pretrain-glob-matches-nothing",
      lambda p: _pretrain(p, input_file=p["root"] / "none-*.tfrecord"), ["none-*.tfrecord"]),
     ("pretrain-empty-records", lambda p: _pretrain(p), ["no records", "empty.tfrecord"]),

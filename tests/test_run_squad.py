@@ -127,3 +127,62 @@ def test_script_has_every_original_flag_and_default():
         if default is not None:
             block = text.split(f"{name}:", 1)[1].split("\n  --", 1)[0]
             assert f"(default: '{default}')" in block, name
+
+
+def test_v1_with_a_wordpiece_vocab_only(data_dir, tmp_path):
+    """--vocab_file without --spm_model_file (the WordPiece models): training features find
+    their answers, and every prediction maps back to text of its own context."""
+    from support.wordpiece_vocab import build_vocab
+
+    train, predict, ids = _split(data_dir / "squad" / "v1.1" / "dev-v1.1.json", tmp_path, 2)
+    texts = [p["context"] + " " + qa["question"]
+             for f in (train, predict) for a in json.loads(open(f).read())["data"]
+             for p in a["paragraphs"] for qa in p["qas"]]
+    vocab = build_vocab(tmp_path / "vocab.txt", texts, words=400)
+    config = tmp_path / "albert_config.json"
+    AlbertConfig(**{**TINY.to_dict(), "vocab_size": len(vocab)}).to_json_file(config)
+    out = tmp_path / "out"
+    subprocess.run([sys.executable, "run_squad.py", f"--albert_config_file={config}",
+                    f"--vocab_file={tmp_path / 'vocab.txt'}", f"--output_dir={out}",
+                    f"--train_file={train}", f"--predict_file={predict}",
+                    f"--predict_feature_file={tmp_path / 'p.tfrecord'}",
+                    f"--predict_feature_left_file={tmp_path / 'p.jsonl'}", "--do_train",
+                    "--do_predict", "--max_seq_length=96", "--doc_stride=48",
+                    "--max_query_length=24", "--train_batch_size=8", "--num_train_epochs=0.5",
+                    "--save_checkpoints_steps=100", "--learning_rate=1e-3",
+                    "--predict_batch_size=32"], cwd=REPO, check=True, capture_output=True)
+    predictions = json.loads((out / "predictions.json").read_text())
+    assert set(predictions) == ids
+    contexts = {qa["id"]: p["context"].lower() for a in json.loads(open(predict).read())["data"]
+                for p in a["paragraphs"] for qa in p["qas"]}
+    assert all(answer.lower() in contexts[qid] for qid, answer in predictions.items())
+
+
+def test_wordpiece_pieces_locate_training_answers(data_dir, tmp_path):
+    """Through the WordPiece adapter, the answer span of (almost) every training question
+    covers exactly the answer's words."""
+    from albert_tf.tasks.squad.features import convert_examples_to_features
+    from albert_tf.tokenization import WordpiecePieces
+    from support.wordpiece_vocab import build_vocab
+
+    train, _, _ = _split(data_dir / "squad" / "v1.1" / "dev-v1.1.json", tmp_path, 2)
+    examples = reader.read_squad_examples(train, True)
+    vocab = build_vocab(tmp_path / "vocab.txt",
+                        [e.paragraph_text + " " + e.question_text for e in examples], words=400)
+    pieces = WordpiecePieces(str(tmp_path / "vocab.txt"))
+    assert pieces.GetPieceSize() == len(vocab)
+    assert [pieces.IdToPiece(pieces.PieceToId(p)) for p in ("[CLS]", "\u2581the", "ing")] == [
+        "[CLS]", "\u2581the", "ing"]
+    found = matched = 0
+    for example in examples:
+        features = convert_examples_to_features([example], pieces, 128, 64, 32, True,
+                                                lambda f: None, True)
+        for feature in features:
+            if feature.start_position == 0:  # the answer is not in this window
+                continue
+            found += 1
+            span = "".join(feature.tokens[feature.start_position:feature.end_position + 1])
+            answer = example.orig_answer_text.lower().replace(" ", "")
+            matched += span.replace("\u2581", "") == answer
+    assert found > 20 and matched >= 0.9 * found, (matched, found)
+

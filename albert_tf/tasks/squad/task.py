@@ -21,7 +21,7 @@ from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import RunnerEvalLog
 from albert_tf.tasks.inference import inference_fn
 from albert_tf.tasks.squad import data, feature_io, metrics, postprocess, reader
-from albert_tf.tokenization import load_sentencepiece
+from albert_tf.tokenization import WordpiecePieces, load_sentencepiece
 from albert_tf.training.steps import Objective
 
 
@@ -85,21 +85,26 @@ class SquadTask(Task):
         self.validate()  # before the SentencePiece model is loaded
         self.albert_config = AlbertConfig.from_json_file(config.albert_config_file)
         config.validate(self.albert_config)
-        self.sp = load_sentencepiece(config.spm_model_file)
+        if config.spm_model_file:
+            self.sp = load_sentencepiece(config.spm_model_file)
+        else:  # a WordPiece (Chinese) model: its pieces in SentencePiece's form
+            self.sp = WordpiecePieces(config.vocab_file, config.do_lower_case)
+        self.tokenizer_file = config.spm_model_file or config.vocab_file
         check_model_inputs(self.albert_config, config.max_seq_length, self.sp.GetPieceSize(),
-                           config.spm_model_file)
+                           self.tokenizer_file)
         self._predict_data = None
         self._num_examples = None
 
     def validate(self):
         self.config.require("output_dir", "albert_config_file")
-        if not self.config.spm_model_file:
-            # The answer alignment maps SentencePiece pieces ("▁" = space) back to the raw
-            # paragraph, as the original's squad_utils, which also only took a SentencePiece model.
-            raise UsageError("--spm_model_file is required: SQuAD's answer alignment works on "
-                             "SentencePiece pieces; WordPiece models (--vocab_file alone) are "
-                             "not supported by run_squad.py" if self.config.vocab_file else
-                             "--spm_model_file is required")
+        if not self.config.spm_model_file and not self.config.vocab_file:
+            raise UsageError("--spm_model_file (or --vocab_file for WordPiece models) is required")
+        if self.config.export_dir and not self.config.spm_model_file:
+            # answer_text tokenizes and detokenizes SentencePiece pieces inside the graph.
+            raise UsageError("--export_dir needs --spm_model_file: the SQuAD export's raw-text "
+                             "signature runs SentencePiece in the graph (WordPiece models: "
+                             "train and predict with --vocab_file, export with run_classifier "
+                             "or export_saved_model)")
         super().validate()
 
     @property
@@ -118,7 +123,7 @@ class SquadTask(Task):
         run.train_feature_file = run.train_feature_file or os.path.join(run.output_dir,
                                                                         "train.tf_record")
         return data.prepare_train_features(run.train_file, run.train_feature_file,
-                                           run.spm_model_file, data.FeatureSettings.of(run),
+                                           self.tokenizer_file, data.FeatureSettings.of(run),
                                            self.sp)
 
     def predict_data(self):
@@ -127,7 +132,7 @@ class SquadTask(Task):
             run = self.config
             examples, features = data.prepare_predict_features(
                 run.predict_file, run.predict_feature_file, run.predict_feature_left_file,
-                run.spm_model_file, data.FeatureSettings.of(run), self.sp)
+                self.tokenizer_file, data.FeatureSettings.of(run), self.sp)
             dataset = reader.load_squad_json(run.predict_file)["data"]
             self._predict_data = (dataset, examples, features)
         return self._predict_data
