@@ -10,6 +10,7 @@ A new task is one folder under `albert_tf/tasks/` with a `task.py` holding its c
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import typing
 from typing import Callable
@@ -90,7 +91,7 @@ def check_model_inputs(albert_config, max_seq_length: int, vocabulary_size: int 
                          "embedded (a vocabulary of another model?)")
 
 
-class Task:
+class Task(abc.ABC):
     """One job: what model to build, what to train it on, how to score and use it.
 
     Subclasses implement the methods below; the driver calls them. `model` arguments are built
@@ -124,17 +125,18 @@ class Task:
         """Reads (and caches) every input the run will use, before the first step: a bad file
         is found at once, not after hours of training. Called under the output_dir lock."""
 
+    @abc.abstractmethod
     def build_model(self):
-        raise NotImplementedError
+        """The Keras model (the driver calls it inside the strategy's scope)."""
 
     # -- training --------------------------------------------------------------------------
+    @abc.abstractmethod
     def objective(self) -> Objective:
         """The training loss (and training metrics) for the train step."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def train_dataset_fn(self) -> Callable:
         """`dataset_fn(input_context)` of per-replica training batches."""
-        raise NotImplementedError
 
     @property
     def num_train_steps(self) -> int:
@@ -150,13 +152,13 @@ class Task:
         """Whether this run scores checkpoints (GLUE/RACE: --do_eval; SQuAD: --do_predict)."""
         return bool(self.config.do_eval)
 
+    @abc.abstractmethod
     def evaluate(self, model) -> dict:
         """Metrics of `model` as it is now (a checkpoint just saved or restored)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def eval_log(self):
         """The writer of this task's evaluation results file (`albert_tf.tasks.eval_log`)."""
-        raise NotImplementedError
 
     def describe_error(self, error) -> str | None:
         """One line for a TensorFlow runtime error raised while reading this task's data (the
@@ -170,8 +172,9 @@ class Task:
 
     def predict(self, model) -> dict:
         """Writes the task's prediction files from `model`; returns {name: path or value}."""
-        raise NotImplementedError
+        raise UsageError(f"--do_predict: {type(self).__name__} has no prediction step")
 
     def export(self, model, export_dir: str) -> str:
         """Writes a SavedModel of `model` under `export_dir`; returns its version folder."""
-        raise NotImplementedError
+        raise UsageError(f"--export_dir: {type(self).__name__} has no export (use "
+                         "export_saved_model.py)")

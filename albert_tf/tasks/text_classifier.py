@@ -18,52 +18,16 @@ temporary folder by default), the folder `run_classifier.py --output_dir` would 
 from __future__ import annotations
 
 import contextlib
-
 import json
 import math
 import os
-import re
 import tempfile
 
 from albert_tf.errors import UsageError
-
-# Files looked for in a model folder, in order (the released archives' names first).
-SPM_NAMES = ("30k-clean.model", "spiece.model", "spm.model")
-VOCAB_NAMES = ("vocab_chinese.txt", "vocab.txt")
-_STEP = re.compile(r"^model\.ckpt-(\d+)\.index$")
-
+from albert_tf.model_folder import SPM_NAMES, VOCAB_NAMES, find_checkpoint, first_file
 
 class TextClassifierError(UsageError):
     """Arguments of the Python API that cannot work (the message names the argument)."""
-
-
-def find_checkpoint(folder: str) -> str:
-    """The checkpoint prefix in a model folder: the one its `checkpoint` file names, else
-    `model.ckpt-best`, else the highest `model.ckpt-<step>`, else its only `*.index`."""
-    import tensorflow as tf
-
-    latest = tf.train.latest_checkpoint(folder)
-    if latest:
-        return latest
-    names = sorted(os.listdir(folder))
-    if "model.ckpt-best.index" in names:
-        return os.path.join(folder, "model.ckpt-best")
-    steps = sorted((int(m.group(1)), n[:-len(".index")]) for n in names if (m := _STEP.match(n)))
-    if steps:
-        return os.path.join(folder, steps[-1][1])
-    indexes = [n[:-len(".index")] for n in names if n.endswith(".index")]
-    if len(indexes) == 1:
-        return os.path.join(folder, indexes[0])
-    raise TextClassifierError(
-        f"{folder}: no checkpoint found" if not indexes else
-        f"{folder}: several checkpoints ({', '.join(indexes)}); pass the prefix of one as path")
-
-
-def _first_file(folder: str, names) -> str | None:
-    for name in names:
-        if os.path.isfile(os.path.join(folder, name)):
-            return os.path.join(folder, name)
-    return None
 
 
 class TextClassifier:
@@ -152,14 +116,14 @@ class TextClassifier:
             raise TextClassifierError(f"{path}: neither a model folder nor a checkpoint prefix "
                                       f"(no {path}.index)")
         if albert_config_file is None:
-            albert_config_file = _first_file(folder, ("albert_config.json",))
+            albert_config_file = first_file(folder, ("albert_config.json",))
             if albert_config_file is None:
                 raise TextClassifierError(f"{folder} has no albert_config.json; pass "
                                           "albert_config_file= (a file or a preset name)")
         if not spm_model_file and not vocab_file:
-            spm_model_file = _first_file(folder, SPM_NAMES)
+            spm_model_file = first_file(folder, SPM_NAMES)
             if spm_model_file is None:
-                vocab_file = _first_file(folder, VOCAB_NAMES)
+                vocab_file = first_file(folder, VOCAB_NAMES)
         return cls(albert_config_file, checkpoint, spm_model_file, vocab_file, labels, num_classes,
                    max_seq_length, output_dir, do_lower_case, seed)
 

@@ -30,9 +30,6 @@ class TextPreprocessorLayer(keras.layers.Layer):
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
 
-    def tokenize(self, strings, preprocess: bool = True) -> tf.RaggedTensor:
-        raise NotImplementedError
-
     def call(self, inputs):
         name = type(self).__name__
         if isinstance(inputs, dict):
