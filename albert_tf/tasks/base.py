@@ -78,6 +78,16 @@ class RunConfig:
                              (" is" if len(missing) == 1 else " are") + " required")
 
 
+@dataclasses.dataclass
+class TextTaskConfig(RunConfig):
+    """The fields of every fine-tuning task that tokenizes raw text."""
+
+    spm_model_file: str | None = None
+    vocab_file: str | None = None
+    do_lower_case: bool = True
+    max_seq_length: int = 512
+
+
 def check_model_inputs(albert_config, max_seq_length: int, vocabulary_size: int | None = None,
                        vocabulary_file: str | None = None) -> None:
     """Before the first step: inputs the model cannot embed are named by flag and config key

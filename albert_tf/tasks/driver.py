@@ -88,10 +88,7 @@ class Driver:
 
     def _run(self) -> dict:
         cfg = self.config
-        if not (cfg.do_train or cfg.do_eval or cfg.do_predict or cfg.export_dir):
-            raise UsageError("At least one of `do_train`, `do_eval`, `do_predict` or "
-                             "`export_dir` must be set.")
-        self.task.validate()
+        self.task.validate()  # each task names what it needs, in the original's words
         logging.info("runtime: %s", self.runtime.describe())
         tf.io.gfile.makedirs(self.output_dir)
         is_chief = self.runtime.is_chief

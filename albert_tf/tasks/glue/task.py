@@ -19,7 +19,7 @@ from albert_tf import tokenization
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
 from albert_tf.models import AlbertClassifier, per_example_loss
-from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task, check_model_inputs
+from albert_tf.tasks.base import ScheduleConfig, Task, TextTaskConfig, check_model_inputs
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog
 from albert_tf.tasks.glue import features as F
@@ -38,19 +38,15 @@ class GlueRunError(UsageError):
 
 
 @dataclasses.dataclass
-class GlueRunConfig(RunConfig):
+class GlueRunConfig(TextTaskConfig):
     """The original `run_classifier.py` flags (same names and defaults)."""
 
     FLAG_NAMES = {"num_train_steps": "train_step", "num_warmup_steps": "warmup_step"}
 
     data_dir: str | None = None
     task_name: str | None = None
-    vocab_file: str | None = None
-    spm_model_file: str | None = None
     cached_dir: str | None = None
     albert_hub_module_handle: str | None = None
-    do_lower_case: bool = True
-    max_seq_length: int = 512
     threshold_to_export: float = float("nan")
     shuffle_buffer: int = 100
     seed: int | None = None

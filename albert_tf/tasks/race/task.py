@@ -14,7 +14,7 @@ from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertMultipleChoice, multiple_choice_loss
 from albert_tf.tasks.race import data
-from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task, check_model_inputs
+from albert_tf.tasks.base import ScheduleConfig, Task, TextTaskConfig, check_model_inputs
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import RunnerEvalLog
 from albert_tf.tasks.inference import inference_fn
@@ -23,20 +23,16 @@ from albert_tf.training.steps import Objective
 
 
 @dataclasses.dataclass
-class RaceRunConfig(RunConfig):
+class RaceRunConfig(TextTaskConfig):
     """The original `run_race.py` flags (same names and defaults)."""
 
     FLAG_NAMES = {"num_train_steps": "train_step", "num_warmup_steps": "warmup_step"}
 
     data_dir: str | None = None
-    spm_model_file: str | None = None
-    vocab_file: str | None = None
     train_file: str | None = None
     eval_file: str | None = None
     predict_file: str | None = None
-    do_lower_case: bool = True
     dropout_prob: float = 0.1
-    max_seq_length: int = 512
     max_qa_length: int = 128
     high_only: bool = False
     middle_only: bool = False

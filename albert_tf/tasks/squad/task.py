@@ -16,7 +16,7 @@ from absl import logging
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
 from albert_tf.models import AlbertSquadV1, AlbertSquadV2, squad_v1_loss, squad_v2_loss
-from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task, check_model_inputs
+from albert_tf.tasks.base import ScheduleConfig, Task, TextTaskConfig, check_model_inputs
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import RunnerEvalLog
 from albert_tf.tasks.inference import inference_fn
@@ -26,18 +26,15 @@ from albert_tf.training.steps import Objective
 
 
 @dataclasses.dataclass
-class SquadRunConfig(RunConfig):
+class SquadRunConfig(TextTaskConfig):
     """The original `run_squad_v1.py` / `run_squad_v2.py` flags (same names and defaults)."""
 
-    spm_model_file: str | None = None
-    vocab_file: str | None = None
     version_2_with_negative: bool = False
     train_file: str | None = None
     predict_file: str | None = None
     train_feature_file: str | None = None
     predict_feature_file: str | None = None
     predict_feature_left_file: str | None = None
-    do_lower_case: bool = True
     max_seq_length: int = 384
     doc_stride: int = 128
     max_query_length: int = 64
