@@ -175,6 +175,26 @@ def load_tf1_checkpoint(model, ckpt_prefix, init_from_group0: bool = False) -> L
         reader = tf.train.load_checkpoint(ckpt_prefix)
     except Exception as error:  # a corrupt index raises DataLossError and friends
         raise CheckpointError(f"cannot read checkpoint {ckpt_prefix}: {error}") from None
+    return load_tf1_weights(model, reader, ckpt_prefix, init_from_group0)
+
+
+class ArrayReader:
+    """TF1-named numpy arrays behind a checkpoint reader's two methods, so weights converted
+    from another format load through the same table and checks as a TF1 checkpoint."""
+
+    def __init__(self, arrays):
+        self.arrays = arrays
+
+    def get_variable_to_shape_map(self):
+        return {name: list(np.shape(value)) for name, value in self.arrays.items()}
+
+    def get_tensor(self, name):
+        return np.asarray(self.arrays[name])
+
+
+def load_tf1_weights(model, reader, ckpt_prefix, init_from_group0: bool = False) -> LoadReport:
+    """`load_tf1_checkpoint` over any reader with `get_variable_to_shape_map` and `get_tensor`
+    (a TF checkpoint reader or an `ArrayReader`); `ckpt_prefix` names the source in errors."""
     shapes = reader.get_variable_to_shape_map()
     scope = _scope_prefix(shapes)
     config = model.config

@@ -1,0 +1,61 @@
+"""Reader for TF1 checkpoints (the original's, a TF-Hub v1 module's variables) and ours."""
+
+from __future__ import annotations
+
+import os
+
+import tensorflow as tf
+
+from albert_tf.convert.source import WeightSource, register_reader
+from albert_tf.model_folder import SPM_NAMES, VOCAB_NAMES, first_file
+
+
+def _is_checkpoint(path: str) -> bool:
+    if tf.io.gfile.exists(path + ".index"):
+        return True
+    return tf.io.gfile.isdir(path) and tf.train.latest_checkpoint(path) is not None
+
+
+def _is_tfhub_module(path: str) -> bool:
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, "tfhub_module.pb"))
+
+
+def read_checkpoint(path: str) -> WeightSource:
+    """A checkpoint prefix or folder: the original's TF1 names (`format="tf1"`) are read lazily
+    by the loader from `checkpoint_prefix`; ours (`format="albert_tf"`) likewise. Config and
+    tokenizer files are taken from the folder when it has them (a run's output_dir)."""
+    from albert_tf.training.checkpoints import is_tf1_checkpoint, resolve_checkpoint
+
+    prefix = resolve_checkpoint(path)
+    folder = path if tf.io.gfile.isdir(path) else os.path.dirname(prefix) or "."
+    config = None
+    config_file = os.path.join(folder, "albert_config.json")
+    if tf.io.gfile.exists(config_file):
+        from albert_tf.config import AlbertConfig
+        config = AlbertConfig.from_json_file(config_file)
+    return WeightSource(
+        path=path, format="tf1" if is_tf1_checkpoint(prefix) else "albert_tf", config=config,
+        checkpoint_prefix=prefix, spm_model_file=first_file(folder, SPM_NAMES),
+        vocab_file=first_file(folder, VOCAB_NAMES))
+
+
+def read_tfhub_module(path: str) -> WeightSource:
+    """A TF-Hub v1 module folder: its variables are a TF1 checkpoint under `module/` (the loader
+    strips the scope), its SentencePiece model sits in `assets/`."""
+    assets = os.path.join(path, "assets")
+    source = read_checkpoint(os.path.join(path, "variables", "variables"))
+    source.path, source.format = path, "tfhub"
+    source.spm_model_file = first_file(assets, SPM_NAMES) or _any_spm(assets)
+    source.vocab_file = first_file(assets, VOCAB_NAMES)
+    return source
+
+
+def _any_spm(folder):
+    if not os.path.isdir(folder):
+        return None
+    models = sorted(n for n in os.listdir(folder) if n.endswith(".model"))
+    return os.path.join(folder, models[0]) if len(models) == 1 else None
+
+
+register_reader("tfhub", _is_tfhub_module, read_tfhub_module)
+register_reader("checkpoint", _is_checkpoint, read_checkpoint)
