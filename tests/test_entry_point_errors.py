@@ -169,7 +169,7 @@ CASES = [
     ("squad-wordpiece-vocab-without-unk",
      lambda p: [a if not a.startswith("--spm_model_file") else
                 f"--vocab_file={p['root'] / 'text.txt'}"
-                for a in _squad(p, "--do_train", f"--export_dir={p['root'] / 'squad_export'}")],
+                for a in _squad(p, f"--export_dir={p['root'] / 'squad_export'}")],
      ["text.txt", "[UNK]"]),
     ("squad-no-tokenizer",
      lambda p: [a for a in _squad(p, "--do_train") if not a.startswith("--spm_model_file")],
