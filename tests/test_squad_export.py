@@ -163,14 +163,19 @@ def _python_answers(model, examples, pieces, seq, query, answer, version_2):
         results = [postprocess.RawResultV2(f.unique_id, *(out[k][i].tolist() for k in (
             "start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index")),
             float(out["cls_logits"][i])) for i, f in enumerate(feats)]
-        postprocess.accumulate_predictions_v2(result_dict, {}, examples, feats, results, seq,
-                                              answer, model.start_n_top, model.end_n_top)
-        return postprocess.write_predictions_v2(result_dict, {i: [0.0] for i in range(len(examples))},
-                                                examples, feats, results, seq, answer)[0], feats
+        cls_dict = {}
+        postprocess.accumulate_predictions_v2(result_dict, cls_dict, examples, feats, results,
+                                              seq, answer, model.start_n_top, model.end_n_top)
+        # No null threshold: every question answered, as answer_text does (null_score apart).
+        predictions = postprocess.write_predictions_v2(result_dict, cls_dict, examples, feats,
+                                                       results, seq, answer)[0]
+        return predictions, feats
     results = [postprocess.RawResult(f.unique_id, out["start_logits"][i].tolist(),
                                      out["end_logits"][i].tolist()) for i, f in enumerate(feats)]
     postprocess.accumulate_predictions_v1(result_dict, examples, feats, results, seq, answer)
-    return postprocess.write_predictions_v1(result_dict, examples, feats, results, seq, answer)[0], feats
+    predictions = postprocess.write_predictions_v1(result_dict, examples, feats, results, seq,
+                                                   answer)[0]
+    return predictions, feats
 
 
 @pytest.mark.parametrize("version_2", [False, True])
@@ -180,7 +185,8 @@ def test_wordpiece_answer_text_is_the_python_prediction(version_2, data_dir, tmp
     squad = _wordpiece_squad(data_dir)
     vocab_file = str(tmp_path / "vocab.txt")
     size = len(_wordpiece_vocab(vocab_file, squad))
-    config = AlbertConfig(**{**CONFIG.to_dict(), "vocab_size": size, "max_position_embeddings": 192})
+    config = AlbertConfig(**{**CONFIG.to_dict(), "vocab_size": size,
+                             "max_position_embeddings": 192})
     tf.keras.utils.set_random_seed(1)
     model = AlbertSquadV2(config, 3, 2) if version_2 else AlbertSquadV1(config)
     examples = reader.examples_from_json(squad, False)
@@ -212,13 +218,15 @@ def test_run_squad_exports_a_wordpiece_model(data_dir, tmp_path):
     squad = _wordpiece_squad(data_dir)
     (tmp_path / "predict.json").write_text(json.dumps(squad))
     size = len(_wordpiece_vocab(tmp_path / "vocab.txt", squad))
-    config = AlbertConfig(**{**CONFIG.to_dict(), "vocab_size": size, "max_position_embeddings": 192})
+    config = AlbertConfig(**{**CONFIG.to_dict(), "vocab_size": size,
+                             "max_position_embeddings": 192})
     config.to_json_file(tmp_path / "albert_config.json")
     tf.keras.utils.set_random_seed(2)
     model = AlbertSquadV1(config)
     model({k: tf.zeros([1, 8], tf.int32) for k in ("input_ids", "input_mask", "segment_ids")})
     init = save_tf1_checkpoint(model, str(tmp_path / "init" / "model.ckpt"))
-    subprocess.run([sys.executable, "run_squad.py", f"--albert_config_file={tmp_path / 'albert_config.json'}",
+    subprocess.run([sys.executable, "run_squad.py",
+                    f"--albert_config_file={tmp_path / 'albert_config.json'}",
                     f"--vocab_file={tmp_path / 'vocab.txt'}", f"--output_dir={tmp_path / 'out'}",
                     f"--predict_file={tmp_path / 'predict.json'}", f"--init_checkpoint={init}",
                     f"--predict_feature_file={tmp_path / 'p.tfrecord'}",

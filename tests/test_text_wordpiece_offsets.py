@@ -13,9 +13,12 @@ from support.wordpiece_vocab import build_vocab
 # Accents (stripped), mixed case, CJK with and without spaces, full-width and curly
 # punctuation, Unicode spaces, format characters, final sigma, emoji.
 CRAFTED = [
-    "The Café “Zürich” opened on 3 May 1999 with 1,000.5 litres of ÉCOLE-grade naïve coffee.",
-    "北京是中华人民共和国的首都，Beijing（北京）is its CAPITAL; 上海 is bigger. 我爱你！",
-    "Straße ΟΛΟΣ résumé\u00a0Ångström a\u200bb\ttab\nline Mixed-CASE McDonald's x²",
+    "The Café “Zürich” opened on 3 May 1999 with 1,000.5 litres of ÉCOLE-grade naïve "
+    "coffee.",
+    "北京是中华人民共和国的首都，Beijing（北京）is its CAPITAL; 上海 is bigger. "
+    "我爱你！",
+    "Straße ΟΛΟΣ résumé\u00a0Ångström a\u200bb\ttab\nline "
+    "Mixed-CASE McDonald's x²",
     "smile 😀 ok, «quoted» ¿qué? ¡sí! İstanbul e\u0301\u0327 end",
     "", " \t ",
 ]
