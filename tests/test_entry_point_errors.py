@@ -166,11 +166,11 @@ CASES = [
      lambda p: ["run_race.py", f"--data_dir={p['root']}", f"--output_dir={p['root'] / 'race_out'}",
                 f"--albert_config_file={p['root'] / 'config.json'}"],
      ["--spm_model_file", "--vocab_file"]),
-    ("squad-wordpiece-export-refused",
+    ("squad-wordpiece-vocab-without-unk",
      lambda p: [a if not a.startswith("--spm_model_file") else
                 f"--vocab_file={p['root'] / 'text.txt'}"
-                for a in _squad(p, "--do_train", f"--export_dir={p['root'] / 'squad_export'}")],
-     ["--export_dir", "--spm_model_file"]),
+                for a in _squad(p, f"--export_dir={p['root'] / 'squad_export'}")],
+     ["text.txt", "[UNK]"]),
     ("squad-no-tokenizer",
      lambda p: [a for a in _squad(p, "--do_train") if not a.startswith("--spm_model_file")],
      ["--spm_model_file", "--vocab_file"]),

@@ -112,3 +112,132 @@ def test_answer_text_refuses_mismatched_batches_and_non_utf8(spm_model):
         module.answer_text(tf.constant(QUESTIONS), tf.constant(CONTEXTS[:1]))
     with pytest.raises(tf.errors.InvalidArgumentError, match="context is not valid UTF-8"):
         module.answer_text(tf.constant(QUESTIONS[:1]), tf.constant([b"caf\xe9 au lait"]))
+
+
+# WordPiece (the Chinese models: --vocab_file alone). Accents, mixed case, CJK with and without
+# spaces, full-width punctuation: the answers must be the exact context text, as the Python
+# post-processing cuts it out.
+CRAFTED_SQUAD = {"title": "Crafted", "paragraphs": [
+    {"context": "Das Café „Zürich“ in MÜNCHEN wurde 1999 von Ångström & Søren McDonald eröffnet; "
+                "résumé: naïve ÉCOLE-style coffee, 1,000.5 litres.",
+     "qas": [{"id": "crafted-1", "question": "Who opened the Café?",
+              "answers": [{"text": "Ångström & Søren McDonald", "answer_start": 51}]}]},
+    {"context": "北京是中华人民共和国的首都，Beijing（北京）is its CAPITAL; 上海 is bigger. "
+                "我爱你！ The Forbidden City (紫禁城) lies in Dōngchéng.",
+     "qas": [{"id": "crafted-2", "question": "什么是中国的首都？",
+              "answers": [{"text": "北京", "answer_start": 0}]}]}]}
+
+
+def _wordpiece_squad(data_dir, paragraphs=6):
+    """A SQuAD dict: the first short dev-v1.1 paragraphs (one question each; they fit one
+    window below) and the crafted article."""
+    data = reader.load_squad_json(data_dir / "squad" / "v1.1" / "dev-v1.1.json")
+    short = [dict(p, qas=p["qas"][:1]) for a in data["data"] for p in a["paragraphs"]
+             if len(p["context"]) < 450][:paragraphs]
+    return {"version": "1.1", "data": [{"title": "Dev", "paragraphs": short}, CRAFTED_SQUAD]}
+
+
+def _wordpiece_vocab(path, squad):
+    from albert_tf.tokenization import preprocess_text
+    from support.wordpiece_vocab import build_vocab
+
+    texts = [preprocess_text(t) for a in squad["data"] for p in a["paragraphs"]
+             for t in [p["context"]] + [q["question"] for q in p["qas"]]]
+    return build_vocab(path, texts, words=2000)
+
+
+def _python_answers(model, examples, pieces, seq, query, answer, version_2):
+    """run_squad's prediction path: features, model outputs, n-best, text from the context
+    (n_best_size = every position, so the best valid span is found wherever it ranks)."""
+    from albert_tf.tasks.squad import postprocess
+
+    feats = features.convert_examples_to_features(examples, pieces, seq, 32, query, False)
+    assert len(feats) == len(examples)  # one window each: the served path reads the first only
+    ids = {k: np.array([getattr(f, k) for f in feats], np.int32)
+           for k in ("input_ids", "input_mask", "segment_ids", "p_mask")}
+    if not version_2:
+        del ids["p_mask"]
+    out = {k: v.numpy() for k, v in model(ids).items()}
+    result_dict = {}
+    if version_2:
+        results = [postprocess.RawResultV2(f.unique_id, *(out[k][i].tolist() for k in (
+            "start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index")),
+            float(out["cls_logits"][i])) for i, f in enumerate(feats)]
+        cls_dict = {}
+        postprocess.accumulate_predictions_v2(result_dict, cls_dict, examples, feats, results,
+                                              seq, answer, model.start_n_top, model.end_n_top)
+        # No null threshold: every question answered, as answer_text does (null_score apart).
+        predictions = postprocess.write_predictions_v2(result_dict, cls_dict, examples, feats,
+                                                       results, seq, answer)[0]
+        return predictions, feats
+    results = [postprocess.RawResult(f.unique_id, out["start_logits"][i].tolist(),
+                                     out["end_logits"][i].tolist()) for i, f in enumerate(feats)]
+    postprocess.accumulate_predictions_v1(result_dict, examples, feats, results, seq, answer)
+    predictions = postprocess.write_predictions_v1(result_dict, examples, feats, results, seq,
+                                                   answer)[0]
+    return predictions, feats
+
+
+@pytest.mark.parametrize("version_2", [False, True])
+def test_wordpiece_answer_text_is_the_python_prediction(version_2, data_dir, tmp_path):
+    from albert_tf.tokenization import WordpiecePieces
+
+    squad = _wordpiece_squad(data_dir)
+    vocab_file = str(tmp_path / "vocab.txt")
+    size = len(_wordpiece_vocab(vocab_file, squad))
+    config = AlbertConfig(**{**CONFIG.to_dict(), "vocab_size": size,
+                             "max_position_embeddings": 192})
+    tf.keras.utils.set_random_seed(1)
+    model = AlbertSquadV2(config, 3, 2) if version_2 else AlbertSquadV1(config)
+    examples = reader.examples_from_json(squad, False)
+    python, feats = _python_answers(model, examples, WordpiecePieces(vocab_file), 192, 24, 8,
+                                    version_2)
+    module = squad_export.SquadServing(model, None, 192, 24, 8, vocab_file=vocab_file)
+    questions = tf.constant([e.question_text for e in examples])
+    contexts = tf.constant([e.paragraph_text for e in examples])
+    packed, _ = module.pack(questions, contexts)
+    for key in ("input_ids", "input_mask", "segment_ids", "p_mask"):
+        np.testing.assert_array_equal(packed[key], [getattr(f, key) for f in feats])
+    served = module.answer_text(questions, contexts)
+    answers = [a.decode() for a in served["answer"].numpy()]
+    assert answers == [python[e.qas_id] for e in examples]
+    assert all(a and a in e.paragraph_text for a, e in zip(answers, examples))
+
+
+def test_run_squad_exports_a_wordpiece_model(data_dir, tmp_path):
+    """`run_squad.py --vocab_file=... --do_predict --export_dir=...`: the export, loaded in a
+    fresh process, answers every question with the text of predictions.json."""
+    import json
+    import subprocess
+    import sys
+
+    from albert_tf.checkpoint import save_tf1_checkpoint
+    from albert_tf.export.verify import verify_in_fresh_process
+    from support.paths import REPO
+
+    squad = _wordpiece_squad(data_dir)
+    (tmp_path / "predict.json").write_text(json.dumps(squad))
+    size = len(_wordpiece_vocab(tmp_path / "vocab.txt", squad))
+    config = AlbertConfig(**{**CONFIG.to_dict(), "vocab_size": size,
+                             "max_position_embeddings": 192})
+    config.to_json_file(tmp_path / "albert_config.json")
+    tf.keras.utils.set_random_seed(2)
+    model = AlbertSquadV1(config)
+    model({k: tf.zeros([1, 8], tf.int32) for k in ("input_ids", "input_mask", "segment_ids")})
+    init = save_tf1_checkpoint(model, str(tmp_path / "init" / "model.ckpt"))
+    subprocess.run([sys.executable, "run_squad.py",
+                    f"--albert_config_file={tmp_path / 'albert_config.json'}",
+                    f"--vocab_file={tmp_path / 'vocab.txt'}", f"--output_dir={tmp_path / 'out'}",
+                    f"--predict_file={tmp_path / 'predict.json'}", f"--init_checkpoint={init}",
+                    f"--predict_feature_file={tmp_path / 'p.tfrecord'}",
+                    f"--predict_feature_left_file={tmp_path / 'p.jsonl'}", "--do_predict",
+                    f"--export_dir={tmp_path / 'export'}", "--max_seq_length=192",
+                    "--max_query_length=24", "--doc_stride=32", "--max_answer_length=8",
+                    "--n_best_size=192"], cwd=REPO, check=True, capture_output=True)
+    predictions = json.loads((tmp_path / "out" / "predictions.json").read_text())
+    examples = reader.examples_from_json(squad, False)
+    served = verify_in_fresh_process(tmp_path / "export" / "1", {"answer_text": {
+        "question": np.array([e.question_text for e in examples]),
+        "context": np.array([e.paragraph_text for e in examples])}})["answer_text"]
+    assert set(served) == {"answer", "score"}
+    assert list(served["answer"]) == [predictions[e.qas_id] for e in examples]

@@ -95,6 +95,13 @@ class WordpiecePreprocessor(TextPreprocessorLayer):
         pieces = self.wordpiece.tokenize(words)  # [B, (words), (pieces)]
         return tf.cast(pieces.merge_dims(1, 2), tf.int32)
 
+    def tokenize_with_offsets(self, strings):
+        """SQuAD's tokenization: the ids of `tokenize(preprocess_text(strings))` with each
+        piece's start and end byte in the raw strings (`wordpiece_offsets`)."""
+        from albert_tf.text import wordpiece_offsets
+
+        return wordpiece_offsets.tokenize_with_offsets(self, strings)
+
 
 def text_preprocessor(max_seq_length: int, do_lower_case: bool = True, spm_model_file=None,
                       vocab_file=None):

@@ -96,12 +96,6 @@ class SquadTask(Task):
         self.config.require("output_dir", "albert_config_file")
         if not self.config.spm_model_file and not self.config.vocab_file:
             raise UsageError("--spm_model_file (or --vocab_file for WordPiece models) is required")
-        if self.config.export_dir and not self.config.spm_model_file:
-            # answer_text tokenizes and detokenizes SentencePiece pieces inside the graph.
-            raise UsageError("--export_dir needs --spm_model_file: the SQuAD export's raw-text "
-                             "signature runs SentencePiece in the graph (WordPiece models: "
-                             "train and predict with --vocab_file, export with run_classifier "
-                             "or export_saved_model)")
         super().validate()
 
     @property
