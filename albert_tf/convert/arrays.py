@@ -98,3 +98,47 @@ def heads_of(arrays: dict) -> tuple:
     if names.SQUAD_V1_HEAD[0][0] in arrays:
         found.append("squad_v1")
     return tuple(found)
+
+
+def _expected_rows(config):
+    """(TF1 name, shape keys) of every encoder and pretraining-head weight for `config`."""
+    rows = [(n, s) for n, _, s in names.EMBEDDINGS + names.POOLER + names.PRETRAINING_HEADS]
+    if config.embedding_size != config.hidden_size:
+        rows += [(n, s) for n, _, s in names.PROJECTION]
+    for g in range(config.num_hidden_groups):
+        for k in range(config.inner_group_num):
+            prefix = names.BLOCK_PREFIX.format(g=g, k=k)
+            rows += [(prefix + n, s) for n, _, s in names.ATTENTION + names.FFN]
+    return rows
+
+
+def check_shapes(arrays: dict, config, label: str) -> None:
+    """Every weight `arrays` holds for this config has the config's shape; a mismatch names the
+    variable, both shapes and the config key (a wrong --albert_config_file)."""
+    for name, keys in _expected_rows(config):
+        if name not in arrays:
+            continue
+        wanted = tuple(k if isinstance(k, int) else
+                       int(k.rpartition("*")[0] or 1) * getattr(config, k.rpartition("*")[2])
+                       for k in keys)
+        have = tuple(np.shape(arrays[name]))
+        if have != wanted:
+            culprits = [k.rpartition("*")[2] for k, a, b in zip(keys, have, wanted)
+                        if isinstance(k, str) and a != b] or [k for k in keys if isinstance(k, str)]
+            hint = ", ".join(f"config key {k} ({getattr(config, k)})" for k in dict.fromkeys(culprits))
+            raise SourceError(f"{label}: variable {name} has shape {list(have)} in the source but "
+                              f"{list(wanted)} for the config; check {hint}")
+
+
+def require(arrays: dict, wanted, label: str) -> None:
+    """Refuses (naming the first) when a weight the target format needs is absent."""
+    missing = [n for n in wanted if n not in arrays]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise SourceError(f"{label}: the source has no {missing[0]}{more}; check "
+                          f"num_hidden_groups and inner_group_num in the config")
+
+
+def encoder_names(config) -> list:
+    """TF1 names of the encoder weights `config` implies."""
+    return [n for n, _ in _expected_rows(config) if not n.startswith("cls/")]

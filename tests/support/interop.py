@@ -50,3 +50,35 @@ def run(model, feed):
 def assert_close(actual, wanted, what, atol=1e-4):
     diff = float(np.max(np.abs(np.asarray(actual) - np.asarray(wanted))))
     assert diff <= atol, f"{what}: max |diff| {diff} > {atol}"
+
+
+def random_source(config, model_cls=None, **head_args):
+    """A `WeightSource` holding the (random, freshly initialised) weights of `model_cls`
+    (default: an AlbertPretrainer) for `config`; also returns the model."""
+    from albert_tf.checkpoint import tf1_weights
+    from albert_tf.convert import WeightSource
+    from albert_tf.convert.arrays import heads_of
+    from albert_tf.models import AlbertPretrainer
+
+    model = (model_cls or AlbertPretrainer)(config, **head_args)
+    arrays = tf1_weights(model)
+    # Biases and LayerNorm start at 0 / 1: move them so a swapped name cannot go unnoticed.
+    rng = np.random.default_rng(5)
+    arrays = {k: (v + rng.normal(0, 0.05, v.shape)).astype("float32") for k, v in arrays.items()}
+    from albert_tf.checkpoint import ArrayReader, load_tf1_weights
+
+    load_tf1_weights(model, ArrayReader(arrays), "random")
+    source = WeightSource(path="random", format="tf1", config=config, arrays=arrays,
+                          heads=heads_of(arrays), num_labels=head_args.get("num_labels"))
+    return source, model
+
+
+def odd_config(**overrides):
+    """Layer groups and inner groups > 1 and odd sizes (what acceptance holds out)."""
+    from albert_tf.config import AlbertConfig
+
+    values = dict(vocab_size=97, embedding_size=12, hidden_size=20, num_hidden_layers=6,
+                  num_hidden_groups=2, inner_group_num=2, num_attention_heads=4,
+                  intermediate_size=31, max_position_embeddings=40, hidden_act="gelu")
+    values.update(overrides)
+    return AlbertConfig(**values)
