@@ -84,11 +84,13 @@ def test_classifier_labels_and_a_head_hf_has_no_place_for(tmp_path):
     ({"down_scale_factor": 2}, "down_scale_factor"),
 ])
 def test_what_hf_cannot_express_is_refused_and_nothing_written(tmp_path, overrides, key):
-    from albert_tf.convert import SourceError
+    import dataclasses
+
+    from albert_tf.convert import SourceError, open_source
     from albert_tf.convert.hf_writer import write_hf
 
-    source, _ = random_source(odd_config())
-    source.config = source.config.replace(**overrides)
+    source = open_source(interop("hf", "classifier"))
+    source = dataclasses.replace(source, config=source.config.replace(**overrides))
     with pytest.raises(SourceError, match=f"config key {key}=.*nothing was written"):
         write_hf(source, tmp_path / "hf")
     assert list(tmp_path.iterdir()) == []

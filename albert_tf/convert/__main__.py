@@ -6,6 +6,8 @@ SRC is anything `open_source` reads (TF1 checkpoint, output_dir, HF folder, kera
 TF-Hub module); `--albert_config_file` / `--spm_model_file` fill in what SRC lacks.
 """
 
+import os
+
 from absl import flags
 
 from albert_tf import cli
@@ -15,17 +17,22 @@ cli.define_flags(__name__, "input output output_format albert_config_file spm_mo
 FLAGS = flags.FLAGS
 
 
+def resolve_path(path):
+    if not path:
+        return None
+    return path if "://" in path else os.path.abspath(os.path.expanduser(path))
+
+
 def main(argv):
     del argv
     from albert_tf.convert import open_source
     from albert_tf.convert.writers import write
-    from albert_tf.export.saved_model import resolve_path
 
     source = open_source(resolve_path(FLAGS.input))
     print(f"read {source.describe()}")
     report = write(source, resolve_path(FLAGS.output), FLAGS.output_format,
-                   config=resolve_path(FLAGS.albert_config_file or None),
-                   spm_model_file=resolve_path(FLAGS.spm_model_file or None))
+                   config=resolve_path(FLAGS.albert_config_file),
+                   spm_model_file=resolve_path(FLAGS.spm_model_file))
     print(report.describe())
 
 
