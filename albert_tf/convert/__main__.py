@@ -28,7 +28,12 @@ def main(argv):
     from albert_tf.convert import open_source
     from albert_tf.convert.writers import write
 
+    from albert_tf.convert.arrays import heads_of, source_arrays
+
     source = open_source(resolve_path(FLAGS.input))
+    if source.arrays is None and source.format != "albert_tf":  # read once, to name its heads
+        source.arrays = source_arrays(source)
+        source.heads = source.heads or heads_of(source.arrays)
     print(f"read {source.describe()}")
     report = write(source, resolve_path(FLAGS.output), FLAGS.output_format,
                    config=resolve_path(FLAGS.albert_config_file),

@@ -15,7 +15,7 @@ from albert_tf.checkpoint_names import BLOCK_PREFIX
 from albert_tf.convert import keras_hub_names as kn
 from albert_tf.convert.arrays import encoder_names, identity_projection, require
 from albert_tf.convert.source import SourceError
-from albert_tf.convert.writing import WriteReport, prepare, refuse_fixed_keys
+from albert_tf.convert.writing import WriteReport, prepare, refuse_fixed_keys, unused_names
 
 
 def check_keras_hub(config) -> None:
@@ -166,7 +166,9 @@ def write_keras_hub(source, output, config=None, spm_model_file=None,
     report = WriteReport(os.fspath(output), "keras_hub",
                          "AlbertTextClassifier" if classifier else kn.BACKBONE_CLASS,
                          ("classifier",) if classifier else (),
-                         tuple(h for h in prepared.heads if h != "classifier"))
+                         tuple(h for h in prepared.heads if h != "classifier"),
+                         unused=unused_names(prepared.arrays, backbone_names + (
+                             ["output_weights", "output_bias"] if classifier else [])))
     if classifier and prepared.spm_model_file is None:
         raise SourceError(f"{source.path}: a keras-hub AlbertTextClassifier preset needs its "
                           f"tokenizer: pass --spm_model_file; nothing was written")
