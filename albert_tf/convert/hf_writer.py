@@ -21,6 +21,8 @@ def architecture_for(heads) -> str:
         return "AlbertForSequenceClassification"
     if "squad_v1" in heads:
         return "AlbertForQuestionAnswering"
+    if "multiple_choice" in heads:
+        return "AlbertForMultipleChoice"
     if "mlm" in heads:
         return "AlbertForPreTraining" if "sop" in heads else "AlbertForMaskedLM"
     return "AlbertModel"
