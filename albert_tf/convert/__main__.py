@@ -12,8 +12,7 @@ from absl import flags
 
 from albert_tf import cli
 
-cli.define_flags(__name__, "input output output_format albert_config_file spm_model_file",
-                 defaults={"output_format": "tf1"})
+cli.define_flags(__name__, "input output output_format albert_config_file spm_model_file")
 FLAGS = flags.FLAGS
 
 
@@ -42,4 +41,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    cli.run(main, required=["input", "output"])
+    cli.run(main, required=["input", "output", "output_format"])
