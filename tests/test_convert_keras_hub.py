@@ -35,6 +35,7 @@ def test_text_classifier_preset_gives_keras_hub_logits():
 
     source = _source("classifier")
     assert source.heads == ("classifier",) and source.num_labels == 4
+    assert source.sequence_length == 20  # keras-hub's preprocessor truncates raw text there
     model, report = loaded(AlbertClassifier, source, num_labels=4)
     assert report.missing == [] and report.unused == []
     assert_close(run(model, inputs())["logits"], expected("keras_hub", "classifier")["logits"],
@@ -63,7 +64,7 @@ def test_raw_text_as_keras_hub_tokenizes_it_gives_its_text_logits():
     want = expected("keras_hub", "classifier")
     tokenizer = FullTokenizer(spm_model_file=source.spm_model_file,
                               do_lower_case=source.do_lower_case)
-    length, ids, mask = 20, [], []
+    length, ids, mask = source.sequence_length, [], []
     for text in want["texts"]:
         pieces = ["[CLS]"] + tokenizer.tokenize(str(text))[:length - 2] + ["[SEP]"]
         row = tokenizer.convert_tokens_to_ids(pieces)

@@ -29,7 +29,7 @@ def test_written_preset_is_what_keras_hub_saved(tmp_path, name, files):
     from albert_tf.convert import open_source
     from albert_tf.convert.keras_hub_writer import write_keras_hub
 
-    write_keras_hub(open_source(interop("keras_hub", name)), tmp_path / "out", sequence_length=20)
+    write_keras_hub(open_source(interop("keras_hub", name)), tmp_path / "out")  # keeps its 20
     for file in files:
         assert _layout(tmp_path / "out" / file) == _layout(interop("keras_hub", name, file)), file
     for file in ["config.json", "tokenizer.json"] + (

@@ -173,11 +173,14 @@ def read_keras_hub(path: str) -> WeightSource:
                      f"{kn.MLM_LAYER_NORM_EPSILON}, ALBERT's with 1e-12: MLM logits differ "
                      f"slightly from keras-hub's",)
     spm = os.path.join(path, SPM)
+    preprocessor = os.path.join(path, "preprocessor.json")
+    length = (_read_json(preprocessor).get("config", {}).get("sequence_length")
+              if os.path.isfile(preprocessor) else None)
     # keras-hub's AlbertTokenizer feeds raw text to SentencePiece: no lower-casing.
     return WeightSource(
         path=path, format="keras_hub", config=config, arrays=arrays, heads=heads,
         num_labels=num_labels, spm_model_file=spm if os.path.isfile(spm) else None,
-        do_lower_case=False, notes=notes)
+        do_lower_case=False, notes=notes, sequence_length=length)
 
 
 register_reader("keras_hub", _is_preset, read_keras_hub)

@@ -228,7 +228,8 @@ def write_keras_hub(source, output, config=None, spm_model_file=None,
         else:
             report.notes.append("no SentencePiece model (pass --spm_model_file): no tokenizer written")
         if classifier:
-            length = sequence_length or min(512, config.max_position_embeddings)
+            length = (sequence_length or source.sequence_length
+                      or min(512, config.max_position_embeddings))
             num_classes = int(arrays["output_weights"].shape[0])
             _json(os.path.join(tmp, "task.json"), task_config(config, num_classes, length))
             _json(os.path.join(tmp, "preprocessor.json"), preprocessor_config(length))
