@@ -65,14 +65,15 @@ def test_pretraining_checkpoint_warm_starts_a_task_model(tmp_path):
     classifier = AlbertClassifier(config, 2)
     head = classifier.output_weights.numpy().copy()
     message = init_from_checkpoint(classifier, str(tmp_path / "run"))
-    assert "encoder restored" in message and "heads" not in message
+    assert "encoder restored" in message and "heads loaded: none" in message
+    assert "not used: mlm, sop" in message and "left at their init): classifier" in message
     for a, b in zip(classifier.encoder.weights, pretrainer.encoder.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     np.testing.assert_array_equal(classifier.output_weights.numpy(), head)
     # A classifier checkpoint restores the head as well.
     CheckpointState(tmp_path / "cls", classifier, create_optimizer(1e-3, 10, 1, "adamw")).save(step=1)
     again = AlbertClassifier(config, 2)
-    assert "output_weights" in init_from_checkpoint(again, str(tmp_path / "cls"))
+    assert "heads loaded: classifier" in init_from_checkpoint(again, str(tmp_path / "cls"))
     np.testing.assert_array_equal(again.output_weights.numpy(), head)
 
 
