@@ -1,5 +1,6 @@
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -110,6 +111,9 @@ def test_cli_relative_paths_are_verified_and_published_once(tmp_path):
 
 def test_cli_errors_are_one_line_and_write_nothing(tmp_path):
     _tiny_tf1_checkpoint(tmp_path / "model")
+    (tmp_path / "bare").mkdir()  # the same checkpoint without its albert_config.json
+    for path in (tmp_path / "model").glob("model.ckpt*"):
+        shutil.copy(path, tmp_path / "bare" / path.name)
     wide = tmp_path / "wide.json"
     wide.write_text(AlbertConfig.from_dict({**_tiny().to_dict(), "embedding_size": 4}).to_json_string())
     cases = {
@@ -117,8 +121,11 @@ def test_cli_errors_are_one_line_and_write_nothing(tmp_path):
         ("--albert_config_file=model/albert_config.json", "--init_checkpoint=wide.json",
          "--export_dir=exports"): ["error: ", str(wide)],
         # config/checkpoint mismatch: variable, both shapes, config key
-        ("--albert_config_file=wide.json", "--init_checkpoint=model/model.ckpt",
+        ("--albert_config_file=wide.json", "--init_checkpoint=bare/model.ckpt",
          "--export_dir=exports"): ["error: ", "in the checkpoint but", "embedding_size"],
+        # the flag's config contradicts the one beside the checkpoint: names the key
+        ("--albert_config_file=wide.json", "--init_checkpoint=model/model.ckpt",
+         "--export_dir=exports"): ["error: ", "says embedding_size=4", "embedding_size=8"],
         # no --export_dir: names the flag
         ("--albert_config_file=wide.json", "--init_checkpoint=model/model.ckpt"):
             ["error: ", "--export_dir"],

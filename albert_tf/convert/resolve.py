@@ -70,11 +70,13 @@ def _check_same_file(flag, given, held, source):
 
 
 def resolve_model_files(init_checkpoint=None, albert_config_file=None, spm_model_file=None,
-                        vocab_file=None, need_tokenizer: bool = True) -> ModelFiles:
-    """The config and tokenizer files of a run (see the module docstring)."""
+                        vocab_file=None, need_tokenizer: bool = True,
+                        source: WeightSource | None = None) -> ModelFiles:
+    """The config and tokenizer files of a run (see the module docstring); `source` is the
+    already opened `init_checkpoint`, if any."""
     from albert_tf.config import AlbertConfig
 
-    source = _source_or_none(init_checkpoint)
+    source = source or _source_or_none(init_checkpoint)
     taken = []
     if albert_config_file:
         config = AlbertConfig.from_json_file(albert_config_file)

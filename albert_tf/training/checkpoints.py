@@ -169,9 +169,9 @@ def init_from_checkpoint(model, path, init_from_group0=False, require_head=False
     not hold (a pretraining checkpoint) is refused rather than used with an untrained head.
     """
     from albert_tf.checkpoint import ArrayReader, load_tf1_checkpoint, load_tf1_weights
-    from albert_tf.convert.source import open_source
+    from albert_tf.convert.source import WeightSource, open_source
 
-    source = open_source(path)
+    source = path if isinstance(path, WeightSource) else open_source(path)
     if source.arrays is not None or source.format != "albert_tf":
         if source.arrays is not None:
             report = load_tf1_weights(model, ArrayReader(source.arrays), source.path,
