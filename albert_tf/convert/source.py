@@ -47,10 +47,16 @@ class WeightSource:
     spm_model_file: str | None = None
     vocab_file: str | None = None
     do_lower_case: bool | None = None
+    # TF1 names the reader made up because the format has no such weight (HF's QA and MLM
+    # models have no pooler: zeros, which the span/MLM outputs never read).
+    filled: tuple = ()
 
     def describe(self) -> str:
         heads = ", ".join(self.heads) if self.heads else "none"
-        return f"{self.format} weights from {self.path} (heads: {heads})"
+        text = f"{self.format} weights from {self.path} (heads: {heads})"
+        if self.filled:
+            text += f"; not in the source, set to zeros: {', '.join(self.filled)}"
+        return text
 
 
 # Readers in the order they are tried: (name, detector(path) -> bool, reader(path) -> source).
@@ -78,4 +84,5 @@ def open_source(path) -> WeightSource:
 def _load_readers() -> None:
     # Importing a format module registers its reader; the TF1 one is last (it claims any folder
     # with a checkpoint in it).
+    from albert_tf.convert import hf, keras_hub  # noqa: F401  (before tf1: see above)
     from albert_tf.convert import tf1  # noqa: F401

@@ -1,0 +1,144 @@
+"""What readers and writers of every format share: the E→H projection when E == H, the pooler
+some formats lack, and a source's TF1-named arrays whatever it was read from."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from albert_tf import checkpoint_names as names
+from albert_tf.convert.source import SourceError
+
+PROJECTION_KERNEL, PROJECTION_BIAS = (row[0] for row in names.PROJECTION)
+POOLER_KERNEL, POOLER_BIAS = (row[0] for row in names.POOLER)
+
+
+def drop_identity_projection(arrays: dict, config, label: str) -> None:
+    """HF and keras-hub always hold an E→H projection; the original (and our model) has none
+    when embedding_size == hidden_size. An identity projection (what our writers emit then) is
+    dropped; any other cannot be expressed and is refused, naming the config key."""
+    if config.embedding_size != config.hidden_size or PROJECTION_KERNEL not in arrays:
+        return
+    kernel, bias = arrays[PROJECTION_KERNEL], arrays.get(PROJECTION_BIAS)
+    identity = np.eye(config.hidden_size, dtype=np.float32)
+    if (kernel.shape == identity.shape and np.allclose(kernel, identity, atol=1e-6)
+            and (bias is None or np.allclose(bias, 0.0, atol=1e-6))):
+        del arrays[PROJECTION_KERNEL]
+        arrays.pop(PROJECTION_BIAS, None)
+        return
+    raise SourceError(
+        f"{label}: embedding_size == hidden_size ({config.hidden_size}) but the weights hold a "
+        f"trained embedding_hidden_mapping_in projection, which an ALBERT model with equal sizes "
+        f"does not have (config key embedding_size)")
+
+
+def identity_projection(config) -> dict:
+    """The E→H projection HF and keras-hub need when our model has none (E == H): identity."""
+    return {PROJECTION_KERNEL: np.eye(config.hidden_size, dtype=np.float32),
+            PROJECTION_BIAS: np.zeros((config.hidden_size,), np.float32)}
+
+
+def fill_pooler(arrays: dict, config) -> tuple:
+    """Zeros for a pooler the source lacks (our encoder always has one); the names filled."""
+    if POOLER_KERNEL in arrays:
+        return ()
+    h = config.hidden_size
+    arrays[POOLER_KERNEL] = np.zeros((h, h), np.float32)
+    arrays[POOLER_BIAS] = np.zeros((h,), np.float32)
+    return (POOLER_KERNEL, POOLER_BIAS)
+
+
+def source_arrays(source) -> dict:
+    """{TF1 name: float32 array} of a `WeightSource`: its arrays, or every model variable of
+    its TF1 checkpoint with the TF-Hub `module/` scope stripped (slots and step left out).
+    Our own training checkpoints are read through the model (`albert_tf_arrays`)."""
+    if source.arrays is not None:
+        return dict(source.arrays)
+    if source.format == "albert_tf":
+        return albert_tf_arrays(source)
+    import tensorflow as tf
+
+    from albert_tf.checkpoint import _is_ignored, _scope_prefix
+
+    reader = tf.train.load_checkpoint(source.checkpoint_prefix)
+    shapes = reader.get_variable_to_shape_map()
+    scope = _scope_prefix(shapes)
+    return {n[len(scope):]: np.asarray(reader.get_tensor(n), np.float32) for n in shapes
+            if n.startswith(scope) and not _is_ignored(n)}
+
+
+def albert_tf_arrays(source) -> dict:
+    """One of our training checkpoints as TF1 arrays: the encoder, plus the pretraining heads
+    when the checkpoint has them (task heads of our checkpoints are not converted)."""
+    import tensorflow as tf
+
+    from albert_tf.checkpoint import tf1_weights
+    from albert_tf.models import AlbertModel, AlbertPretrainer
+    from albert_tf.training.checkpoints import init_from_checkpoint
+
+    if source.config is None:
+        raise SourceError(f"{source.path}: needs an ALBERT config (--albert_config_file)")
+    saved = tf.train.load_checkpoint(source.checkpoint_prefix).get_variable_to_shape_map()
+    if any(n.startswith("model/masked_lm/") for n in saved):
+        model = AlbertPretrainer(source.config)
+    else:
+        model = AlbertModel(source.config)
+    init_from_checkpoint(model, source.checkpoint_prefix)
+    return {k: v.astype(np.float32) for k, v in tf1_weights(model).items()}
+
+
+def heads_of(arrays: dict) -> tuple:
+    """The heads (`source.HEADS` names) whose TF1 weights `arrays` holds."""
+    found = []
+    if names.PRETRAINING_HEADS[0][0] in arrays:
+        found.append("mlm")
+    if names.PRETRAINING_HEADS[-1][0] in arrays:
+        found.append("sop")
+    if names.CLASSIFIER_HEAD[0][0] in arrays:
+        found.append("classifier")
+    if names.SQUAD_V1_HEAD[0][0] in arrays:
+        found.append("squad_v1")
+    return tuple(found)
+
+
+def _expected_rows(config):
+    """(TF1 name, shape keys) of every encoder and pretraining-head weight for `config`."""
+    rows = [(n, s) for n, _, s in names.EMBEDDINGS + names.POOLER + names.PRETRAINING_HEADS]
+    if config.embedding_size != config.hidden_size:
+        rows += [(n, s) for n, _, s in names.PROJECTION]
+    for g in range(config.num_hidden_groups):
+        for k in range(config.inner_group_num):
+            prefix = names.BLOCK_PREFIX.format(g=g, k=k)
+            rows += [(prefix + n, s) for n, _, s in names.ATTENTION + names.FFN]
+    return rows
+
+
+def check_shapes(arrays: dict, config, label: str) -> None:
+    """Every weight `arrays` holds for this config has the config's shape; a mismatch names the
+    variable, both shapes and the config key (a wrong --albert_config_file)."""
+    for name, keys in _expected_rows(config):
+        if name not in arrays:
+            continue
+        wanted = tuple(k if isinstance(k, int) else
+                       int(k.rpartition("*")[0] or 1) * getattr(config, k.rpartition("*")[2])
+                       for k in keys)
+        have = tuple(np.shape(arrays[name]))
+        if have != wanted:
+            culprits = [k.rpartition("*")[2] for k, a, b in zip(keys, have, wanted)
+                        if isinstance(k, str) and a != b] or [k for k in keys if isinstance(k, str)]
+            hint = ", ".join(f"config key {k} ({getattr(config, k)})" for k in dict.fromkeys(culprits))
+            raise SourceError(f"{label}: variable {name} has shape {list(have)} in the source but "
+                              f"{list(wanted)} for the config; check {hint}")
+
+
+def require(arrays: dict, wanted, label: str) -> None:
+    """Refuses (naming the first) when a weight the target format needs is absent."""
+    missing = [n for n in wanted if n not in arrays]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise SourceError(f"{label}: the source has no {missing[0]}{more}; check "
+                          f"num_hidden_groups and inner_group_num in the config")
+
+
+def encoder_names(config) -> list:
+    """TF1 names of the encoder weights `config` implies."""
+    return [n for n, _ in _expected_rows(config) if not n.startswith("cls/")]

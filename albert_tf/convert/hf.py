@@ -1,0 +1,183 @@
+"""Reader for Hugging Face ALBERT folders (`config.json` with `model_type: albert`, weights in
+`model.safetensors` (or shards), or `pytorch_model.bin` when torch is installed)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from albert_tf.convert import hf_names as hn
+from albert_tf.convert.arrays import drop_identity_projection, fill_pooler
+from albert_tf.convert.source import SourceError, WeightSource, register_reader
+
+CONFIG = "config.json"
+SAFETENSORS = "model.safetensors"
+SAFETENSORS_INDEX = "model.safetensors.index.json"
+TORCH_BIN = "pytorch_model.bin"
+SPM = "spiece.model"
+
+
+def _read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as error:
+        raise SourceError(f"{path}: cannot read it as JSON ({error})") from None
+
+
+def _is_hf_folder(path: str) -> bool:
+    config = os.path.join(path, CONFIG)
+    if not (os.path.isdir(path) and os.path.isfile(config)):
+        return False
+    try:
+        with open(config, encoding="utf-8") as f:
+            return "model_type" in json.load(f)
+    except (OSError, ValueError):
+        return False
+
+
+def config_from_hf(values: dict, label: str):
+    """The `AlbertConfig` of an HF config dict; keys HF has and we cannot honour are refused
+    by name."""
+    from albert_tf.config import AlbertConfig, ConfigError
+
+    act = values.get("hidden_act", "gelu_new")
+    if not isinstance(act, str) or act not in hn.ACTIVATIONS_IN:
+        hint = (" (HF `gelu` is the exact erf form; ALBERT and albert-tf compute the tanh form, "
+                "HF `gelu_new`)" if act == "gelu" else "")
+        raise SourceError(f"{label}: config key hidden_act {act!r} is not supported{hint}; "
+                          f"supported: {', '.join(hn.ACTIVATIONS_IN)}")
+    eps = values.get("layer_norm_eps", hn.LAYER_NORM_EPS)
+    if not np.isclose(eps, hn.LAYER_NORM_EPS, rtol=1e-3, atol=0):
+        raise SourceError(f"{label}: config key layer_norm_eps is {eps}; ALBERT uses "
+                          f"{hn.LAYER_NORM_EPS}")
+    position = values.get("position_embedding_type", "absolute")
+    if position != "absolute":
+        raise SourceError(f"{label}: config key position_embedding_type is {position!r}; only "
+                          f"'absolute' is ALBERT's")
+    fields = {k: values.get(k, default) for k, default in hn.CONFIG_KEYS.items()}
+    fields["hidden_act"] = hn.ACTIVATIONS_IN[act]
+    try:
+        return AlbertConfig.from_dict(fields, source=label)
+    except ConfigError as error:
+        raise SourceError(str(error)) from None
+
+
+def _load_safetensors(path):
+    from safetensors.numpy import load_file
+
+    try:
+        return load_file(path)
+    except Exception as error:  # safetensors raises its own SafetensorError, and TypeError for bf16
+        raise SourceError(f"{path}: cannot read it as safetensors ({error})") from None
+
+
+def _load_torch(path):
+    try:
+        import torch  # only for pickled weights; never a dependency of albert-tf
+    except ImportError:
+        raise SourceError(
+            f"{path}: PyTorch pickles need torch to read (pip install torch), or save the model "
+            f"with safetensors (save_pretrained(..., safe_serialization=True))") from None
+    # weights_only: a pickle can run code; this loads tensors and nothing else.
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    return {k: v.float().numpy() for k, v in state.items()}
+
+
+def load_hf_tensors(folder: str) -> dict:
+    """{HF name: array} from the folder's safetensors file(s) or pytorch_model.bin."""
+    single = os.path.join(folder, SAFETENSORS)
+    index = os.path.join(folder, SAFETENSORS_INDEX)
+    if os.path.isfile(single):
+        return _load_safetensors(single)
+    if os.path.isfile(index):
+        tensors = {}
+        for shard in sorted(set(_read_json(index).get("weight_map", {}).values())):
+            tensors.update(_load_safetensors(os.path.join(folder, shard)))
+        return tensors
+    if os.path.isfile(os.path.join(folder, TORCH_BIN)):
+        return _load_torch(os.path.join(folder, TORCH_BIN))
+    raise SourceError(f"{folder}: no {SAFETENSORS}, {SAFETENSORS_INDEX} or {TORCH_BIN}")
+
+
+def _encoder_prefix(tensors) -> str:
+    return hn.ENCODER_PREFIX if any(k.startswith(hn.ENCODER_PREFIX) for k in tensors) else ""
+
+
+def hf_to_tf1(tensors: dict, config, label: str) -> tuple[dict, tuple]:
+    """TF1-named float32 arrays and the heads found. Names no row maps are passed through
+    unchanged, so the loader reports them as unused."""
+    tensors = dict(tensors)
+    prefix = _encoder_prefix(tensors)
+    rows = [(prefix + h, t, tr) for h, t, tr in
+            hn.EMBEDDINGS + hn.PROJECTION + tuple(
+                hn.block_rows(config.num_hidden_groups, config.inner_group_num)) + hn.POOLER]
+    heads = [head for head, head_rows in hn.HEADS.items() if head_rows[0][0] in tensors]
+    for head in heads:
+        rows += hn.HEADS[head]
+    arrays = {}
+    for hf_name, tf1_name, transpose in rows:
+        if hf_name not in tensors:
+            continue
+        value = np.asarray(tensors.pop(hf_name), np.float32)
+        arrays[tf1_name] = np.ascontiguousarray(value.T) if transpose else value
+    for name, tied in hn.TIED.items():
+        if name in tensors:
+            value = tensors.pop(name)
+            reference = arrays.get(tied)
+            if reference is not None and not (value.shape == reference.shape
+                                              and np.allclose(value, reference)):
+                raise SourceError(
+                    f"{label}: {name} differs from {tied}: an untied MLM decoder, which ALBERT "
+                    f"does not have (config key tie_word_embeddings)")
+    for name in list(tensors):
+        if name.endswith(hn.BUFFERS):
+            tensors.pop(name)
+    arrays.update({name: np.asarray(value) for name, value in tensors.items()})
+    return arrays, tuple(heads)
+
+
+def _labels(values, num_labels):
+    id2label = values.get("id2label")
+    if not isinstance(id2label, dict):
+        return None
+    try:
+        labels = [id2label.get(str(i), id2label.get(i)) for i in range(num_labels)]
+    except AttributeError:
+        return None
+    return labels if all(isinstance(x, str) for x in labels) else None
+
+
+def _do_lower_case(folder):
+    # HF's AlbertTokenizer lower-cases unless its tokenizer_config.json says otherwise.
+    path = os.path.join(folder, "tokenizer_config.json")
+    if os.path.isfile(path):
+        return bool(_read_json(path).get("do_lower_case", True))
+    return True
+
+
+def read_hf(path: str) -> WeightSource:
+    """An HF ALBERT folder as a `WeightSource` (TF1 names; see `hf_names`)."""
+    label = os.path.join(path, CONFIG)
+    values = _read_json(label)
+    if values.get("model_type") != "albert":
+        raise SourceError(f"{label}: model_type is {values.get('model_type')!r}; only 'albert' "
+                          f"models can be read")
+    config = config_from_hf(values, label)
+    arrays, heads = hf_to_tf1(load_hf_tensors(path), config, path)
+    drop_identity_projection(arrays, config, path)
+    filled = fill_pooler(arrays, config)
+    num_labels = labels = None
+    if "classifier" in heads:
+        num_labels = int(arrays["output_weights"].shape[0])
+        labels = _labels(values, num_labels)
+    spm = os.path.join(path, SPM)
+    return WeightSource(
+        path=path, format="hf", config=config, arrays=arrays, heads=heads, num_labels=num_labels,
+        labels=labels, spm_model_file=spm if os.path.isfile(spm) else None,
+        do_lower_case=_do_lower_case(path), filled=filled)
+
+
+register_reader("hf", _is_hf_folder, read_hf)

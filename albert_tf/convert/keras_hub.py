@@ -1,0 +1,151 @@
+"""Reader for keras-hub ALBERT presets (`config.json` naming `AlbertBackbone`,
+`model.weights.h5`; tasks add `task.json` + `task.weights.h5`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import numpy as np
+
+from albert_tf.checkpoint_names import BLOCK_PREFIX
+from albert_tf.convert import keras_hub_names as kn
+from albert_tf.convert.arrays import drop_identity_projection
+from albert_tf.convert.source import SourceError, WeightSource, register_reader
+
+CONFIG, WEIGHTS, TASK, TASK_WEIGHTS = "config.json", "model.weights.h5", "task.json", "task.weights.h5"
+SPM = os.path.join("assets", "tokenizer", "vocabulary.spm")
+
+
+def _read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as error:
+        raise SourceError(f"{path}: cannot read it as JSON ({error})") from None
+
+
+def _is_preset(path: str) -> bool:
+    config = os.path.join(path, CONFIG)
+    if not (os.path.isdir(path) and os.path.isfile(config)):
+        return False
+    try:
+        with open(config, encoding="utf-8") as f:
+            values = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(values, dict) and "class_name" in values and "config" in values
+
+
+def config_from_keras_hub(values: dict, label: str):
+    from albert_tf.config import AlbertConfig, ConfigError
+
+    if values.get("class_name") != kn.BACKBONE_CLASS:
+        raise SourceError(f"{label}: class_name is {values.get('class_name')!r}; only "
+                          f"{kn.BACKBONE_CLASS} presets can be read")
+    settings = values.get("config", {})
+    missing = [k for k in kn.CONFIG_KEYS if k not in settings]
+    if missing:
+        raise SourceError(f"{label}: config key(s) {', '.join(missing)} missing")
+    fields = {ours: settings[theirs] for theirs, ours in kn.CONFIG_KEYS.items()}
+    dropout = settings.get("dropout", 0.0)
+    fields.update(hidden_act="gelu", hidden_dropout_prob=dropout,
+                  attention_probs_dropout_prob=dropout, initializer_range=0.02)
+    try:
+        return AlbertConfig.from_dict(fields, source=label)
+    except ConfigError as error:
+        raise SourceError(str(error)) from None
+
+
+def _vars(group):
+    """[var arrays] of one layer group (vars/0, vars/1, …) and the layer's name."""
+    holder = group.get("vars")
+    if holder is None:
+        return [], None
+    values = [np.asarray(holder[str(i)], np.float32) for i in range(len(holder))]
+    return values, holder.attrs.get("name")
+
+
+def _reshape(value, how, hidden):
+    if how == "in":  # [H, heads, d] → [H, H]; [heads, d] → [H]
+        return value.reshape(value.shape[0], hidden) if value.ndim == 3 else value.reshape(hidden)
+    if how == "out":  # [heads, d, H] → [H, H]
+        return value.reshape(hidden, value.shape[-1])
+    return value
+
+
+def backbone_to_tf1(weights_file: str, config) -> dict:
+    """TF1-named arrays of a keras-hub backbone's `model.weights.h5`, by each layer's name."""
+    import h5py
+
+    backbone = {name: rows for _, name, rows in kn.BACKBONE}
+    block = {name: rows for _, name, rows in kn.BLOCK}
+    arrays = {}
+    try:
+        handle = h5py.File(weights_file, "r")
+    except OSError as error:
+        raise SourceError(f"{weights_file}: cannot read it as HDF5 ({error})") from None
+    with handle:
+        layers = handle.get("layers", {})
+        for key in layers:
+            values, name = _vars(layers[key])
+            match = re.fullmatch(r"group_(\d+)_inner_layer_(\d+)", str(name))
+            if match:
+                prefix = BLOCK_PREFIX.format(g=int(match.group(1)), k=int(match.group(2)))
+                for path, _, _ in kn.BLOCK:
+                    sub_values, sub_name = _vars(layers[key][path]) if path in layers[key] else ([], None)
+                    for index, tf1_name, how in block.get(sub_name, ()):
+                        arrays[prefix + tf1_name] = _reshape(sub_values[index], how,
+                                                             config.hidden_size)
+            else:
+                for index, tf1_name in backbone.get(name, ()):
+                    arrays[tf1_name] = values[index]
+    return arrays
+
+
+def classifier_to_tf1(task_weights_file: str) -> dict:
+    import h5py
+
+    rows = {name: r for _, name, r in kn.CLASSIFIER}
+    arrays = {}
+    with h5py.File(task_weights_file, "r") as handle:
+        layers = handle.get("layers", {})
+        for key in layers:
+            values, name = _vars(layers[key])
+            for index, tf1_name in rows.get(name, ()):
+                arrays[tf1_name] = values[index]
+    if "output_weights" not in arrays:
+        raise SourceError(f"{task_weights_file}: no `logits` dense layer (AlbertTextClassifier)")
+    arrays["output_weights"] = np.ascontiguousarray(arrays["output_weights"].T)  # [H, C] → [C, H]
+    return arrays
+
+
+def read_keras_hub(path: str) -> WeightSource:
+    """A keras-hub preset folder as a `WeightSource`. AlbertTextClassifier presets add the
+    classifier head; an AlbertMaskedLM head is left out (keras-hub's head normalises with
+    epsilon 1e-5, ALBERT's with 1e-12), the backbone is read."""
+    config = config_from_keras_hub(_read_json(os.path.join(path, CONFIG)),
+                                   os.path.join(path, CONFIG))
+    weights = os.path.join(path, WEIGHTS)
+    if not os.path.isfile(weights):
+        raise SourceError(f"{path}: no {WEIGHTS}")
+    arrays = backbone_to_tf1(weights, config)
+    drop_identity_projection(arrays, config, path)
+    heads, num_labels = (), None
+    task_file = os.path.join(path, TASK)
+    if os.path.isfile(task_file) and os.path.isfile(os.path.join(path, TASK_WEIGHTS)):
+        task = _read_json(task_file)
+        if task.get("class_name") == "AlbertTextClassifier":
+            arrays.update(classifier_to_tf1(os.path.join(path, TASK_WEIGHTS)))
+            num_labels = int(arrays["output_weights"].shape[0])
+            heads = ("classifier",)
+    spm = os.path.join(path, SPM)
+    # keras-hub's AlbertTokenizer feeds raw text to SentencePiece: no lower-casing.
+    return WeightSource(
+        path=path, format="keras_hub", config=config, arrays=arrays, heads=heads,
+        num_labels=num_labels, spm_model_file=spm if os.path.isfile(spm) else None,
+        do_lower_case=False)
+
+
+register_reader("keras_hub", _is_preset, read_keras_hub)

@@ -1,0 +1,204 @@
+"""Writes a `WeightSource` as a keras-hub ALBERT preset that
+`keras_hub.models.AlbertBackbone.from_preset` loads (and, with a classifier head,
+`AlbertTextClassifier.from_preset`)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+
+import numpy as np
+
+from albert_tf.checkpoint_names import BLOCK_PREFIX
+from albert_tf.convert import keras_hub_names as kn
+from albert_tf.convert.arrays import encoder_names, identity_projection, require
+from albert_tf.convert.source import SourceError
+from albert_tf.convert.writing import WriteReport, prepare, refuse_fixed_keys
+
+
+def check_keras_hub(config) -> None:
+    """Refuses what keras-hub's AlbertBackbone cannot compute, naming the config key."""
+    if config.hidden_act.lower() not in ("gelu", "gelu_new"):
+        raise SourceError(f"keras-hub's AlbertBackbone computes only the tanh gelu: cannot "
+                          f"express config key hidden_act={config.hidden_act!r}; nothing was written")
+    refuse_fixed_keys(config, "keras-hub's AlbertBackbone")
+    if config.num_hidden_layers % config.num_hidden_groups:
+        raise SourceError(f"keras-hub's AlbertBackbone needs num_hidden_layers "
+                          f"({config.num_hidden_layers}) to be a multiple of config key "
+                          f"num_hidden_groups ({config.num_hidden_groups}); nothing was written")
+    if config.hidden_dropout_prob != config.attention_probs_dropout_prob:
+        raise SourceError(f"keras-hub's AlbertBackbone has one dropout rate: config key "
+                          f"attention_probs_dropout_prob ({config.attention_probs_dropout_prob}) "
+                          f"differs from hidden_dropout_prob ({config.hidden_dropout_prob}); "
+                          f"nothing was written")
+
+
+def _dtype(name):
+    return {"module": "keras", "class_name": "DTypePolicy", "config": {"name": name},
+            "registered_name": None}
+
+
+def backbone_config(config) -> dict:
+    settings = {"name": "albert_backbone", "trainable": True, "dtype": _dtype("float32")}
+    settings.update({theirs: getattr(config, ours) for theirs, ours in kn.CONFIG_KEYS.items()})
+    settings["dropout"] = config.hidden_dropout_prob
+    order = ("name", "trainable", "dtype", "vocabulary_size", "num_layers", "num_heads",
+             "num_groups", "num_inner_repetitions", "embedding_dim", "hidden_dim",
+             "intermediate_dim", "dropout", "max_sequence_length", "num_segments")
+    return {"module": "keras_hub.src.models.albert.albert_backbone",
+            "class_name": kn.BACKBONE_CLASS, "config": {k: settings[k] for k in order},
+            "registered_name": "keras_hub>AlbertBackbone"}
+
+
+def tokenizer_config() -> dict:
+    return {"module": "keras_hub.src.models.albert.albert_tokenizer",
+            "class_name": "AlbertTokenizer",
+            "config": {"name": "albert_tokenizer", "trainable": True, "dtype": _dtype("int32"),
+                       "config_file": "tokenizer.json", "proto": None, "sequence_length": None,
+                       "add_bos": False, "add_eos": False},
+            "registered_name": "keras_hub>AlbertTokenizer"}
+
+
+def preprocessor_config(sequence_length) -> dict:
+    return {"module": "keras_hub.src.models.albert.albert_text_classifier_preprocessor",
+            "class_name": "AlbertTextClassifierPreprocessor",
+            "config": {"name": "albert_text_classifier_preprocessor", "trainable": True,
+                       "dtype": _dtype("float32"), "tokenizer": tokenizer_config(),
+                       "config_file": "preprocessor.json", "sequence_length": sequence_length,
+                       "truncate": "round_robin"},
+            "registered_name": "keras_hub>AlbertTextClassifierPreprocessor"}
+
+
+def task_config(config, num_classes, sequence_length) -> dict:
+    return {"module": "keras_hub.src.models.albert.albert_text_classifier",
+            "class_name": "AlbertTextClassifier",
+            "config": {"backbone": backbone_config(config),
+                       "preprocessor": preprocessor_config(sequence_length),
+                       "name": "albert_text_classifier", "num_classes": num_classes,
+                       "activation": "linear", "dropout": config.hidden_dropout_prob},
+            "registered_name": "keras_hub>AlbertTextClassifier"}
+
+
+def _layer(parent, key, name, values=()):
+    holder = parent.create_group(key).create_group("vars")
+    holder.attrs["name"] = name
+    for index, value in enumerate(values):
+        holder.create_dataset(str(index), data=value)
+
+
+def _split(value, how, config):
+    heads, size = config.num_attention_heads, config.head_size
+    if how == "in":
+        return value.reshape(value.shape[0], heads, size) if value.ndim == 2 else value.reshape(heads, size)
+    if how == "out":
+        return value.reshape(heads, size, value.shape[-1])
+    return value
+
+
+def write_backbone_h5(path, arrays, config) -> None:
+    """`model.weights.h5` with the layout keras saves an AlbertBackbone in."""
+    import h5py
+
+    with h5py.File(path, "w") as handle:
+        layers = handle.create_group("layers")
+        entries = [(key, name, [arrays[t] for _, t in rows]) for key, name, rows in kn.BACKBONE]
+        entries += [(key, (g, k), None) for key, g, k in
+                    kn.block_keys(config.num_hidden_groups, config.inner_group_num)]
+        for key, name, values in sorted(entries, key=lambda e: e[0]):
+            if values is not None:
+                _layer(layers, key, name, values)
+                continue
+            g, k = name
+            block = layers.create_group(key)
+            block.create_group("vars").attrs["name"] = kn.BLOCK_NAME.format(g=g, k=k)
+            prefix = BLOCK_PREFIX.format(g=g, k=k)
+            for sub, sub_name, rows in kn.BLOCK:
+                _layer(block, sub, sub_name,
+                       [_split(arrays[prefix + t], how, config) for _, t, how in rows])
+        handle.create_group("vars").attrs["name"] = "albert_backbone"
+
+
+def write_task_h5(path, arrays) -> None:
+    """`task.weights.h5` of an AlbertTextClassifier: the `logits` dense ([H, C] kernel), plus
+    the empty optimizer/preprocessor entries keras saves with a compiled task."""
+    import h5py
+
+    with h5py.File(path, "w") as handle:
+        layers = handle.create_group("layers")
+        _layer(layers, "dense", "logits",
+               [np.ascontiguousarray(arrays["output_weights"].T), arrays["output_bias"]])
+        _layer(layers, "dropout", "output_dropout")
+        optimizer = handle.create_group("optimizer").create_group("vars")
+        optimizer.attrs["name"] = "adam"
+        optimizer.create_dataset("0", data=np.int64(0))
+        optimizer.create_dataset("1", data=np.float32(1e-5))
+        preprocessor = handle.create_group("preprocessor")
+        preprocessor.create_group("tokenizer").create_group("vars").attrs["name"] = "albert_tokenizer"
+        preprocessor.create_group("vars").attrs["name"] = "albert_text_classifier_preprocessor"
+        handle.create_group("vars").attrs["name"] = "albert_text_classifier"
+
+
+def _json(path, values):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(values, f, indent=4)
+
+
+def write_keras_hub(source, output, config=None, spm_model_file=None,
+                    sequence_length=None) -> WriteReport:
+    """Writes `source` as a keras-hub preset folder `output` (which must not exist), atomically.
+
+    A classifier head becomes an AlbertTextClassifier task (`task.json`, `task.weights.h5`,
+    `preprocessor.json` with `sequence_length`, default min(512, max_position_embeddings));
+    other heads are left out and reported. Refuses, before writing, what keras-hub cannot
+    express."""
+    from albert_tf.io_utils import atomic_output
+
+    prepared = prepare(source, config, spm_model_file)
+    config, arrays = prepared.config, dict(prepared.arrays)
+    check_keras_hub(config)
+    if config.embedding_size == config.hidden_size:
+        arrays.update(identity_projection(config))
+    backbone_names = sorted(set(encoder_names(config)) | set(identity_projection(config)))
+    require(arrays, backbone_names, source.path)
+    classifier = "classifier" in prepared.heads
+    report = WriteReport(os.fspath(output), "keras_hub",
+                         "AlbertTextClassifier" if classifier else kn.BACKBONE_CLASS,
+                         ("classifier",) if classifier else (),
+                         tuple(h for h in prepared.heads if h != "classifier"))
+    if classifier and prepared.spm_model_file is None:
+        raise SourceError(f"{source.path}: a keras-hub AlbertTextClassifier preset needs its "
+                          f"tokenizer: pass --spm_model_file; nothing was written")
+    parameters = int(sum(np.size(arrays[n]) for n in backbone_names))
+    metadata = {"keras_version": _keras_version(), "keras_hub_version": kn.KERAS_HUB_VERSION,
+                "parameter_count": parameters,
+                "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S"),
+                "tasks": ["MaskedLM", "TextClassifier"]}
+    with atomic_output(output, directory=True) as tmp:
+        os.makedirs(tmp)
+        _json(os.path.join(tmp, "config.json"), backbone_config(config))
+        _json(os.path.join(tmp, "metadata.json"), metadata)
+        write_backbone_h5(os.path.join(tmp, "model.weights.h5"), arrays, config)
+        if prepared.spm_model_file:
+            os.makedirs(os.path.join(tmp, "assets", "tokenizer"))
+            shutil.copyfile(prepared.spm_model_file,
+                            os.path.join(tmp, "assets", "tokenizer", "vocabulary.spm"))
+            _json(os.path.join(tmp, "tokenizer.json"), tokenizer_config())
+        else:
+            report.notes.append("no SentencePiece model (pass --spm_model_file): no tokenizer written")
+        if classifier:
+            length = sequence_length or min(512, config.max_position_embeddings)
+            num_classes = int(arrays["output_weights"].shape[0])
+            _json(os.path.join(tmp, "task.json"), task_config(config, num_classes, length))
+            _json(os.path.join(tmp, "preprocessor.json"), preprocessor_config(length))
+            write_task_h5(os.path.join(tmp, "task.weights.h5"), arrays)
+        if source.do_lower_case:
+            report.notes.append("keras-hub's tokenizer does not lower-case; the source's did")
+    return report
+
+
+def _keras_version():
+    import keras
+
+    return keras.__version__
