@@ -92,7 +92,8 @@ def _squad(config, source, files, max_seq_length, do_lower_case, init_from_group
     root = serving_root({"serve_ids": serving.serve_ids, "answer_text": serving.answer_text},
                         {"sentencepiece": serving.preprocessor.sentencepiece})
     signatures = {"serving_default": root.serve_ids, "answer_text": root.answer_text}
-    ids, mask, types_, _ = pipeline.sample_inputs(config, length=min(16, max_seq_length))
+    # serving_default takes [batch, max_seq_length] ids, as run_squad's export
+    ids, mask, types_, _ = pipeline.sample_inputs(config, length=max_seq_length)
     inputs = {"input_ids": ids, "input_mask": mask, "segment_ids": types_}
     if version_2:
         inputs["p_mask"] = 1 - types_
