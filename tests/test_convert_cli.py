@@ -46,7 +46,7 @@ def test_relu_checkpoint_to_hf_says_what_it_read_and_wrote(relu_tf1_folder, tmp_
     result = _convert(f"--input={relu_tf1_folder}", f"--output={tmp_path / 'hf'}",
                       "--output_format=hf")
     assert result.returncode == 0, result.stderr
-    assert f"read tf1 weights from {relu_tf1_folder}" in result.stdout
+    assert f"read tf1 weights from {relu_tf1_folder} (heads: mlm, sop)" in result.stdout
     assert "wrote hf AlbertForPreTraining" in result.stdout and "(heads: mlm, sop)" in result.stdout
     config = json.loads((tmp_path / "hf" / "config.json").read_text())
     assert config["hidden_act"] == "relu" and config["architectures"] == ["AlbertForPreTraining"]

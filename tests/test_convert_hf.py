@@ -130,3 +130,31 @@ def test_untied_decoder_is_refused(tmp_path):
     tensors["predictions.decoder.weight"] = tensors["albert.embeddings.word_embeddings.weight"]
     save_file(tensors, folder / "model.safetensors")
     assert "predictions.decoder.weight" not in open_source(folder).arrays
+
+
+def test_multiple_choice_and_token_classifier_heads_are_told_apart(tmp_path):
+    from safetensors.numpy import load_file, save_file
+
+    from albert_tf.convert import open_source
+    from albert_tf.convert.hf_writer import write_hf
+    from albert_tf.models import AlbertModel, AlbertMultipleChoice
+
+    folder = _copy("classifier", tmp_path,
+                   lambda v: v.update(architectures=["AlbertForMultipleChoice"]))
+    tensors = load_file(folder / "model.safetensors")
+    tensors["classifier.weight"] = tensors["classifier.weight"][:1]
+    tensors["classifier.bias"] = tensors["classifier.bias"][:1]
+    save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+    source = open_source(folder)
+    assert source.heads == ("multiple_choice",) and source.num_labels is None
+    _, report = loaded(AlbertMultipleChoice, source)
+    assert report.missing == [] and report.unused == []
+    assert write_hf(source, tmp_path / "out").architecture == "AlbertForMultipleChoice"
+    assert sorted(load_file(tmp_path / "out" / "model.safetensors")) == sorted(tensors)
+
+    token = _copy("classifier", tmp_path / "token",
+                  lambda v: v.update(architectures=["AlbertForTokenClassification"]))
+    source = open_source(token)
+    assert source.heads == ()
+    _, report = loaded(AlbertModel, source)
+    assert report.unused == ["classifier.bias", "classifier.weight"]

@@ -73,7 +73,7 @@ def test_classifier_labels_and_a_head_hf_has_no_place_for(tmp_path):
     source.arrays.update(random_source(odd_config())[0].arrays)
     report = write_hf(source, tmp_path / "hf")
     assert report.architecture == "AlbertForSequenceClassification" and report.left == ("mlm",)
-    assert "left out" in report.describe()
+    assert "cls/predictions/output_bias" in report.unused and "left out" in report.describe()
     config = json.loads((tmp_path / "hf" / "config.json").read_text())
     assert config["id2label"] == {"0": "no", "1": "maybe", "2": "yes"}
     assert open_source(tmp_path / "hf").labels == ["no", "maybe", "yes"]

@@ -35,6 +35,7 @@ def test_text_classifier_preset_gives_keras_hub_logits():
 
     source = _source("classifier")
     assert source.heads == ("classifier",) and source.num_labels == 4
+    assert source.sequence_length == 20  # keras-hub's preprocessor truncates raw text there
     model, report = loaded(AlbertClassifier, source, num_labels=4)
     assert report.missing == [] and report.unused == []
     assert_close(run(model, inputs())["logits"], expected("keras_hub", "classifier")["logits"],
@@ -51,3 +52,25 @@ def test_other_classes_are_refused_by_name(tmp_path):
     (folder / "config.json").write_text(json.dumps(values))
     with pytest.raises(SourceError, match="class_name is 'BertBackbone'"):
         open_source(folder)
+
+
+def test_raw_text_as_keras_hub_tokenizes_it_gives_its_text_logits():
+    """What a raw-text export must do to match keras-hub's own `predict(texts)`: SentencePiece
+    without lower-casing, [CLS] + the first S-2 pieces + [SEP], padded to S (here 20)."""
+    from albert_tf.models import AlbertClassifier
+    from albert_tf.tokenization import FullTokenizer
+
+    source = _source("classifier")
+    want = expected("keras_hub", "classifier")
+    tokenizer = FullTokenizer(spm_model_file=source.spm_model_file,
+                              do_lower_case=source.do_lower_case)
+    length, ids, mask = source.sequence_length, [], []
+    for text in want["texts"]:
+        pieces = ["[CLS]"] + tokenizer.tokenize(str(text))[:length - 2] + ["[SEP]"]
+        row = tokenizer.convert_tokens_to_ids(pieces)
+        ids.append(row + [0] * (length - len(row)))
+        mask.append([1] * len(row) + [0] * (length - len(row)))
+    model, _ = loaded(AlbertClassifier, source, num_labels=4)
+    feed = {"input_ids": np.array(ids, "int32"), "input_mask": np.array(mask, "int32"),
+            "segment_ids": np.zeros((len(ids), length), "int32")}
+    assert_close(run(model, feed)["logits"], want["text_logits"], "text_logits")

@@ -29,7 +29,7 @@ def test_written_preset_is_what_keras_hub_saved(tmp_path, name, files):
     from albert_tf.convert import open_source
     from albert_tf.convert.keras_hub_writer import write_keras_hub
 
-    write_keras_hub(open_source(interop("keras_hub", name)), tmp_path / "out", sequence_length=20)
+    write_keras_hub(open_source(interop("keras_hub", name)), tmp_path / "out")  # keeps its 20
     for file in files:
         assert _layout(tmp_path / "out" / file) == _layout(interop("keras_hub", name, file)), file
     for file in ["config.json", "tokenizer.json"] + (
@@ -60,6 +60,9 @@ def test_groups_inner_groups_and_equal_sizes_round_trip(tmp_path, overrides):
     assert names["layers/transformer_encoder_1/vars"] == "group_0_inner_layer_1"
     assert names["layers/transformer_encoder_3/vars"] == "group_1_inner_layer_1"
     assert "layers/transformer_encoder_4/vars" not in names
+    layout = _layout(tmp_path / "kh" / "model.weights.h5")  # keras' own numbering of these
+    assert layout["layers/transformer_encoder_3/_self_attention_layer/_softmax/vars"] == \
+        {"name": "softmax_3"}
     back = open_source(tmp_path / "kh")
     assert back.config == config.replace(initializer_range=0.02) and back.num_labels == 5
     again, report = loaded(AlbertClassifier, back, num_labels=5)
@@ -94,3 +97,22 @@ def test_what_keras_hub_cannot_express_is_refused_and_nothing_written(tmp_path, 
     with pytest.raises(SourceError, match=f"config key {key}.*nothing was written"):
         write_keras_hub(source, tmp_path / "kh")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_mlm_head_becomes_a_masked_lm_task_and_reads_back(tmp_path):
+    from albert_tf.convert import open_source
+    from albert_tf.convert.keras_hub_writer import write_keras_hub
+
+    source = open_source(interop("hf", "pretraining"))
+    report = write_keras_hub(source, tmp_path / "kh")
+    assert report.architecture == "AlbertMaskedLM" and report.heads == ("mlm",)
+    assert report.left == ("sop",) and "epsilon" in report.describe()
+    assert json.loads((tmp_path / "kh" / "task.json").read_text())["class_name"] == "AlbertMaskedLM"
+    layout = _layout(tmp_path / "kh" / "task.weights.h5")
+    assert layout["layers/masked_lm_head/vars"] == {"name": "mlm_head"}
+    assert layout["layers/masked_lm_head/_intermediate_dense/vars/0"][0] == (32, 16)
+    back = open_source(tmp_path / "kh")
+    assert back.heads == ("mlm",) and any("epsilon" in note for note in back.notes)
+    for name, value in source.arrays.items():
+        if name.startswith("cls/predictions/"):
+            np.testing.assert_array_equal(back.arrays[name], value, err_msg=name)

@@ -12,8 +12,7 @@ from absl import flags
 
 from albert_tf import cli
 
-cli.define_flags(__name__, "input output output_format albert_config_file spm_model_file",
-                 defaults={"output_format": "tf1"})
+cli.define_flags(__name__, "input output output_format albert_config_file spm_model_file")
 FLAGS = flags.FLAGS
 
 
@@ -28,7 +27,12 @@ def main(argv):
     from albert_tf.convert import open_source
     from albert_tf.convert.writers import write
 
+    from albert_tf.convert.arrays import heads_of, source_arrays
+
     source = open_source(resolve_path(FLAGS.input))
+    if source.arrays is None and source.format != "albert_tf":  # read once, to name its heads
+        source.arrays = source_arrays(source)
+        source.heads = source.heads or heads_of(source.arrays)
     print(f"read {source.describe()}")
     report = write(source, resolve_path(FLAGS.output), FLAGS.output_format,
                    config=resolve_path(FLAGS.albert_config_file),
@@ -37,4 +41,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    cli.run(main, required=["input", "output"])
+    cli.run(main, required=["input", "output", "output_format"])

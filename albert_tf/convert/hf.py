@@ -106,15 +106,17 @@ def _encoder_prefix(tensors) -> str:
     return hn.ENCODER_PREFIX if any(k.startswith(hn.ENCODER_PREFIX) for k in tensors) else ""
 
 
-def hf_to_tf1(tensors: dict, config, label: str) -> tuple[dict, tuple]:
+def hf_to_tf1(tensors: dict, config, label: str, architecture=None) -> tuple[dict, tuple]:
     """TF1-named float32 arrays and the heads found. Names no row maps are passed through
-    unchanged, so the loader reports them as unused."""
+    unchanged, so the loader reports them as unused (a token classifier's `classifier`)."""
     tensors = dict(tensors)
+    classifier = hn.CLASSIFIER_HEAD_OF.get(architecture, "classifier")
     prefix = _encoder_prefix(tensors)
     rows = [(prefix + h, t, tr) for h, t, tr in
             hn.EMBEDDINGS + hn.PROJECTION + tuple(
                 hn.block_rows(config.num_hidden_groups, config.inner_group_num)) + hn.POOLER]
-    heads = [head for head, head_rows in hn.HEADS.items() if head_rows[0][0] in tensors]
+    heads = [head for head, head_rows in hn.HEADS.items() if head_rows[0][0] in tensors
+             and (head not in ("classifier", "multiple_choice") or head == classifier)]
     for head in heads:
         rows += hn.HEADS[head]
     arrays = {}
@@ -166,7 +168,8 @@ def read_hf(path: str) -> WeightSource:
         raise SourceError(f"{label}: model_type is {values.get('model_type')!r}; only 'albert' "
                           f"models can be read")
     config = config_from_hf(values, label)
-    arrays, heads = hf_to_tf1(load_hf_tensors(path), config, path)
+    architecture = (values.get("architectures") or [None])[0]
+    arrays, heads = hf_to_tf1(load_hf_tensors(path), config, path, architecture)
     drop_identity_projection(arrays, config, path)
     filled = fill_pooler(arrays, config)
     num_labels = labels = None

@@ -69,6 +69,11 @@ HEADS = {
         ("classifier.weight", "output_weights", False),
         ("classifier.bias", "output_bias", False),
     ),
+    # AlbertForMultipleChoice: one score per choice from the pooled output, as the RACE head.
+    "multiple_choice": (
+        ("classifier.weight", "output_weights", False),
+        ("classifier.bias", "output_bias", False),
+    ),
     "squad_v1": (
         ("qa_outputs.weight", "cls/squad/output_weights", False),
         ("qa_outputs.bias", "cls/squad/output_bias", False),
@@ -88,7 +93,11 @@ ARCHITECTURES = {
     "AlbertForMaskedLM": ("mlm",),
     "AlbertForSequenceClassification": ("classifier",),
     "AlbertForQuestionAnswering": ("squad_v1",),
+    "AlbertForMultipleChoice": ("multiple_choice",),
 }
+# Classes whose `classifier` is not a sequence classifier on the pooled output.
+CLASSIFIER_HEAD_OF = {"AlbertForMultipleChoice": "multiple_choice",
+                      "AlbertForTokenClassification": None}
 # Which classes carry a pooler.
 WITHOUT_POOLER = ("AlbertForMaskedLM", "AlbertForQuestionAnswering")
 

@@ -12,7 +12,7 @@ import numpy as np
 from albert_tf.convert import hf_names as hn
 from albert_tf.convert.arrays import identity_projection, require
 from albert_tf.convert.source import SourceError
-from albert_tf.convert.writing import WriteReport, prepare, refuse_fixed_keys
+from albert_tf.convert.writing import WriteReport, prepare, refuse_fixed_keys, unused_names
 
 
 def architecture_for(heads) -> str:
@@ -21,6 +21,8 @@ def architecture_for(heads) -> str:
         return "AlbertForSequenceClassification"
     if "squad_v1" in heads:
         return "AlbertForQuestionAnswering"
+    if "multiple_choice" in heads:
+        return "AlbertForMultipleChoice"
     if "mlm" in heads:
         return "AlbertForPreTraining" if "sop" in heads else "AlbertForMaskedLM"
     return "AlbertModel"
@@ -55,8 +57,8 @@ def hf_config(config, architecture, labels=None) -> dict:
     return dict(sorted(values.items()))
 
 
-def hf_tensors(arrays: dict, config, architecture: str, label: str) -> dict:
-    """{HF name: float32 array} for `architecture` from TF1-named arrays."""
+def hf_tensors(arrays: dict, config, architecture: str, label: str) -> tuple[dict, list]:
+    """({HF name: float32 array} for `architecture`, [TF1 names used]) from TF1-named arrays."""
     arrays = dict(arrays)
     if config.embedding_size == config.hidden_size:
         arrays.update(identity_projection(config))
@@ -70,7 +72,7 @@ def hf_tensors(arrays: dict, config, architecture: str, label: str) -> dict:
         rows += hn.HEADS[head]
     require(arrays, [t for _, t, _ in rows], label)
     return {h: np.ascontiguousarray(arrays[t].T if tr else arrays[t], np.float32)
-            for h, t, tr in rows}
+            for h, t, tr in rows}, [t for _, t, _ in rows]
 
 
 def write_hf(source, output, config=None, spm_model_file=None) -> WriteReport:
@@ -86,14 +88,15 @@ def write_hf(source, output, config=None, spm_model_file=None) -> WriteReport:
     config = prepared.config
     check_hf(config)
     architecture = architecture_for(prepared.heads)
-    tensors = hf_tensors(prepared.arrays, config, architecture, source.path)
+    tensors, used = hf_tensors(prepared.arrays, config, architecture, source.path)
     labels = None
     if architecture == "AlbertForSequenceClassification":
         num_labels = tensors["classifier.weight"].shape[0]
         labels = source.labels or [f"LABEL_{i}" for i in range(num_labels)]
     written = hn.ARCHITECTURES[architecture]
     report = WriteReport(os.fspath(output), "hf", architecture, written,
-                         tuple(h for h in prepared.heads if h not in written))
+                         tuple(h for h in prepared.heads if h not in written),
+                         unused=unused_names(prepared.arrays, used))
     with atomic_output(output, directory=True) as tmp:
         os.makedirs(tmp)
         save_file(tensors, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})

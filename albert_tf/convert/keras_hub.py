@@ -121,10 +121,36 @@ def classifier_to_tf1(task_weights_file: str) -> dict:
     return arrays
 
 
+def masked_lm_to_tf1(task_weights_file: str) -> dict:
+    """The MLM head of an AlbertMaskedLM's `task.weights.h5` under the original's names.
+
+    keras-hub normalises in this head with epsilon 1e-5 where ALBERT uses 1e-12, so our MLM
+    logits are not keras-hub's exactly (6.5e-4 max on logits of scale 1 for a small random
+    model measured against keras-hub 0.32; the encoder is exact)."""
+    import h5py
+
+    arrays = {}
+    with h5py.File(task_weights_file, "r") as handle:
+        layers = handle.get("layers", {})
+        for key in layers:
+            values, name = _vars(layers[key])
+            if name != kn.MLM_HEAD_NAME:
+                continue
+            for index, tf1_name in kn.MLM_HEAD:
+                arrays[tf1_name] = values[index]
+            for path, _, rows in kn.MLM_HEAD_LAYERS:
+                sub_values, _ = _vars(layers[key][path])
+                for index, tf1_name in rows:
+                    arrays[tf1_name] = sub_values[index]
+    if len(arrays) != 5:
+        raise SourceError(f"{task_weights_file}: no complete `{kn.MLM_HEAD_NAME}` layer "
+                          f"(AlbertMaskedLM)")
+    return arrays
+
+
 def read_keras_hub(path: str) -> WeightSource:
-    """A keras-hub preset folder as a `WeightSource`. AlbertTextClassifier presets add the
-    classifier head; an AlbertMaskedLM head is left out (keras-hub's head normalises with
-    epsilon 1e-5, ALBERT's with 1e-12), the backbone is read."""
+    """A keras-hub preset folder as a `WeightSource`: the backbone, plus the classifier head of
+    an AlbertTextClassifier or the MLM head of an AlbertMaskedLM preset."""
     config = config_from_keras_hub(_read_json(os.path.join(path, CONFIG)),
                                    os.path.join(path, CONFIG))
     weights = os.path.join(path, WEIGHTS)
@@ -132,7 +158,7 @@ def read_keras_hub(path: str) -> WeightSource:
         raise SourceError(f"{path}: no {WEIGHTS}")
     arrays = backbone_to_tf1(weights, config)
     drop_identity_projection(arrays, config, path)
-    heads, num_labels = (), None
+    heads, num_labels, notes = (), None, ()
     task_file = os.path.join(path, TASK)
     if os.path.isfile(task_file) and os.path.isfile(os.path.join(path, TASK_WEIGHTS)):
         task = _read_json(task_file)
@@ -140,12 +166,21 @@ def read_keras_hub(path: str) -> WeightSource:
             arrays.update(classifier_to_tf1(os.path.join(path, TASK_WEIGHTS)))
             num_labels = int(arrays["output_weights"].shape[0])
             heads = ("classifier",)
+        elif task.get("class_name") == "AlbertMaskedLM":
+            arrays.update(masked_lm_to_tf1(os.path.join(path, TASK_WEIGHTS)))
+            heads = ("mlm",)
+            notes = (f"keras-hub's MLM head normalises with epsilon "
+                     f"{kn.MLM_LAYER_NORM_EPSILON}, ALBERT's with 1e-12: MLM logits differ "
+                     f"slightly from keras-hub's",)
     spm = os.path.join(path, SPM)
+    preprocessor = os.path.join(path, "preprocessor.json")
+    length = (_read_json(preprocessor).get("config", {}).get("sequence_length")
+              if os.path.isfile(preprocessor) else None)
     # keras-hub's AlbertTokenizer feeds raw text to SentencePiece: no lower-casing.
     return WeightSource(
         path=path, format="keras_hub", config=config, arrays=arrays, heads=heads,
         num_labels=num_labels, spm_model_file=spm if os.path.isfile(spm) else None,
-        do_lower_case=False)
+        do_lower_case=False, notes=notes, sequence_length=length)
 
 
 register_reader("keras_hub", _is_preset, read_keras_hub)

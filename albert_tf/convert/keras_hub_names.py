@@ -56,11 +56,27 @@ BLOCK = (
         (0, "LayerNorm/gamma", None), (1, "LayerNorm/beta", None))),
 )
 
+# Sub-layers keras names itself (`dropout`, `dropout_1`, … one per block, in a fresh process).
+AUTO_NAMED = ("dropout", "softmax")
+
 # AlbertTextClassifier's task.weights.h5: pooled output → dropout → `logits` dense.
 CLASSIFIER = (
     ("dense", "logits", ((0, "output_weights"), (1, "output_bias"))),  # kernel [H, C]: transposed
     ("dropout", "output_dropout", ()),
 )
+
+# AlbertMaskedLM's task.weights.h5: the `mlm_head` (tied to the token embedding) holds the
+# output bias itself and two sub-layers. Its LayerNorm epsilon is keras-hub's 1e-5 (ours 1e-12).
+MLM_HEAD_NAME = "mlm_head"
+MLM_HEAD = ((0, "cls/predictions/output_bias"),)
+MLM_HEAD_LAYERS = (
+    ("_intermediate_dense", "intermediate_dense", (
+        (0, "cls/predictions/transform/dense/kernel"), (1, "cls/predictions/transform/dense/bias"))),
+    ("_intermediate_layer_norm", "intermediate_layer_norm", (
+        (0, "cls/predictions/transform/LayerNorm/gamma"),
+        (1, "cls/predictions/transform/LayerNorm/beta"))),
+)
+MLM_LAYER_NORM_EPSILON = 1e-5
 
 # keras-hub config keys → ours. Dropout is one rate for both of ours; the activation is fixed
 # (the tanh gelu) and the initializer's stddev is 0.02.

@@ -15,7 +15,7 @@ from albert_tf.checkpoint_names import BLOCK_PREFIX
 from albert_tf.convert import keras_hub_names as kn
 from albert_tf.convert.arrays import encoder_names, identity_projection, require
 from albert_tf.convert.source import SourceError
-from albert_tf.convert.writing import WriteReport, prepare, refuse_fixed_keys
+from albert_tf.convert.writing import WriteReport, prepare, refuse_fixed_keys, unused_names
 
 
 def check_keras_hub(config) -> None:
@@ -114,7 +114,10 @@ def write_backbone_h5(path, arrays, config) -> None:
             block = layers.create_group(key)
             block.create_group("vars").attrs["name"] = kn.BLOCK_NAME.format(g=g, k=k)
             prefix = BLOCK_PREFIX.format(g=g, k=k)
+            n = g * config.inner_group_num + k
             for sub, sub_name, rows in kn.BLOCK:
+                if sub_name in kn.AUTO_NAMED:  # keras numbers these unnamed layers per process
+                    sub_name += f"_{n}" if n else ""
                 _layer(block, sub, sub_name,
                        [_split(arrays[prefix + t], how, config) for _, t, how in rows])
         handle.create_group("vars").attrs["name"] = "albert_backbone"
@@ -140,6 +143,36 @@ def write_task_h5(path, arrays) -> None:
         handle.create_group("vars").attrs["name"] = "albert_text_classifier"
 
 
+def masked_lm_task_config(config) -> dict:
+    return {"module": "keras_hub.src.models.albert.albert_masked_lm",
+            "class_name": "AlbertMaskedLM",
+            "config": {"backbone": backbone_config(config), "preprocessor": None,
+                       "name": "albert_masked_lm"},
+            "registered_name": "keras_hub>AlbertMaskedLM"}
+
+
+def write_masked_lm_h5(path, arrays) -> None:
+    """`task.weights.h5` of an AlbertMaskedLM: its `mlm_head` (output bias, intermediate dense
+    and LayerNorm; the decoder is the backbone's token embedding)."""
+    import h5py
+
+    with h5py.File(path, "w") as handle:
+        layers = handle.create_group("layers")
+        _layer(layers, "input_layer_3", "mask_positions")
+        head = layers.create_group("masked_lm_head")
+        for sub, name, rows in kn.MLM_HEAD_LAYERS:
+            _layer(head, sub, name, [arrays[t] for _, t in rows])
+        holder = head.create_group("vars")
+        holder.attrs["name"] = kn.MLM_HEAD_NAME
+        for index, tf1_name in kn.MLM_HEAD:
+            holder.create_dataset(str(index), data=arrays[tf1_name])
+        optimizer = handle.create_group("optimizer").create_group("vars")
+        optimizer.attrs["name"] = "adam"
+        optimizer.create_dataset("0", data=np.int64(0))
+        optimizer.create_dataset("1", data=np.float32(5e-5))
+        handle.create_group("vars").attrs["name"] = "albert_masked_lm"
+
+
 def _json(path, values):
     with open(path, "w", encoding="utf-8") as f:
         json.dump(values, f, indent=4)
@@ -150,8 +183,8 @@ def write_keras_hub(source, output, config=None, spm_model_file=None,
     """Writes `source` as a keras-hub preset folder `output` (which must not exist), atomically.
 
     A classifier head becomes an AlbertTextClassifier task (`task.json`, `task.weights.h5`,
-    `preprocessor.json` with `sequence_length`, default min(512, max_position_embeddings));
-    other heads are left out and reported. Refuses, before writing, what keras-hub cannot
+    `preprocessor.json` with `sequence_length`, default min(512, max_position_embeddings)); else
+    an MLM head becomes an AlbertMaskedLM task; other heads are left out and reported. Refuses, before writing, what keras-hub cannot
     express."""
     from albert_tf.io_utils import atomic_output
 
@@ -163,10 +196,17 @@ def write_keras_hub(source, output, config=None, spm_model_file=None,
     backbone_names = sorted(set(encoder_names(config)) | set(identity_projection(config)))
     require(arrays, backbone_names, source.path)
     classifier = "classifier" in prepared.heads
+    masked_lm = not classifier and "mlm" in prepared.heads
+    written = ("classifier",) if classifier else ("mlm",) if masked_lm else ()
+    head_names = (["output_weights", "output_bias"] if classifier else
+                  [t for _, _, rows in kn.MLM_HEAD_LAYERS for _, t in rows] +
+                  [t for _, t in kn.MLM_HEAD] if masked_lm else [])
+    require(arrays, head_names, source.path)
     report = WriteReport(os.fspath(output), "keras_hub",
-                         "AlbertTextClassifier" if classifier else kn.BACKBONE_CLASS,
-                         ("classifier",) if classifier else (),
-                         tuple(h for h in prepared.heads if h != "classifier"))
+                         "AlbertTextClassifier" if classifier else
+                         "AlbertMaskedLM" if masked_lm else kn.BACKBONE_CLASS, written,
+                         tuple(h for h in prepared.heads if h not in written),
+                         unused=unused_names(prepared.arrays, backbone_names + head_names))
     if classifier and prepared.spm_model_file is None:
         raise SourceError(f"{source.path}: a keras-hub AlbertTextClassifier preset needs its "
                           f"tokenizer: pass --spm_model_file; nothing was written")
@@ -188,11 +228,18 @@ def write_keras_hub(source, output, config=None, spm_model_file=None,
         else:
             report.notes.append("no SentencePiece model (pass --spm_model_file): no tokenizer written")
         if classifier:
-            length = sequence_length or min(512, config.max_position_embeddings)
+            length = (sequence_length or source.sequence_length
+                      or min(512, config.max_position_embeddings))
             num_classes = int(arrays["output_weights"].shape[0])
             _json(os.path.join(tmp, "task.json"), task_config(config, num_classes, length))
             _json(os.path.join(tmp, "preprocessor.json"), preprocessor_config(length))
             write_task_h5(os.path.join(tmp, "task.weights.h5"), arrays)
+        if masked_lm:
+            _json(os.path.join(tmp, "task.json"), masked_lm_task_config(config))
+            write_masked_lm_h5(os.path.join(tmp, "task.weights.h5"), arrays)
+            report.notes.append(f"keras-hub's MLM head normalises with epsilon "
+                                f"{kn.MLM_LAYER_NORM_EPSILON} (ALBERT: 1e-12): its MLM logits "
+                                f"will differ slightly")
         if source.do_lower_case:
             report.notes.append("keras-hub's tokenizer does not lower-case; the source's did")
     return report

@@ -50,12 +50,19 @@ class WeightSource:
     # TF1 names the reader made up because the format has no such weight (HF's QA and MLM
     # models have no pooler: zeros, which the span/MLM outputs never read).
     filled: tuple = ()
+    # The sequence length the source's own text preprocessor packs to (keras-hub's
+    # preprocessor.json), when it has one: its raw-text outputs truncate there.
+    sequence_length: int | None = None
+    # Caveats the reader wants shown wherever the source is described (one sentence each).
+    notes: tuple = ()
 
     def describe(self) -> str:
         heads = ", ".join(self.heads) if self.heads else "none"
         text = f"{self.format} weights from {self.path} (heads: {heads})"
         if self.filled:
             text += f"; not in the source, set to zeros: {', '.join(self.filled)}"
+        for note in self.notes:
+            text += f"; {note}"
         return text
 
 

@@ -23,9 +23,10 @@ def write_tf1(source, output, config=None, spm_model_file=None, step: int = 0) -
     require(prepared.arrays, encoder_names(prepared.config), source.path)
     # Other formats' names the readers passed through have dots; TF1 names never do.
     values = {n: v for n, v in prepared.arrays.items() if "." not in n}
-    left = tuple(sorted(n for n in prepared.arrays if "." in n))
+    unused = sorted(n for n in prepared.arrays if "." in n)
     values["global_step"] = np.asarray(step, np.int64)
-    report = WriteReport(os.fspath(output), "tf1", f"model.ckpt-{step}", prepared.heads, left)
+    report = WriteReport(os.fspath(output), "tf1", f"model.ckpt-{step}", prepared.heads, (),
+                         unused=unused)
     with atomic_output(output, directory=True) as tmp:
         os.makedirs(tmp)
         write_tf1_checkpoint(values, os.path.join(tmp, f"model.ckpt-{step}"))

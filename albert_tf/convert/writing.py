@@ -26,12 +26,16 @@ class WriteReport:
     heads: tuple
     left: tuple
     notes: list = dataclasses.field(default_factory=list)
+    unused: list = dataclasses.field(default_factory=list)  # source weights not written
 
     def describe(self) -> str:
         text = (f"wrote {self.format} {self.architecture} to {self.path} "
                 f"(heads: {', '.join(self.heads) or 'none'})")
         if self.left:
             text += f"; left out (no place for them in {self.format}): {', '.join(self.left)}"
+        if self.unused:
+            shown = ", ".join(self.unused[:5]) + (", ..." if len(self.unused) > 5 else "")
+            text += f"; {len(self.unused)} source weights not written ({shown})"
         return "; ".join([text] + self.notes)
 
 
@@ -67,6 +71,11 @@ def prepare(source, config=None, spm_model_file=None) -> Prepared:
         raise SourceError(f"--spm_model_file {spm} does not exist")
     heads = tuple(source.heads) or heads_of(arrays)
     return Prepared(config, arrays, heads, spm)
+
+
+def unused_names(arrays, written) -> list:
+    """Source weights a writer did not write (the step counter aside)."""
+    return sorted(set(arrays) - set(written) - {"global_step"})
 
 
 def refuse_fixed_keys(config, target: str, extra: dict | None = None) -> None:
