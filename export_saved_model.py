@@ -24,7 +24,8 @@ cli.define_flags(__name__, """
                  defaults={"max_seq_length": None, "do_lower_case": None, "verify": True,
                            "init_from_group0": False})
 FLAGS = flags.FLAGS
-FLAGS["max_seq_length"].help += " Default: 512, or the model's max_position_embeddings if smaller."
+FLAGS["max_seq_length"].help += (" Default: a keras-hub preset's preprocessor length, else 512 "
+                                 "or the model's max_position_embeddings if smaller.")
 FLAGS["do_lower_case"].help += " Default: the source's tokenizer setting, else true."
 
 

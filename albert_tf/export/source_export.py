@@ -111,7 +111,8 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
                   verify: bool = True, init_from_group0: bool = False) -> dict:
     """Writes every export the source at `init_checkpoint` can serve; returns
     {"model", "heads", "<name>": path, "<name>_check": differences} (see the module docstring).
-    `max_seq_length` defaults to 512 or the model's max_position_embeddings if smaller;
+    `max_seq_length` defaults to the source's preprocessor length (keras-hub), else 512 or the
+    model's max_position_embeddings if smaller;
     `do_lower_case` to the source's tokenizer setting (keras-hub: none), else True."""
     from albert_tf.convert.resolve import resolve_model_files
     from albert_tf.convert.source import open_source
@@ -123,7 +124,9 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     config = files.albert_config
     if config is None:
         raise UsageError(f"--albert_config_file is required: {source.path} holds no model config")
-    max_seq_length = int(max_seq_length or default_max_seq_length(config))
+    # A keras-hub preset's preprocessor truncates at its own length: the same, by default.
+    max_seq_length = int(max_seq_length or getattr(source, "sequence_length", None)
+                         or default_max_seq_length(config))
     if max_seq_length > config.max_position_embeddings:
         raise UsageError(f"--max_seq_length ({max_seq_length}) exceeds the model's "
                          f"max_position_embeddings ({config.max_position_embeddings})")
