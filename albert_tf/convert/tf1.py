@@ -13,7 +13,11 @@ from albert_tf.model_folder import SPM_NAMES, VOCAB_NAMES, first_file
 def _is_checkpoint(path: str) -> bool:
     if tf.io.gfile.exists(path + ".index"):
         return True
-    return tf.io.gfile.isdir(path) and tf.train.latest_checkpoint(path) is not None
+    if not tf.io.gfile.isdir(path):
+        return False
+    # A released archive has model.ckpt-best.* but no `checkpoint` state file.
+    return tf.train.latest_checkpoint(path) is not None or any(
+        name.endswith(".index") for name in tf.io.gfile.listdir(path))
 
 
 def _is_tfhub_module(path: str) -> bool:
@@ -24,9 +28,10 @@ def read_checkpoint(path: str) -> WeightSource:
     """A checkpoint prefix or folder: the original's TF1 names (`format="tf1"`) are read lazily
     by the loader from `checkpoint_prefix`; ours (`format="albert_tf"`) likewise. Config and
     tokenizer files are taken from the folder when it has them (a run's output_dir)."""
+    from albert_tf.model_folder import find_checkpoint
     from albert_tf.training.checkpoints import is_tf1_checkpoint, resolve_checkpoint
 
-    prefix = resolve_checkpoint(path)
+    prefix = find_checkpoint(path) if tf.io.gfile.isdir(path) else resolve_checkpoint(path)
     shapes = _variable_shapes(prefix)
     folder = path if tf.io.gfile.isdir(path) else os.path.dirname(prefix) or "."
     config = None
