@@ -72,3 +72,29 @@ def test_run_classifier_fine_tunes_from_a_hf_folder_without_config_or_spm(tmp_pa
 
     model = AlbertClassifier(config.albert_config, 2)
     assert "heads loaded: classifier" in init_from_checkpoint(model, str(tmp_path / "out"))
+
+
+def test_a_local_tfhub_module_as_hub_handle_is_the_init_checkpoint(tmp_path):
+    """--albert_hub_module_handle=<TF-Hub v1 module folder>: its variables are the weights, its
+    assets' SentencePiece model the tokenizer; the config still comes from the flag."""
+    from albert_tf.checkpoint import write_tf1_checkpoint
+    from albert_tf.convert.resolve import resolve_run_config
+    from albert_tf.tasks.glue.task import GlueRunConfig
+    from support.interop import odd_config, random_source
+
+    config = odd_config(vocab_size=1500)
+    source, _ = random_source(config)
+    module = tmp_path / "module"
+    (module / "variables").mkdir(parents=True)
+    (module / "assets").mkdir()
+    (module / "tfhub_module.pb").write_bytes(b"")
+    shutil.copy(interop("hf", "pretraining", "spiece.model"), module / "assets" / "30k.model")
+    write_tf1_checkpoint({"module/" + k: v for k, v in source.arrays.items()},
+                         module / "variables" / "variables")
+    (tmp_path / "config.json").write_text(config.to_json_string())
+    run = GlueRunConfig.from_flat(dict(albert_hub_module_handle=str(module),
+                                       albert_config_file=str(tmp_path / "config.json")))
+    files = resolve_run_config(run)
+    assert run.init_checkpoint == str(module) and files.source.format == "tfhub"
+    assert run.spm_model_file == str(module / "assets" / "30k.model")
+    assert files.source.heads == ("mlm", "sop")
