@@ -51,16 +51,20 @@ def _classifier(config, source, files, max_seq_length, do_lower_case, init_from_
     serving = ClassifierServing(model, max_seq_length, files.spm_model_file, do_lower_case,
                                 pair=True, label_names=labels, vocab_file=files.vocab_file)
     root, signatures = serving.module()
-    ids, mask, types_, _ = pipeline.sample_inputs(config, length=min(16, max_seq_length))
-    examples = [_example(ids[i], mask[i], types_[i], max_seq_length) for i in range(len(ids))]
-    calls = {"serving_default": {"input": np.array(examples, dtype=object)}}
-    expected = {"serving_default": _numpy(serving.serve_examples(tf.constant(examples)))}
-    if "serve_text" in signatures:
-        text_a, text_b = (np.array(t) for t in SAMPLE_TEXT)
-        calls["serve_text"] = {"text_a": text_a, "text_b": text_b}
-        expected["serve_text"] = _numpy(serving.serve_pair(tf.constant(text_a),
-                                                           tf.constant(text_b)))
-    return root, signatures, calls, expected
+
+    def check():  # (inputs, the Keras model's outputs) for the fresh-process comparison
+        ids, mask, types_, _ = pipeline.sample_inputs(config, length=min(16, max_seq_length))
+        examples = [_example(ids[i], mask[i], types_[i], max_seq_length) for i in range(len(ids))]
+        calls = {"serving_default": {"input": np.array(examples, dtype=object)}}
+        expected = {"serving_default": _numpy(serving.serve_examples(tf.constant(examples)))}
+        if "serve_text" in signatures:
+            text_a, text_b = (np.array(t) for t in SAMPLE_TEXT)
+            calls["serve_text"] = {"text_a": text_a, "text_b": text_b}
+            expected["serve_text"] = _numpy(serving.serve_pair(tf.constant(text_a),
+                                                               tf.constant(text_b)))
+        return calls, expected
+
+    return root, signatures, check
 
 
 def _example(ids, mask, segments, length) -> bytes:
@@ -87,19 +91,18 @@ def _squad(config, source, files, max_seq_length, do_lower_case, init_from_group
     serving = SquadServing(model, files.spm_model_file, max_seq_length,
                            max_query_length=min(64, max_seq_length // 2), max_answer_length=30,
                            do_lower_case=do_lower_case)
-    from albert_tf.export.saved_model import serving_root
+    root, signatures = serving.module()  # run_squad's export
 
-    root = serving_root({"serve_ids": serving.serve_ids, "answer_text": serving.answer_text},
-                        {"sentencepiece": serving.preprocessor.sentencepiece})
-    signatures = {"serving_default": root.serve_ids, "answer_text": root.answer_text}
-    # serving_default takes [batch, max_seq_length] ids, as run_squad's export
-    ids, mask, types_, _ = pipeline.sample_inputs(config, length=max_seq_length)
-    inputs = {"input_ids": ids, "input_mask": mask, "segment_ids": types_}
-    if version_2:
-        inputs["p_mask"] = 1 - types_
-    expected = {"serving_default": _numpy(serving.serve_ids(
-        {k: tf.constant(v) for k, v in inputs.items()}))}
-    return root, signatures, {"serving_default": inputs}, expected
+    def check():  # serving_default takes [batch, max_seq_length] ids, as run_squad's export
+        ids, mask, types_, _ = pipeline.sample_inputs(config, length=max_seq_length)
+        inputs = {"input_ids": ids, "input_mask": mask, "segment_ids": types_}
+        if version_2:
+            inputs["p_mask"] = 1 - types_
+        expected = {"serving_default": _numpy(serving.serve_ids(
+            {k: tf.constant(v) for k, v in inputs.items()}))}
+        return {"serving_default": inputs}, expected
+
+    return root, signatures, check
 
 
 def _numpy(outputs) -> dict:
@@ -140,24 +143,24 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
         result["from_source"] = list(files.taken)
     # Every module is built (weights loaded, tokenizer read) before anything is written.
     exports = [("encoder", *pipeline.build_module(encoder),
-                pipeline.expected_encoder_outputs(encoder, config), 1e-5)]
+                lambda: pipeline.expected_encoder_outputs(encoder, config), 1e-5)]
     if files.spm_model_file or files.vocab_file:
         exports.append(("preprocessing", *pipeline.build_preprocessing(
             files.spm_model_file, max_seq_length, do_lower_case, files.vocab_file),
-            pipeline.expected_preprocessing(files.spm_model_file, max_seq_length,
-                                            do_lower_case, files.vocab_file), 0))
+            lambda: pipeline.expected_preprocessing(files.spm_model_file, max_seq_length,
+                                                    do_lower_case, files.vocab_file), 0))
     heads = [("classifier", _classifier)] if "classifier" in source.heads else []
     if "squad_v1" in source.heads or "squad_v2" in source.heads:
         heads.append(("squad", _squad))
     for name, build in heads:
-        root, signatures, calls, expected = build(config, source, files, max_seq_length,
-                                                  do_lower_case, init_from_group0)
-        exports.append((name, root, signatures, (calls, expected), 1e-5))
+        exports.append((name, *build(config, source, files, max_seq_length, do_lower_case,
+                                     init_from_group0), 1e-5))
     with contextlib.ExitStack() as publish:
-        for name, module, signatures, (calls, expected), atol in exports:
+        for name, module, signatures, check, atol in exports:
             tmp, result[name] = publish.enter_context(staged_saved_model(
                 module, os.path.join(export_dir, name), signatures, version))
             if verify:
+                calls, expected = check()
                 result[f"{name}_check"] = compare(expected, verify_in_fresh_process(tmp, calls),
                                                   atol)
     return result
