@@ -158,3 +158,25 @@ def test_multiple_choice_and_token_classifier_heads_are_told_apart(tmp_path):
     assert source.heads == ()
     _, report = loaded(AlbertModel, source)
     assert report.unused == ["classifier.bias", "classifier.weight"]
+
+
+def test_sharded_safetensors_read_as_one(tmp_path):
+    from safetensors.numpy import load_file, save_file
+
+    from albert_tf.convert import open_source
+
+    folder = _copy("pretraining", tmp_path)
+    tensors = load_file(folder / "model.safetensors")
+    (folder / "model.safetensors").unlink()
+    names = sorted(tensors)
+    shards = {"model-00001-of-00002.safetensors": names[:10],
+              "model-00002-of-00002.safetensors": names[10:]}
+    for shard, keys in shards.items():
+        save_file({k: tensors[k] for k in keys}, folder / shard, metadata={"format": "pt"})
+    index = {"metadata": {}, "weight_map": {k: s for s, keys in shards.items() for k in keys}}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    whole = open_source(interop("hf", "pretraining"))
+    sharded = open_source(folder)
+    assert sorted(sharded.arrays) == sorted(whole.arrays)
+    for name, value in whole.arrays.items():
+        np.testing.assert_array_equal(sharded.arrays[name], value, err_msg=name)
