@@ -73,13 +73,14 @@ def expected_encoder_outputs(model, config: AlbertConfig) -> tuple[dict, dict]:
     return calls, expected
 
 
-def expected_preprocessing(spm_model_file, max_seq_length, do_lower_case, vocab_file=None):
+def expected_preprocessing(spm_model_file, max_seq_length, do_lower_case, vocab_file=None,
+                           albert_text_rules=True):
     from albert_tf.text import text_preprocessor
 
     text = np.array(["The quick brown fox jumps over the lazy dog.", "ALBERT shares layers.",
                      "我爱中国人，你好。"])
-    packed = text_preprocessor(max_seq_length, do_lower_case, spm_model_file, vocab_file)(
-        tf.constant(text))
+    packed = text_preprocessor(max_seq_length, do_lower_case, spm_model_file, vocab_file,
+                               albert_text_rules)(tf.constant(text))
     expected = {"serving_default": {"input_word_ids": packed["input_ids"].numpy(),
                                     "input_mask": packed["input_mask"].numpy(),
                                     "input_type_ids": packed["segment_ids"].numpy()}}

@@ -49,7 +49,8 @@ def _classifier(config, source, files, max_seq_length, do_lower_case, init_from_
     model = _load(AlbertClassifier(config, source.num_labels), source, init_from_group0)
     labels = source.labels if source.labels and len(source.labels) == source.num_labels else None
     serving = ClassifierServing(model, max_seq_length, files.spm_model_file, do_lower_case,
-                                pair=True, label_names=labels, vocab_file=files.vocab_file)
+                                pair=True, label_names=labels, vocab_file=files.vocab_file,
+                                albert_text_rules=albert_text_rules(source))
     root, signatures = serving.module()
 
     def check():  # (inputs, the Keras model's outputs) for the fresh-process comparison
@@ -65,6 +66,12 @@ def _classifier(config, source, files, max_seq_length, do_lower_case, init_from_
         return calls, expected
 
     return root, signatures, check
+
+
+def albert_text_rules(source) -> bool:
+    """Whether raw text gets the original's preprocessing (accents, whitespace, digit-comma
+    split) before SentencePiece: not for keras-hub, whose tokenizer passes it as is."""
+    return source.format != "keras_hub"
 
 
 def _example(ids, mask, segments, length) -> bytes:
@@ -145,10 +152,11 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     exports = [("encoder", *pipeline.build_module(encoder),
                 lambda: pipeline.expected_encoder_outputs(encoder, config), 1e-5)]
     if files.spm_model_file or files.vocab_file:
+        rules = albert_text_rules(source)
         exports.append(("preprocessing", *pipeline.build_preprocessing(
-            files.spm_model_file, max_seq_length, do_lower_case, files.vocab_file),
+            files.spm_model_file, max_seq_length, do_lower_case, files.vocab_file, rules),
             lambda: pipeline.expected_preprocessing(files.spm_model_file, max_seq_length,
-                                                    do_lower_case, files.vocab_file), 0))
+                                                    do_lower_case, files.vocab_file, rules), 0))
     heads = [("classifier", _classifier)] if "classifier" in source.heads else []
     if "squad_v1" in source.heads or "squad_v2" in source.heads:
         heads.append(("squad", _squad))
