@@ -1,12 +1,15 @@
-"""Exports a pretrained ALBERT (original TF1 checkpoint or ours) as SavedModels for TF Serving.
+"""Exports what a weight source holds as SavedModels for TF Serving.
 
-  python export_saved_model.py --albert_config_file=albert_config.json \
-      --init_checkpoint=model.ckpt-best --spm_model_file=30k-clean.model --export_dir=exports
+  python export_saved_model.py --init_checkpoint=<HF folder | keras-hub preset | TF-Hub module |
+      TF1 checkpoint | output_dir> --export_dir=exports
 
-writes exports/encoder/<version> (TF-Hub encoder signatures; `mlm`/`sop`/`tokens` when the
-checkpoint has pretraining heads) and exports/preprocessing/<version> (raw text in). Each is
-checked in a fresh process before its version folder appears. A WordPiece model (the Chinese
-ALBERTs) takes `--vocab_file=vocab_chinese.txt` instead of `--spm_model_file`.
+writes exports/encoder/<version> (TF-Hub encoder signatures; `mlm`/`sop` when the source has
+pretraining heads), exports/preprocessing/<version> (raw text in), and, when the source has
+one, exports/classifier/<version> (run_classifier's `serving_default` + `serve_text`) or
+exports/squad/<version> (run_squad's span model). `--albert_config_file` and `--spm_model_file`
+may be left out when the source holds them. Each export is checked in a fresh process before
+its version folder appears. A WordPiece model (the Chinese ALBERTs) takes
+`--vocab_file=vocab_chinese.txt` instead of `--spm_model_file`.
 """
 
 import json
@@ -18,31 +21,30 @@ from albert_tf import cli
 cli.define_flags(__name__, """
     albert_config_file init_checkpoint spm_model_file vocab_file export_dir max_seq_length do_lower_case
     version verify init_from_group0""",
-                 defaults={"max_seq_length": 128, "do_lower_case": True, "verify": True,
+                 defaults={"max_seq_length": None, "do_lower_case": None, "verify": True,
                            "init_from_group0": False})
 FLAGS = flags.FLAGS
+FLAGS["max_seq_length"].help += (" Default: a keras-hub preset's preprocessor length, else 512 "
+                                 "or the model's max_position_embeddings if smaller.")
+FLAGS["do_lower_case"].help += " Default: the source's tokenizer setting, else true."
 
 
 def main(argv):
     del argv
-    from albert_tf.config import AlbertConfig
     from albert_tf.errors import UsageError
-    from albert_tf.export.pipeline import export_pretrained
-    from albert_tf.export.saved_model import resolve_path
+    from albert_tf.export.source_export import export_source
 
     if not FLAGS["verbosity"].present:  # TensorFlow's own INFO lines while saving
         logging.set_verbosity(logging.WARNING)
-    for name in ("albert_config_file", "init_checkpoint", "export_dir"):
+    for name in ("init_checkpoint", "export_dir"):
         if not FLAGS[name].value.strip():
             raise UsageError(f"--{name} must not be empty")
-    config = AlbertConfig.from_json_file(resolve_path(FLAGS.albert_config_file))
-    result = export_pretrained(config, resolve_path(FLAGS.init_checkpoint),
-                               resolve_path(FLAGS.export_dir), resolve_path(FLAGS.spm_model_file),
-                               FLAGS.max_seq_length, FLAGS.do_lower_case, FLAGS.version,
-                               FLAGS.verify, FLAGS.init_from_group0,
-                               vocab_file=resolve_path(FLAGS.vocab_file or None))
+    result = export_source(FLAGS.init_checkpoint, FLAGS.export_dir, FLAGS.albert_config_file or None,
+                           FLAGS.spm_model_file or None, FLAGS.vocab_file or None,
+                           FLAGS.max_seq_length, FLAGS.do_lower_case, FLAGS.version, FLAGS.verify,
+                           FLAGS.init_from_group0)
     print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":
-    cli.run(main, required=["albert_config_file", "init_checkpoint", "export_dir"])
+    cli.run(main, required=["init_checkpoint", "export_dir"])

@@ -17,4 +17,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    cli.run(main, required=["albert_config_file", "input_file", "output_dir"])
+    cli.run(main, required=["input_file", "output_dir"])

@@ -25,4 +25,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    cli.run(main, required=["data_dir", "albert_config_file", "output_dir"])
+    cli.run(main, required=["data_dir", "output_dir"])

@@ -29,4 +29,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    cli.run(main, required=["albert_config_file", "output_dir"])
+    cli.run(main, required=["output_dir"])

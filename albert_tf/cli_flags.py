@@ -6,12 +6,12 @@ from __future__ import annotations
 # name: (type, help); an enum's type is the tuple of its values.
 FLAG_TABLE = {
     # Model, tokenizer and checkpoints.
-    "albert_config_file": ("string", "The ALBERT config json file (model architecture)."),
+    "albert_config_file": ("string", "The ALBERT config json file (model architecture); may be left out when --init_checkpoint holds a config (HF/keras-hub folder, release folder, pretraining output_dir)."),
     "vocab_file": ("string", "The vocabulary file (WordPiece models, or checked against the SentencePiece model)."),
-    "spm_model_file": ("string", "The SentencePiece model file."),
+    "spm_model_file": ("string", "The SentencePiece model file; may be left out when --init_checkpoint holds one."),
     "do_lower_case": ("bool", "Whether to lower-case the input text."),
-    "init_checkpoint": ("string", "Initial checkpoint: an original TF1 checkpoint (pretrained or fine-tuned) or one written by this package."),
-    "albert_hub_module_handle": ("string", "TF-Hub module (TF1 format, not supported: use its variables as --init_checkpoint)."),
+    "init_checkpoint": ("string", "Initial weights, any format (found by what the path holds): an original TF1 checkpoint prefix or folder, a run's output_dir, a Hugging Face ALBERT folder, a keras-hub preset folder or a TF-Hub v1 module folder."),
+    "albert_hub_module_handle": ("string", "A local TF-Hub v1 module folder (tfhub_module.pb + variables/), read as --init_checkpoint; hub URLs are not downloaded."),
     "init_from_group0": ("bool", "Initialise every group from group_0 of --init_checkpoint."),
     "output_dir": ("string", "Where checkpoints, results and logs are written."),
     "export_dir": ("string", "Where SavedModels are written, each in a numeric version sub-directory."),

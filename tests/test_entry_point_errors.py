@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from support.interop import INTEROP
 from support.paths import FIXTURES, REPO, SHARED
 
 TINY = {"vocab_size": 1500, "embedding_size": 8, "hidden_size": 16, "num_hidden_layers": 1,
@@ -55,6 +56,13 @@ def inputs(tmp_path_factory):
     write_pretraining_records(root / "truncated.tfrecord")
     data = (root / "truncated.tfrecord").read_bytes()
     (root / "truncated.tfrecord").write_bytes(data[:len(data) - 40])
+    # Weight sources: a folder that is not a model, and an HF folder with only a PyTorch pickle.
+    (root / "not_a_model").mkdir()
+    (root / "not_a_model" / "notes.txt").write_text("no weights here\n")
+    (root / "torch_only").mkdir()
+    shutil.copy(INTEROP / "hf" / "pretraining" / "config.json", root / "torch_only")
+    (root / "torch_only" / "pytorch_model.bin").write_bytes(b"not read without torch")
+    paths["hf"] = str(INTEROP / "hf" / "pretraining")
     (root / "corrupt").mkdir()
     (root / "corrupt" / "model.ckpt.index").write_bytes(os.urandom(300))
     (root / "corrupt" / "model.ckpt.data-00000-of-00001").write_bytes(os.urandom(300))
@@ -191,6 +199,18 @@ CASES = [
      lambda p: ["export_saved_model.py", f"--albert_config_file={p['root'] / 'config.json'}",
                 f"--init_checkpoint={p['root'] / 'text.txt'}",
                 f"--export_dir={p['root'] / 'exports'}"], ["text.txt"]),
+    ("glue-init-folder-not-a-model",
+     lambda p: _glue(p, "--do_train", f"--init_checkpoint={p['root'] / 'not_a_model'}"),
+     ["not_a_model", "no weights found"]),
+    ("glue-config-contradicts-the-hf-folder",
+     lambda p: _glue(p, "--do_train", f"--init_checkpoint={p['hf']}"),
+     ["--albert_config_file=", "config.json says embedding_size=8", "embedding_size=16"]),
+    ("export-saved-model-hf-pickle-without-torch",
+     lambda p: ["-c", "import runpy, sys\nsys.modules['torch'] = None  # torch not installed\n"
+                "sys.argv = ['export_saved_model.py'] + sys.argv[1:]\n"
+                "runpy.run_path('export_saved_model.py', run_name='__main__')",
+                f"--init_checkpoint={p['root'] / 'torch_only'}",
+                f"--export_dir={p['root'] / 'exports'}"], ["pytorch_model.bin", "torch"]),
     ("export-checkpoints-not-a-run-dir",
      lambda p: ["export_checkpoints.py", f"--albert_directory={p['root'] / 'corrupt'}",
                 f"--export_path={p['root'] / 'tf1' / 'model.ckpt'}"],

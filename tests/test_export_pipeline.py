@@ -1,5 +1,6 @@
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -65,14 +66,15 @@ def test_pretraining_checkpoint_warm_starts_a_task_model(tmp_path):
     classifier = AlbertClassifier(config, 2)
     head = classifier.output_weights.numpy().copy()
     message = init_from_checkpoint(classifier, str(tmp_path / "run"))
-    assert "encoder restored" in message and "heads" not in message
+    assert "encoder restored" in message and "heads loaded: none" in message
+    assert "not used: mlm, sop" in message and "left at their init): classifier" in message
     for a, b in zip(classifier.encoder.weights, pretrainer.encoder.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     np.testing.assert_array_equal(classifier.output_weights.numpy(), head)
     # A classifier checkpoint restores the head as well.
     CheckpointState(tmp_path / "cls", classifier, create_optimizer(1e-3, 10, 1, "adamw")).save(step=1)
     again = AlbertClassifier(config, 2)
-    assert "output_weights" in init_from_checkpoint(again, str(tmp_path / "cls"))
+    assert "heads loaded: classifier" in init_from_checkpoint(again, str(tmp_path / "cls"))
     np.testing.assert_array_equal(again.output_weights.numpy(), head)
 
 
@@ -109,6 +111,9 @@ def test_cli_relative_paths_are_verified_and_published_once(tmp_path):
 
 def test_cli_errors_are_one_line_and_write_nothing(tmp_path):
     _tiny_tf1_checkpoint(tmp_path / "model")
+    (tmp_path / "bare").mkdir()  # the same checkpoint without its albert_config.json
+    for path in (tmp_path / "model").glob("model.ckpt*"):
+        shutil.copy(path, tmp_path / "bare" / path.name)
     wide = tmp_path / "wide.json"
     wide.write_text(AlbertConfig.from_dict({**_tiny().to_dict(), "embedding_size": 4}).to_json_string())
     cases = {
@@ -116,8 +121,11 @@ def test_cli_errors_are_one_line_and_write_nothing(tmp_path):
         ("--albert_config_file=model/albert_config.json", "--init_checkpoint=wide.json",
          "--export_dir=exports"): ["error: ", str(wide)],
         # config/checkpoint mismatch: variable, both shapes, config key
-        ("--albert_config_file=wide.json", "--init_checkpoint=model/model.ckpt",
+        ("--albert_config_file=wide.json", "--init_checkpoint=bare/model.ckpt",
          "--export_dir=exports"): ["error: ", "in the checkpoint but", "embedding_size"],
+        # the flag's config contradicts the one beside the checkpoint: names the key
+        ("--albert_config_file=wide.json", "--init_checkpoint=model/model.ckpt",
+         "--export_dir=exports"): ["error: ", "says embedding_size=4", "embedding_size=8"],
         # no --export_dir: names the flag
         ("--albert_config_file=wide.json", "--init_checkpoint=model/model.ckpt"):
             ["error: ", "--export_dir"],

@@ -164,3 +164,22 @@ def test_importing_tasks_stays_light():
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                           timeout=120)
     assert done.stdout.split() == ["False", "False"], done.stderr[-2000:]
+
+
+def test_from_pretrained_reads_a_keras_hub_classifier_and_predicts_as_keras_hub(tmp_path):
+    """A keras-hub AlbertTextClassifier preset (config, weights, head, spm model inside) predicts
+    keras-hub's own probabilities for its raw texts, with no other argument."""
+    from support.interop import expected, interop
+
+    from albert_tf.tasks import TextClassifier
+
+    want = expected("keras_hub", "classifier")
+    clf = TextClassifier.from_pretrained(interop("keras_hub", "classifier"), num_classes=4,
+                                         max_seq_length=20, do_lower_case=False,
+                                         output_dir=tmp_path / "clf")
+    _, probabilities = clf.predict([str(t) for t in want["texts"]])
+    logits = want["text_logits"]
+    softmax = np.exp(logits - logits.max(-1, keepdims=True))
+    np.testing.assert_allclose(probabilities, softmax / softmax.sum(-1, keepdims=True),
+                               atol=1e-4)
+    assert (tmp_path / "clf" / "albert_config.json").exists()  # the preset's config, written

@@ -194,3 +194,20 @@ def test_keras_functional_model_and_config(spm_model):
     assert (clone.max_seq_length, clone.do_lower_case) == (16, True)
     np.testing.assert_array_equal(clone(texts_a)["input_ids"].numpy(),
                                   layer(texts_a)["input_ids"].numpy())
+
+
+def test_without_albert_text_rules_sentencepiece_sees_the_text_as_is(spm_model):
+    """keras-hub's AlbertTokenizer: no accent stripping, whitespace squeezing or digit-comma
+    split (what a keras-hub model's export must serve)."""
+    import sentencepiece as spm
+
+    from albert_tf.text.preprocessor import AlbertPreprocessor
+
+    texts = ["Café au lait costs 9,5 euros", "naïve   résumé 1,000"]
+    processor = spm.SentencePieceProcessor(model_file=spm_model)
+    raw = AlbertPreprocessor(spm_model, 32, do_lower_case=False, albert_text_rules=False)
+    got = raw.tokenize(texts).to_list()
+    assert got == [processor.encode(t) for t in texts]
+    ruled = AlbertPreprocessor(spm_model, 32, do_lower_case=False).tokenize(texts).to_list()
+    assert got != ruled  # the rules change these texts' ids
+    assert raw.get_config()["albert_text_rules"] is False

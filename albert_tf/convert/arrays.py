@@ -68,7 +68,7 @@ def source_arrays(source) -> dict:
 
 def albert_tf_arrays(source) -> dict:
     """One of our training checkpoints as TF1 arrays: the encoder, plus the pretraining heads
-    when the checkpoint has them (task heads of our checkpoints are not converted)."""
+    or the classifier head when the checkpoint has them (span heads are not converted)."""
     import tensorflow as tf
 
     from albert_tf.checkpoint import tf1_weights
@@ -80,6 +80,11 @@ def albert_tf_arrays(source) -> dict:
     saved = tf.train.load_checkpoint(source.checkpoint_prefix).get_variable_to_shape_map()
     if any(n.startswith("model/masked_lm/") for n in saved):
         model = AlbertPretrainer(source.config)
+    elif "classifier" in source.heads and source.num_labels:
+        # A run_classifier output_dir: the head goes along (an [n, H] root head; see tf1.our_heads)
+        from albert_tf.models import AlbertClassifier
+
+        model = AlbertClassifier(source.config, source.num_labels)
     else:
         model = AlbertModel(source.config)
     init_from_checkpoint(model, source.checkpoint_prefix)

@@ -6,6 +6,7 @@ import contextlib
 import os
 import numpy as np
 import tensorflow as tf
+from absl import logging
 
 from albert_tf.config import AlbertConfig
 from albert_tf.export.encoder import build_module
@@ -14,30 +15,22 @@ from albert_tf.checkpoint import restore_mismatch_error
 from albert_tf.export.saved_model import resolve_path, staged_saved_model
 from albert_tf.export.verify import compare, verify_in_fresh_process
 from albert_tf.models import AlbertModel, AlbertPretrainer
-from albert_tf.tf_errors import first_line
-
-
-def _has_pretraining_heads(prefix) -> bool:
-    from albert_tf.checkpoint import CheckpointError
-
-    try:
-        names = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
-    except (tf.errors.OpError, ValueError) as error:  # a corrupt or foreign .index file
-        raise CheckpointError(f"{prefix} is not a readable checkpoint "
-                              f"({first_line(getattr(error, 'message', error))})") from None
-    return any(n.startswith("cls/predictions/") or "/masked_lm/" in n for n in names)
 
 
 def load_model(config: AlbertConfig, checkpoint, init_from_group0: bool = False):
-    """An `AlbertPretrainer` when the checkpoint has pretraining heads, else an `AlbertModel`."""
-    from albert_tf.training.checkpoints import init_from_checkpoint, resolve_checkpoint
+    """An `AlbertPretrainer` when the source has both pretraining heads, else an `AlbertModel`.
+    `checkpoint` is any weight source (`convert.open_source`) or an opened `WeightSource`."""
+    from albert_tf.convert.source import WeightSource, open_source
+    from albert_tf.training.checkpoints import init_from_checkpoint
 
-    prefix = resolve_checkpoint(resolve_path(checkpoint))
-    model = AlbertPretrainer(config) if _has_pretraining_heads(prefix) else AlbertModel(config)
+    source = checkpoint if isinstance(checkpoint, WeightSource) else \
+        open_source(resolve_path(checkpoint))
+    pretraining = {"mlm", "sop"} <= set(source.heads)
+    model = AlbertPretrainer(config) if pretraining else AlbertModel(config)
     try:
-        init_from_checkpoint(model, prefix, init_from_group0=init_from_group0)
+        logging.info("%s", init_from_checkpoint(model, source, init_from_group0=init_from_group0))
     except ValueError as error:
-        mismatch = restore_mismatch_error(error, model, prefix)
+        mismatch = restore_mismatch_error(error, model, source.path)
         if mismatch is None:
             raise
         raise mismatch from None
@@ -80,13 +73,14 @@ def expected_encoder_outputs(model, config: AlbertConfig) -> tuple[dict, dict]:
     return calls, expected
 
 
-def _expected_preprocessing(spm_model_file, max_seq_length, do_lower_case, vocab_file=None):
+def expected_preprocessing(spm_model_file, max_seq_length, do_lower_case, vocab_file=None,
+                           albert_text_rules=True):
     from albert_tf.text import text_preprocessor
 
     text = np.array(["The quick brown fox jumps over the lazy dog.", "ALBERT shares layers.",
                      "我爱中国人，你好。"])
-    packed = text_preprocessor(max_seq_length, do_lower_case, spm_model_file, vocab_file)(
-        tf.constant(text))
+    packed = text_preprocessor(max_seq_length, do_lower_case, spm_model_file, vocab_file,
+                               albert_text_rules)(tf.constant(text))
     expected = {"serving_default": {"input_word_ids": packed["input_ids"].numpy(),
                                     "input_mask": packed["input_mask"].numpy(),
                                     "input_type_ids": packed["segment_ids"].numpy()}}
@@ -120,7 +114,7 @@ def export_pretrained(config: AlbertConfig, checkpoint, export_dir, spm_model_fi
                 calls, expected = expected_encoder_outputs(model, config)
                 atol = 1e-5
             else:
-                calls, expected = _expected_preprocessing(spm_model_file, max_seq_length,
+                calls, expected = expected_preprocessing(spm_model_file, max_seq_length,
                                                           do_lower_case, vocab_file)
                 atol = 0
             result[f"{name}_check"] = compare(expected, verify_in_fresh_process(tmp, calls), atol)

@@ -17,10 +17,10 @@ class PreprocessingModule(tf.Module):
     the export alone (`tokenization_info`: `spm_model_file` or `vocab_file`)."""
 
     def __init__(self, spm_model_file, max_seq_length: int, do_lower_case: bool = True,
-                 vocab_file=None):
+                 vocab_file=None, albert_text_rules: bool = True):
         super().__init__(name="albert_preprocessing")
         self.preprocessor = text_preprocessor(max_seq_length, do_lower_case, spm_model_file,
-                                              vocab_file)
+                                              vocab_file, albert_text_rules)
         if self.preprocessor is None:
             raise ValueError("the preprocessing export needs spm_model_file or vocab_file")
         for name, resource in self.preprocessor.resources.items():
@@ -62,8 +62,10 @@ def export_preprocessing(spm_model_file, base_dir, max_seq_length: int = 128,
 
 
 def build_preprocessing(spm_model_file, max_seq_length: int = 128, do_lower_case: bool = True,
-                        vocab_file=None):
-    """(root module, signatures) of the preprocessing export."""
-    module = PreprocessingModule(spm_model_file, max_seq_length, do_lower_case, vocab_file)
+                        vocab_file=None, albert_text_rules: bool = True):
+    """(root module, signatures) of the preprocessing export (`albert_text_rules=False`:
+    SentencePiece on the text as is, as keras-hub's tokenizer)."""
+    module = PreprocessingModule(spm_model_file, max_seq_length, do_lower_case, vocab_file,
+                                 albert_text_rules)
     return module, {"serving_default": module.serve, "serve_pair": module.serve_pair,
                     "tokenization_info": module.tokenization_info}

@@ -26,7 +26,14 @@ def _save(calls: dict, path: str) -> None:
     flat = {}
     for signature, inputs in calls.items():
         for name, value in inputs.items():
-            flat[f"{signature}::{name}"] = np.asarray(value)
+            value = np.asarray(value)
+            if value.dtype == object:  # bytes (serialized Examples): .npz would need pickle,
+                # and a fixed-width bytes array drops trailing NULs; store bytes + lengths
+                items = [bytes(v) for v in value.ravel()]
+                flat[f"{signature}::{name}::bytes"] = np.frombuffer(b"".join(items), np.uint8)
+                flat[f"{signature}::{name}::lengths"] = np.array([len(v) for v in items])
+                continue
+            flat[f"{signature}::{name}"] = value
     np.savez(path, **flat)
 
 
@@ -34,8 +41,16 @@ def _load(path: str) -> dict:
     result: dict = {}
     with np.load(path, allow_pickle=False) as data:
         for key in data.files:
-            signature, name = key.split("::", 1)
-            result.setdefault(signature, {})[name] = data[key]
+            signature, name, *kind = key.split("::")
+            if kind == ["lengths"]:
+                continue
+            value = data[key]
+            if kind == ["bytes"]:
+                ends = np.cumsum(data[f"{signature}::{name}::lengths"])
+                raw = value.tobytes()
+                value = np.array([raw[e - n:e] for e, n in zip(
+                    ends, data[f"{signature}::{name}::lengths"])], dtype=object)
+            result.setdefault(signature, {})[name] = value
     return result
 
 

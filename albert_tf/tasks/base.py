@@ -59,6 +59,9 @@ class RunConfig:
     do_eval: bool = False
     do_predict: bool = False
     export_dir: str | None = None
+    # The model's AlbertConfig when it comes from the --init_checkpoint source rather than
+    # --albert_config_file (filled by `convert.resolve.resolve_run_config`; not a flag).
+    albert_config: object = None
     runtime: RuntimeConfig = dataclasses.field(default_factory=RuntimeConfig)
     schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)
 
@@ -72,10 +75,24 @@ class RunConfig:
         return dataclass_from_flat(cls, values)
 
     def require(self, *names: str) -> None:
-        missing = [name for name in names if getattr(self, name) in (None, "")]
+        missing = [name for name in names if getattr(self, name) in (None, "") and not (
+            name == "albert_config_file" and self.albert_config is not None)]
         if missing:
             raise UsageError(", ".join(f"--{self.FLAG_NAMES.get(n, n)}" for n in missing) +
-                             (" is" if len(missing) == 1 else " are") + " required")
+                             (" is" if len(missing) == 1 else " are") + " required" +
+                             (" (or an --init_checkpoint that holds a config)"
+                              if "albert_config_file" in missing else ""))
+
+    def load_albert_config(self):
+        """The model's `AlbertConfig`: `--albert_config_file` when given (already checked against
+        the source), else the source's."""
+        from albert_tf.config import AlbertConfig
+
+        if self.albert_config_file:
+            return AlbertConfig.from_json_file(self.albert_config_file)
+        if self.albert_config is None:
+            self.require("albert_config_file")
+        return self.albert_config
 
 
 @dataclasses.dataclass
@@ -117,7 +134,11 @@ class Task(abc.ABC):
     evaluate_during_training: bool = True
 
     def __init__(self, config: RunConfig):
+        from albert_tf.convert.resolve import resolve_run_config
+
         self.config = config
+        # Config and tokenizer files left out are taken from the --init_checkpoint source.
+        resolve_run_config(config)
         self.runtime = None  # the driver's Runtime (strategy), for tasks that evaluate with it
 
     # -- set-up ----------------------------------------------------------------------------

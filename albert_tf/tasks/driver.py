@@ -151,7 +151,7 @@ class Driver:
                 raise UsageError(f"--do_eval: no checkpoint in {self.output_dir} to evaluate "
                                  "(train first or pass --init_checkpoint)")
             self.load(self.config.init_checkpoint)
-            evaluator.evaluate_other(checkpoint_step(self._resolve_init()))
+            evaluator.evaluate_other(self._init_step())
             return evaluator.finish()
         if not self.task.evaluate_during_training:
             saved = saved[-1:]
@@ -161,10 +161,12 @@ class Driver:
                 evaluator.on_checkpoint(step, prefix)
         return evaluator.finish()
 
-    def _resolve_init(self):
-        from albert_tf.training import resolve_checkpoint
+    def _init_step(self) -> int:
+        """The step of `--init_checkpoint` (0 for weights of another format: HF, keras-hub)."""
+        from albert_tf.convert.source import open_source
 
-        return resolve_checkpoint(self.config.init_checkpoint)
+        prefix = open_source(self.config.init_checkpoint).checkpoint_prefix
+        return checkpoint_step(prefix) if prefix else 0
 
     def prediction_checkpoint(self) -> str:
         """`model.ckpt-best`, else the latest checkpoint of this output_dir, else

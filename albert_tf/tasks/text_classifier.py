@@ -24,7 +24,7 @@ import os
 import tempfile
 
 from albert_tf.errors import UsageError
-from albert_tf.model_folder import SPM_NAMES, VOCAB_NAMES, find_checkpoint, first_file
+from albert_tf.model_folder import SPM_NAMES, VOCAB_NAMES
 
 class TextClassifierError(UsageError):
     """Arguments of the Python API that cannot work (the message names the argument)."""
@@ -69,7 +69,9 @@ class TextClassifier:
             raise TextClassifierError(f"{self.output_dir}/labels.json holds the labels {recorded} "
                                       f"but labels= is {labels}; use another output_dir")
         self.labels = labels if labels is not None else recorded
-        self.albert_config_file = self._config_file(os.fspath(albert_config_file))
+        self.albert_config_file = self._config_file(
+            albert_config_file if not isinstance(albert_config_file, (str, os.PathLike))
+            else os.fspath(albert_config_file))
         self.init_checkpoint = init_checkpoint
         self.spm_model_file = spm_model_file
         self.vocab_file = vocab_file
@@ -108,29 +110,38 @@ class TextClassifier:
                 f"{path!r} is a preset: a configuration without weights (nothing is downloaded); "
                 "pass the folder of a released model (albert_config.json + checkpoint + "
                 f"30k-clean.model), or a checkpoint prefix with albert_config_file={path!r}")
-        if os.path.isdir(path):
-            folder, checkpoint = path, find_checkpoint(path)
-        elif os.path.exists(path + ".index"):
-            folder, checkpoint = os.path.dirname(path) or ".", path
-        else:
+        if not os.path.isdir(path) and not os.path.exists(path + ".index"):
             raise TextClassifierError(f"{path}: neither a model folder nor a checkpoint prefix "
                                       f"(no {path}.index)")
+        from albert_tf.convert.resolve import resolve_model_files
+        from albert_tf.convert.source import SourceError
+
+        try:  # any weight source: a release folder, a run's output_dir, HF, keras-hub, TF-Hub
+            is_preset = albert_config_file in PRESETS or f"{albert_config_file}_v2" in PRESETS
+            files = resolve_model_files(path, None if is_preset else albert_config_file,
+                                        spm_model_file, vocab_file)
+        except SourceError as error:
+            raise TextClassifierError(str(error)) from None
+        checkpoint = files.source.checkpoint_prefix or path
         if albert_config_file is None:
-            albert_config_file = first_file(folder, ("albert_config.json",))
-            if albert_config_file is None:
-                raise TextClassifierError(f"{folder} has no albert_config.json; pass "
-                                          "albert_config_file= (a file or a preset name)")
-        if not spm_model_file and not vocab_file:
-            spm_model_file = first_file(folder, SPM_NAMES)
-            if spm_model_file is None:
-                vocab_file = first_file(folder, VOCAB_NAMES)
+            if files.albert_config is None:
+                raise TextClassifierError(f"{path} holds no model config (albert_config.json, "
+                                          "config.json); pass albert_config_file= (a file or a "
+                                          "preset name)")
+            albert_config_file = files.albert_config  # written to the output_dir
+        spm_model_file, vocab_file = files.spm_model_file, files.vocab_file
         return cls(albert_config_file, checkpoint, spm_model_file, vocab_file, labels, num_classes,
                    max_seq_length, output_dir, do_lower_case, seed)
 
-    def _config_file(self, value: str) -> str:
-        """A preset name becomes `<output_dir>/albert_config.json`."""
-        from albert_tf.config import PRESETS, preset
+    def _config_file(self, value) -> str:
+        """A preset name, or the `AlbertConfig` a weight source holds (an HF folder's
+        config.json), becomes `<output_dir>/albert_config.json`."""
+        from albert_tf.config import PRESETS, AlbertConfig, preset
 
+        if isinstance(value, AlbertConfig):
+            path = os.path.join(self.output_dir, "albert_config.json")
+            value.to_json_file(path)
+            return path
         if os.path.isfile(value):
             return os.path.abspath(value)
         if value in PRESETS or f"{value}_v2" in PRESETS:

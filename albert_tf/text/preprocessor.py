@@ -50,8 +50,11 @@ class AlbertPreprocessor(TextPreprocessorLayer):
     SOURCE_KEY = "spm_model_file"
 
     def __init__(self, spm_model_file, max_seq_length: int, do_lower_case: bool = True,
-                 **kwargs):
+                 albert_text_rules: bool = True, **kwargs):
         super().__init__(os.fspath(spm_model_file), max_seq_length, do_lower_case, **kwargs)
+        # False: the text goes to SentencePiece as is, as keras-hub's AlbertTokenizer does (no
+        # preprocess_text, no digit-comma split), so a keras-hub model's export serves its ids.
+        self.albert_text_rules = bool(albert_text_rules)
         self.spm_model_file = self.source_file
         proto = read_model_proto(self.spm_model_file)
         processor = tokenization.load_sentencepiece(self.spm_model_file)
@@ -74,7 +77,16 @@ class AlbertPreprocessor(TextPreprocessorLayer):
     def tokenize(self, strings, preprocess: bool = True) -> tf.RaggedTensor:
         """[B] strings → [B, (pieces)] int32 ids, as `encode_ids(sp, preprocess_text(s))`."""
         strings = tf.convert_to_tensor(strings, tf.string)
+        if not self.albert_text_rules:
+            if self.do_lower_case:
+                strings = normalize.lower_case(strings)
+            return self.sentencepiece.tokenize(strings)
         if preprocess:
             strings = self.preprocess(strings)
         return sentencepiece_ops.encode_ids(self.sentencepiece, strings, self._digit_comma_table,
                                             self._comma_id)
+
+    def get_config(self):
+        config = super().get_config()
+        config["albert_text_rules"] = self.albert_text_rules
+        return config

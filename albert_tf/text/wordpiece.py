@@ -104,13 +104,15 @@ class WordpiecePreprocessor(TextPreprocessorLayer):
 
 
 def text_preprocessor(max_seq_length: int, do_lower_case: bool = True, spm_model_file=None,
-                      vocab_file=None):
+                      vocab_file=None, albert_text_rules: bool = True):
     """The in-graph preprocessor of a tokenizer as `FullTokenizer` picks it: SentencePiece when
-    `spm_model_file` is given, else WordPiece over `vocab_file`; None when neither is."""
+    `spm_model_file` is given, else WordPiece over `vocab_file`; None when neither is.
+    `albert_text_rules=False`: SentencePiece on the text as is (keras-hub's tokenizer)."""
     if spm_model_file:
         from albert_tf.text.preprocessor import AlbertPreprocessor
 
-        return AlbertPreprocessor(spm_model_file, max_seq_length, do_lower_case)
+        return AlbertPreprocessor(spm_model_file, max_seq_length, do_lower_case,
+                                  albert_text_rules)
     if vocab_file:
         return WordpiecePreprocessor(vocab_file, max_seq_length, do_lower_case)
     return None

@@ -144,27 +144,70 @@ def is_tf1_checkpoint(prefix) -> bool:
     return any(n.endswith("bert/embeddings/word_embeddings") for n in names)
 
 
+# The head names of `convert.source.HEADS` each model class carries (by class name, so a
+# subclass keeps its parent's).
+MODEL_HEADS = {"AlbertPretrainer": ("mlm", "sop"), "AlbertClassifier": ("classifier",),
+               "AlbertSquadV1": ("squad_v1",), "AlbertSquadV2": ("squad_v2",),
+               "AlbertMultipleChoice": ("multiple_choice",)}
+
+
+def model_heads(model) -> tuple:
+    for cls in type(model).__mro__:
+        if cls.__name__ in MODEL_HEADS:
+            return MODEL_HEADS[cls.__name__]
+    return ()
+
+
 def init_from_checkpoint(model, path, init_from_group0=False, require_head=False):
-    """Loads model weights (not optimizer slots, as the original) from an original TF1
-    checkpoint or one written by this package's training. Returns a short description.
+    """Loads model weights (not optimizer slots, as the original) from any weight source
+    `convert.open_source` reads: an original TF1 checkpoint, a TF-Hub v1 module, one written by
+    this package's training, or converted arrays (Hugging Face, keras-hub). Returns one line
+    saying what was loaded and what was left (heads of the source the model has no use for,
+    heads of the model the source lacks).
 
     `require_head=True` (prediction and export): a task model whose head the checkpoint does
     not hold (a pretraining checkpoint) is refused rather than used with an untrained head.
     """
-    from albert_tf.checkpoint import load_tf1_checkpoint
+    from albert_tf.checkpoint import ArrayReader, load_tf1_checkpoint, load_tf1_weights
+    from albert_tf.convert.source import WeightSource, open_source
 
-    prefix = resolve_checkpoint(path)
-    if is_tf1_checkpoint(prefix):
-        report = load_tf1_checkpoint(model, prefix, init_from_group0=init_from_group0)
-        heads = sorted({n.split("/")[0] for n in report.loaded if not n.startswith("bert/")})
-        description = f"TF1 checkpoint {prefix}: {len(report.loaded)} variables loaded"
+    source = path if isinstance(path, WeightSource) else open_source(path)
+    if source.arrays is not None or source.format != "albert_tf":
+        if source.arrays is not None:
+            report = load_tf1_weights(model, ArrayReader(source.arrays), source.path,
+                                      init_from_group0)
+        else:
+            report = load_tf1_checkpoint(model, source.checkpoint_prefix, init_from_group0)
+        heads = [] if not _has_head(model) else [
+            h for h in model_heads(model) if _head_loaded(h, report.loaded)]
+        description = f"{source.describe()}: {len(report.loaded)} variables loaded"
+        if report.from_group0:
+            description += f" ({len(report.from_group0)} from group_0)"
     else:
-        description, heads = _init_from_our_checkpoint(model, prefix)
+        description, attributes = _init_from_our_checkpoint(model, source.checkpoint_prefix)
+        heads = list(model_heads(model)) if attributes else []
+    wanted = model_heads(model) if _has_head(model) else ()
+    left = [h for h in source.heads if h not in wanted and not
+            (h == "classifier" and "multiple_choice" in wanted)]
+    missing = [h for h in wanted if h not in heads]
+    description += (f"; heads loaded: {', '.join(heads) or 'none'}"
+                    + (f"; not used: {', '.join(left)}" if left else "")
+                    + (f"; not in the source (left at their init): {', '.join(missing)}"
+                       if missing else ""))
     if require_head and not heads and _has_head(model):
         raise CheckpointError(
-            f"{prefix} holds no trained head for {type(model).__name__} (it is a pretraining "
-            f"checkpoint): train first (--do_train) or pass a fine-tuned --init_checkpoint")
+            f"{source.path} holds no trained head for {type(model).__name__} (it is a "
+            f"pretraining checkpoint): train first (--do_train) or pass a fine-tuned "
+            f"--init_checkpoint")
     return description
+
+
+def _head_loaded(head, loaded) -> bool:
+    prefixes = {"mlm": ("cls/predictions/",), "sop": ("cls/seq_relationship/",),
+                "classifier": ("output_",), "multiple_choice": ("output_",),
+                "squad_v1": ("cls/squad/",), "squad_v2": ("start_logits/", "end_logits/",
+                                                          "answer_class/")}[head]
+    return any(n.startswith(prefixes) for n in loaded)
 
 
 def _has_head(model) -> bool:
@@ -195,8 +238,7 @@ def _init_from_our_checkpoint(model, prefix):
     heads = [] if isinstance(model, AlbertModel) else _head_names(model, saved)
     if heads:
         tf.train.Checkpoint(model=model).read(prefix).expect_partial()
-    return (f"checkpoint {prefix}: encoder restored" + (f", heads {heads}" if heads else ""),
-            heads)
+    return f"checkpoint {prefix}: encoder restored", heads
 
 
 def _head_names(model, saved) -> list:

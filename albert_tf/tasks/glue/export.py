@@ -32,7 +32,7 @@ class ClassifierServing:
 
     def __init__(self, model, max_seq_length: int, spm_model_file=None, do_lower_case=True,
                  pair: bool = True, threshold: float | None = None, label_names=None,
-                 vocab_file=None):
+                 vocab_file=None, albert_text_rules: bool = True):
         self.model = model
         self.regression = bool(getattr(model, "is_regression", False))
         self.label_names = None if self.regression or label_names is None else \
@@ -47,7 +47,7 @@ class ClassifierServing:
 
         # SentencePiece when given, else WordPiece over vocab_file (as FullTokenizer picks).
         self.preprocessor = text_preprocessor(max_seq_length, do_lower_case, spm_model_file,
-                                              vocab_file)
+                                              vocab_file, albert_text_rules)
 
     def _outputs(self, features):
         outputs = self.model(features, training=False)

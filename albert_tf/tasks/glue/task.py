@@ -82,7 +82,7 @@ class GlueTask(Task):
         super().__init__(config)
         self.validate()
         self.setup_data()
-        self.albert_config = AlbertConfig.from_json_file(config.albert_config_file)
+        self.albert_config = config.load_albert_config()
         F.check_max_seq_length(config.max_seq_length, self.albert_config.max_position_embeddings)
         self.tokenizer = tokenization.FullTokenizer(config.vocab_file, config.do_lower_case,
                                                     config.spm_model_file)
@@ -110,16 +110,18 @@ class GlueTask(Task):
         if not (cfg.do_train or cfg.do_eval or cfg.do_predict or cfg.export_dir):
             raise GlueRunError("At least one of `do_train`, `do_eval`, `do_predict` or "
                                "`export_dir` must be set.")
-        if cfg.albert_hub_module_handle and not cfg.albert_config_file:
+        if cfg.albert_hub_module_handle and cfg.init_checkpoint != cfg.albert_hub_module_handle \
+                and not cfg.albert_config_file:
             raise GlueRunError(
-                "--albert_hub_module_handle: TF-Hub modules are TF1 graphs that Keras 3 cannot "
-                "fine-tune; pass --albert_config_file and --init_checkpoint=<module>/variables/"
-                "variables (the module's weights are a TF1 checkpoint this package loads)")
+                "--albert_hub_module_handle: only a local TF-Hub v1 module folder (with "
+                "tfhub_module.pb) is read, as --init_checkpoint; for a hub URL download the "
+                "module and pass its folder")
         for name in self.required_flags:
             if not getattr(cfg, name):
                 raise GlueRunError(f"--{name} is required")
-        if not cfg.albert_config_file:
-            raise GlueRunError("--albert_config_file is required")
+        if not cfg.albert_config_file and cfg.albert_config is None:
+            raise GlueRunError("--albert_config_file is required (or an --init_checkpoint that "
+                               "holds a config)")
         if not cfg.spm_model_file and not cfg.vocab_file:
             raise GlueRunError("--spm_model_file or --vocab_file is required (--vocab_file "
                                "alone: a WordPiece model such as the Chinese ALBERTs)")

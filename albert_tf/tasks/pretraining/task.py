@@ -87,7 +87,7 @@ class PretrainingTask(Task):
     def __init__(self, config: PretrainingRunConfig):
         super().__init__(config)
         self.validate()
-        self.albert_config = AlbertConfig.from_json_file(config.albert_config_file)
+        self.albert_config = config.load_albert_config()
         self.files = input_files(config.input_file)
         check_model_inputs(self.albert_config, config.max_seq_length)
         # Before the first step: lengths that do not fit the flags, ids outside the vocabulary.

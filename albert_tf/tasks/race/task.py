@@ -49,7 +49,7 @@ class RaceTask(Task):
     def __init__(self, config: RaceRunConfig):
         super().__init__(config)
         self.validate()
-        self.albert_config = AlbertConfig.from_json_file(config.albert_config_file)
+        self.albert_config = config.load_albert_config()
         if config.max_seq_length > self.albert_config.max_position_embeddings:
             raise UsageError(f"Cannot use sequence length {config.max_seq_length} because the "
                              f"ALBERT model was only trained up to "

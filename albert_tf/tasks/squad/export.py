@@ -62,6 +62,14 @@ class SquadServing:
             tf.TensorSpec([None], tf.string, "question"),
             tf.TensorSpec([None], tf.string, "context")])
 
+    def module(self):
+        """(root module, signatures) for `write_saved_model`."""
+        # The tokenizer's resource (SentencePiece model, WordPiece table) is captured by
+        # answer_text: the root must hold it.
+        root = serving_root({"serve_ids": self.serve_ids, "answer_text": self.answer_text},
+                            self.preprocessor.resources)
+        return root, {"serving_default": root.serve_ids, "answer_text": root.answer_text}
+
     def _serve_ids(self, inputs):
         return self.model(inputs, training=False)
 
@@ -176,9 +184,5 @@ def export(model, run, config=None, export_dir=None, version: int | None = None)
     export_dir = export_dir or run.export_dir
     module = SquadServing(model, run.spm_model_file, run.max_seq_length, run.max_query_length,
                           run.max_answer_length, run.do_lower_case, run.vocab_file)
-    # The tokenizer's resource (SentencePiece model, WordPiece table) is captured by
-    # answer_text: the root must hold it.
-    root = serving_root({"serve_ids": module.serve_ids, "answer_text": module.answer_text},
-                        module.preprocessor.resources)
-    return write_saved_model(root, export_dir, {"serving_default": root.serve_ids,
-                                                "answer_text": root.answer_text}, version)
+    root, signatures = module.module()
+    return write_saved_model(root, export_dir, signatures, version)

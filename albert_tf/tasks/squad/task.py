@@ -80,7 +80,7 @@ class SquadTask(Task):
     def __init__(self, config: SquadRunConfig):
         super().__init__(config)
         self.validate()  # before the SentencePiece model is loaded
-        self.albert_config = AlbertConfig.from_json_file(config.albert_config_file)
+        self.albert_config = config.load_albert_config()
         config.validate(self.albert_config)
         if config.spm_model_file:
             self.sp = load_sentencepiece(config.spm_model_file)

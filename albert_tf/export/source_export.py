@@ -1,0 +1,175 @@
+"""export_saved_model.py's work: every SavedModel a weight source can serve, from any format
+`convert.open_source` reads.
+
+Under `export_dir`:
+* `encoder/<v>`: TF-Hub encoder signatures (with `mlm`/`sop` when the source has both heads);
+* `preprocessing/<v>`: raw text → ids (when there is a SentencePiece model or a vocabulary);
+* `classifier/<v>`: when the source has a classification head, run_classifier's export
+  (`serving_default` on serialized Examples, `serve_text(text_a, text_b)`; an empty `text_b`
+  is a single sentence), labels from the source (HF `id2label`) when it names them;
+* `squad/<v>`: when the source has a span head, run_squad's export (`serving_default` on ids →
+  start/end logits, `answer_text` on raw question/context).
+Every module is checked in a fresh process against the Keras model before any version folder
+appears; they are published together.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from albert_tf.errors import UsageError
+from albert_tf.export import pipeline
+from albert_tf.export.saved_model import resolve_path, staged_saved_model
+from albert_tf.export.verify import compare, verify_in_fresh_process
+
+SAMPLE_TEXT = (["The quick brown fox jumps over the lazy dog.", "ALBERT shares its layers."],
+               ["A fox.", ""])
+
+
+def default_max_seq_length(config) -> int:
+    return min(512, int(config.max_position_embeddings))
+
+
+def _load(model, source, init_from_group0):
+    from albert_tf.training.checkpoints import init_from_checkpoint
+
+    logging.info("%s", init_from_checkpoint(model, source, init_from_group0, require_head=True))
+    return model
+
+
+def _classifier(config, source, files, max_seq_length, do_lower_case, init_from_group0):
+    from albert_tf.models import AlbertClassifier
+    from albert_tf.tasks.glue.export import ClassifierServing
+
+    model = _load(AlbertClassifier(config, source.num_labels), source, init_from_group0)
+    labels = source.labels if source.labels and len(source.labels) == source.num_labels else None
+    serving = ClassifierServing(model, max_seq_length, files.spm_model_file, do_lower_case,
+                                pair=True, label_names=labels, vocab_file=files.vocab_file,
+                                albert_text_rules=albert_text_rules(source))
+    root, signatures = serving.module()
+
+    def check():  # (inputs, the Keras model's outputs) for the fresh-process comparison
+        ids, mask, types_, _ = pipeline.sample_inputs(config, length=min(16, max_seq_length))
+        examples = [_example(ids[i], mask[i], types_[i], max_seq_length) for i in range(len(ids))]
+        calls = {"serving_default": {"input": np.array(examples, dtype=object)}}
+        expected = {"serving_default": _numpy(serving.serve_examples(tf.constant(examples)))}
+        if "serve_text" in signatures:
+            text_a, text_b = (np.array(t) for t in SAMPLE_TEXT)
+            calls["serve_text"] = {"text_a": text_a, "text_b": text_b}
+            expected["serve_text"] = _numpy(serving.serve_pair(tf.constant(text_a),
+                                                               tf.constant(text_b)))
+        return calls, expected
+
+    return root, signatures, check
+
+
+def albert_text_rules(source) -> bool:
+    """Whether raw text gets the original's preprocessing (accents, whitespace, digit-comma
+    split) before SentencePiece: not for keras-hub, whose tokenizer passes it as is."""
+    return source.format != "keras_hub"
+
+
+def _example(ids, mask, segments, length) -> bytes:
+    def feature(values):
+        padded = np.zeros(length, np.int64)
+        padded[:len(values)] = values
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=padded))
+
+    return tf.train.Example(features=tf.train.Features(feature={
+        "input_ids": feature(ids), "input_mask": feature(mask),
+        "segment_ids": feature(segments)})).SerializeToString()
+
+
+def _squad(config, source, files, max_seq_length, do_lower_case, init_from_group0):
+    from albert_tf.models import AlbertSquadV1, AlbertSquadV2
+    from albert_tf.tasks.squad.export import SquadServing
+
+    if not files.spm_model_file:
+        raise UsageError(f"{source.path} holds a span (SQuAD) head: its raw-text export needs "
+                         "--spm_model_file (the source holds none)")
+    version_2 = "squad_v2" in source.heads
+    model = _load(AlbertSquadV2(config) if version_2 else AlbertSquadV1(config), source,
+                  init_from_group0)
+    serving = SquadServing(model, files.spm_model_file, max_seq_length,
+                           max_query_length=min(64, max_seq_length // 2), max_answer_length=30,
+                           do_lower_case=do_lower_case)
+    root, signatures = serving.module()  # run_squad's export
+
+    def check():  # serving_default takes [batch, max_seq_length] ids, as run_squad's export
+        ids, mask, types_, _ = pipeline.sample_inputs(config, length=max_seq_length)
+        inputs = {"input_ids": ids, "input_mask": mask, "segment_ids": types_}
+        if version_2:
+            inputs["p_mask"] = 1 - types_
+        expected = {"serving_default": _numpy(serving.serve_ids(
+            {k: tf.constant(v) for k, v in inputs.items()}))}
+        return {"serving_default": inputs}, expected
+
+    return root, signatures, check
+
+
+def _numpy(outputs) -> dict:
+    return {k: v.numpy() for k, v in outputs.items() if v.dtype != tf.string}
+
+
+def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_model_file=None,
+                  vocab_file=None, max_seq_length=None, do_lower_case=None, version=None,
+                  verify: bool = True, init_from_group0: bool = False) -> dict:
+    """Writes every export the source at `init_checkpoint` can serve; returns
+    {"model", "heads", "<name>": path, "<name>_check": differences} (see the module docstring).
+    `max_seq_length` defaults to the source's preprocessor length (keras-hub), else 512 or the
+    model's max_position_embeddings if smaller;
+    `do_lower_case` to the source's tokenizer setting (keras-hub: none), else True."""
+    from albert_tf.convert.resolve import resolve_model_files
+    from albert_tf.convert.source import open_source
+
+    source = open_source(resolve_path(init_checkpoint))
+    files = resolve_model_files(source.path, resolve_path(albert_config_file),
+                                resolve_path(spm_model_file), resolve_path(vocab_file),
+                                source=source)
+    config = files.albert_config
+    if config is None:
+        raise UsageError(f"--albert_config_file is required: {source.path} holds no model config")
+    # A keras-hub preset's preprocessor truncates at its own length: the same, by default.
+    max_seq_length = int(max_seq_length or getattr(source, "sequence_length", None)
+                         or default_max_seq_length(config))
+    if max_seq_length > config.max_position_embeddings:
+        raise UsageError(f"--max_seq_length ({max_seq_length}) exceeds the model's "
+                         f"max_position_embeddings ({config.max_position_embeddings})")
+    if do_lower_case is None:
+        do_lower_case = True if source.do_lower_case is None else bool(source.do_lower_case)
+    export_dir = resolve_path(export_dir)
+    encoder = pipeline.load_model(config, source, init_from_group0)
+    result = {"model": type(encoder).__name__, "source": source.describe(),
+              "heads": list(source.heads)}
+    if files.taken:
+        result["from_source"] = list(files.taken)
+    # Every module is built (weights loaded, tokenizer read) before anything is written.
+    exports = [("encoder", *pipeline.build_module(encoder),
+                lambda: pipeline.expected_encoder_outputs(encoder, config), 1e-5)]
+    if files.spm_model_file or files.vocab_file:
+        rules = albert_text_rules(source)
+        exports.append(("preprocessing", *pipeline.build_preprocessing(
+            files.spm_model_file, max_seq_length, do_lower_case, files.vocab_file, rules),
+            lambda: pipeline.expected_preprocessing(files.spm_model_file, max_seq_length,
+                                                    do_lower_case, files.vocab_file, rules), 0))
+    heads = [("classifier", _classifier)] if "classifier" in source.heads else []
+    if "squad_v1" in source.heads or "squad_v2" in source.heads:
+        heads.append(("squad", _squad))
+    for name, build in heads:
+        exports.append((name, *build(config, source, files, max_seq_length, do_lower_case,
+                                     init_from_group0), 1e-5))
+    with contextlib.ExitStack() as publish:
+        for name, module, signatures, check, atol in exports:
+            tmp, result[name] = publish.enter_context(staged_saved_model(
+                module, os.path.join(export_dir, name), signatures, version))
+            if verify:
+                calls, expected = check()
+                result[f"{name}_check"] = compare(expected, verify_in_fresh_process(tmp, calls),
+                                                  atol)
+    return result
+
