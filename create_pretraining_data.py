@@ -21,7 +21,8 @@ cli.define_flags(__name__, """
     do_whole_word_mask do_permutation favor_shorter_ngram random_next_sentence max_seq_length
     ngram max_predictions_per_seq random_seed dupe_factor masked_lm_prob short_seq_prob
     exact_original num_workers undecodable_lines max_line_bytes block_bytes shuffle_buffer
-    output_shards summary_file progress_interval_s allow_empty""", PretrainingDataOptions,
+    output_shards summary_file progress_interval_s allow_empty beam_runner beam_pipeline_options""",
+                 PretrainingDataOptions,
                  defaults={"input_file": None, "output_file": None})
 
 

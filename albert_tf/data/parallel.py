@@ -213,6 +213,9 @@ class Progress:
     documents: int = 0
     instances: int = 0
     input_bytes: int = 0
+    # A Beam worker sees only its share of the blocks: it scales its fraction by the number of
+    # workers (an estimate that assumes an even share) and says so.
+    share_of: int = 1
 
     def update(self, result: BlockResult, force: bool = False) -> None:
         self.documents += result.doc_counts["documents"]
@@ -223,11 +226,13 @@ class Progress:
             return
         self.last = now
         elapsed = max(now - self.start, 1e-9)
-        done = min(self.input_bytes / self.total_bytes, 1.0) if self.total_bytes else 1.0
+        done = self.input_bytes * self.share_of / self.total_bytes if self.total_bytes else 1.0
+        done = min(done, 1.0)
         eta = elapsed * (1 - done) / done if done > 0 else float("nan")
-        logging.info("progress: %.1f%% of input, %d documents (%.1f/s), %d instances (%.1f/s), "
-                     "elapsed %.0fs, ETA %.0fs", 100 * done, self.documents, self.documents / elapsed,
-                     self.instances, self.instances / elapsed, elapsed, eta)
+        scope = f" (this worker, 1 of {self.share_of})" if self.share_of > 1 else ""
+        logging.info("progress%s: %.1f%% of input, %d documents (%.1f/s), %d instances (%.1f/s), "
+                     "elapsed %.0fs, ETA %.0fs", scope, 100 * done, self.documents,
+                     self.documents / elapsed, self.instances, self.instances / elapsed, elapsed, eta)
 
 
 def run(options, files, encoder, writer, counters, doc_counts, record_stats, ngram_lengths) -> dict:
