@@ -29,27 +29,31 @@ def require_beam() -> None:
 
 # An error of ours raised in a worker comes back inside the runner's own error, as text.
 _OUR_ERROR = re.compile(r"\b(?:albert_tf\.[\w.]+\.)?(InputError|OutputError): ([^\n]+)")
+_BEAM_SUFFIX = re.compile(r"""(?: \[while running '[^']*'\])+['"]?$""")
 
 
 def _our_error(error: Exception) -> Exception | None:
+    if isinstance(error, errors.AlbertError):  # re-raised in the driver, with Beam's step appended
+        return type(error)(_BEAM_SUFFIX.sub("", str(error)))
     match = _OUR_ERROR.search(str(error))
     if not match:
         return None
     kind = documents.InputError if match.group(1) == "InputError" else errors.OutputError
-    return kind(match.group(2).strip().rstrip("'\"").strip())
+    message = _BEAM_SUFFIX.sub("", match.group(2).strip())
+    return kind(message)
 
 
 def run(options) -> dict:
     """Runs the pipeline, then writes (and returns) the local engine's summary."""
     start = time.monotonic()
     require_beam()
-    from albert_tf.data import beam_transforms
-
     if logging.get_verbosity() < logging.DEBUG:
-        # Beam relays each worker's log at INFO; our progress lines come from the workers directly.
+        # Beam relays each worker's log at INFO, and its import warns about optional cloud
+        # clients; our progress lines come from the workers directly, our errors as one line.
         import logging as python_logging
 
-        python_logging.getLogger("apache_beam").setLevel(python_logging.WARNING)
+        python_logging.getLogger("apache_beam").setLevel(python_logging.ERROR)
+    from albert_tf.data import beam_transforms
 
     files, sizes = beam_transforms.match_inputs(options.input_file)
     output_files = pretraining_writer.expand_output_files(options.output_file, options.output_shards)
