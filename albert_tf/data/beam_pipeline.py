@@ -8,6 +8,7 @@ optional extra: it is imported here, only when asked for (`beam_transforms` need
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 
@@ -43,17 +44,30 @@ def _our_error(error: Exception) -> Exception | None:
     return kind(message)
 
 
+@contextlib.contextmanager
+def _quiet_import():
+    """Beam's import warns about optional cloud clients (some to the root logger), and Beam
+    relays each worker's log at INFO: our progress lines come from the workers directly, and our
+    errors as one line. --verbosity=1 shows it all."""
+    if logging.get_verbosity() >= logging.DEBUG:
+        yield
+        return
+    import logging as python_logging
+
+    python_logging.getLogger("apache_beam").setLevel(python_logging.ERROR)
+    python_logging.disable(python_logging.WARNING)
+    try:
+        yield
+    finally:
+        python_logging.disable(python_logging.NOTSET)
+
+
 def run(options) -> dict:
     """Runs the pipeline, then writes (and returns) the local engine's summary."""
     start = time.monotonic()
-    require_beam()
-    if logging.get_verbosity() < logging.DEBUG:
-        # Beam relays each worker's log at INFO, and its import warns about optional cloud
-        # clients; our progress lines come from the workers directly, our errors as one line.
-        import logging as python_logging
-
-        python_logging.getLogger("apache_beam").setLevel(python_logging.ERROR)
-    from albert_tf.data import beam_transforms
+    with _quiet_import():
+        require_beam()
+        from albert_tf.data import beam_transforms
 
     files, sizes = beam_transforms.match_inputs(options.input_file)
     output_files = pretraining_writer.expand_output_files(options.output_file, options.output_shards)
