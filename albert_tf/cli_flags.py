@@ -95,7 +95,7 @@ FLAG_TABLE = {
     "block_bytes": ("integer", "Streaming and Beam modes: input bytes per unit of work (a block reads its documents whole); random-document segments are drawn from the same block, so the records depend on it. Memory grows with it (times workers and dupe_factor)."),
     "beam_runner": ("string", "Run on Apache Beam with this runner (DirectRunner, DataflowRunner, FlinkRunner, SparkRunner, ...): the same records as the local engine. Needs pip install -e \".[beam]\"."),
     "beam_pipeline_options": ("string", "With --beam_runner: options passed to Beam unchanged, e.g. \"--project=p --region=r --temp_location=gs://b/tmp\"."),
-    "output_shards": ("integer", "Split each --output_file into this many files named PATH-0000i-of-0000n."),
+    "output_shards": ("integer", "Split each --output_file into this many files named PATH-0000i-of-0000n. With --beam_runner, 0 lets the runner decide (one file per bundle: no shuffle of the records, so the DirectRunner's memory stays flat)."),
     "summary_file": ("string", "Where to write the JSON summary (default: first output file + .summary.json)."),
     "progress_interval_s": ("float", "Seconds between progress lines."),
     "allow_empty": ("bool", "Input that yields no instance writes empty output files (exit 0) instead of failing with nothing written."),

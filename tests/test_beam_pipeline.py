@@ -65,14 +65,15 @@ def test_beam_writes_the_local_engines_records(corpus_files, spm_model, tmp_path
     two = _run(**_flags(corpus_files, spm_model, tmp_path / "two" / "data.tfrecord", output_shards=3,
                         beam_runner="DirectRunner", beam_pipeline_options=(
                             "--direct_num_workers=2 --direct_running_mode=multi_processing")))
-    one = _run(**_flags(corpus_files, spm_model, tmp_path / "one" / "data.tfrecord",
+    one = _run(**_flags(corpus_files, spm_model, tmp_path / "one" / "data.tfrecord", output_shards=0,
                         beam_runner="DirectRunner", beam_pipeline_options="--direct_num_workers=1"))
     assert local["instances"] > 300 and local["blocks"] > 10
     expected = _sorted_digest(local["output_files"])
     assert _sorted_digest(two["output_files"]) == expected == _sorted_digest(one["output_files"])
     assert [p.rsplit("/", 1)[1] for p in two["output_files"]] == [
         f"data.tfrecord-0000{i}-of-00003" for i in range(3)]
-    assert all(tf.io.gfile.exists(p) for p in two["output_files"])
+    assert all(tf.io.gfile.exists(p) for p in two["output_files"] + one["output_files"])
+    assert one["output_files"] and one["output_files"][0].endswith(f"-of-{len(one['output_files']):05d}")
     for summary in (one, two):
         assert summary["mode"] == "beam"
         assert {k: v for k, v in summary.items() if k not in MEASURED} == \

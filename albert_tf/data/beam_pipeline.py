@@ -70,7 +70,8 @@ def run(options) -> dict:
         from albert_tf.data import beam_transforms
 
     files, sizes = beam_transforms.match_inputs(options.input_file)
-    output_files = pretraining_writer.expand_output_files(options.output_file, options.output_shards)
+    if options.output_shards:
+        output_files = pretraining_writer.expand_output_files(options.output_file, options.output_shards)
     path = pretraining_data.summary_path(options)
     # The driver loads the tokenizer once, so a missing or bad model fails here, at once.
     sentence_tokens.SentenceEncoder(options.make_tokenizer())
@@ -84,6 +85,8 @@ def run(options) -> dict:
         if ours is None:
             raise
         raise ours from None
+    if not options.output_shards:  # as many as the runner made
+        output_files = beam_transforms.written_shards(options.output_file)
     counters, doc_counts = totals.counters, totals.doc_counts
     counters.files = len(files)
     if totals.record_stats.instances == 0:

@@ -60,6 +60,11 @@ def match_inputs(spec: str) -> tuple[list[str], list[int]]:
     return files, sizes
 
 
+def written_shards(prefix: str) -> list[str]:
+    found = FileSystems.match([f"{prefix}-?????-of-?????"])[0].metadata_list
+    return sorted(m.path for m in found)
+
+
 def delete(paths: list[str]) -> None:
     existing = [p for p in paths if FileSystems.exists(p)]
     if existing:
@@ -169,6 +174,8 @@ def build(pipeline, options, corpus, totals_path: str, share_of: int = 1) -> Non
             | "MakeRecords" >> beam.ParDo(MakeRecords(options, corpus, share_of)).with_outputs(
                 "totals", main="records"))
     # One shard keeps --output_file's own name, as the local engine does; more are -SSSSS-of-NNNNN.
+    # A fixed count shuffles every record to its shard (the DirectRunner holds that shuffle in
+    # its main process); 0 writes each bundle's records where they are made.
     template = "" if options.output_shards == 1 else "-SSSSS-of-NNNNN"
     _ = made.records | "WriteRecords" >> beam.io.WriteToTFRecord(
         options.output_file, num_shards=options.output_shards, shard_name_template=template)

@@ -80,8 +80,9 @@ class PretrainingDataOptions:
             problems.append(f"--num_workers must be >= 0, got {self.num_workers}")
         if self.max_line_bytes < 0 or self.block_bytes < 1 or self.shuffle_buffer < 0:
             problems.append("--max_line_bytes, --block_bytes and --shuffle_buffer must be positive")
-        if self.output_shards < 1:
-            problems.append(f"--output_shards must be at least 1, got {self.output_shards}")
+        if self.output_shards < (0 if self.beam_runner else 1):
+            problems.append(f"--output_shards must be at least 1 (0 with --beam_runner: the runner "
+                            f"decides), got {self.output_shards}")
         if self.beam_runner and self.exact_original:
             problems.append("--beam_runner makes the streaming mode's records; it cannot be combined "
                             "with --exact_original")
