@@ -156,6 +156,10 @@ def _encode(totals: Totals) -> str:
 
 def pipeline_options(options) -> PipelineOptions:
     flags = shlex.split(options.beam_pipeline_options or "")
+    if not any(f.startswith("--default_sdk_harness_log_level") for f in flags):
+        # Workers log their own start-up at INFO; keep their warnings and our progress lines.
+        flags += ["--default_sdk_harness_log_level=WARNING",
+                  '--sdk_harness_log_level_overrides={"absl": "INFO"}']
     return PipelineOptions(flags, runner=options.beam_runner)
 
 
