@@ -5,6 +5,7 @@ Same flags and defaults as the original `create_pretraining_data.py`, plus:
   --num_workers      worker processes for the default streaming mode (0 = all cores)
   --undecodable_lines=skip|fail, --max_line_bytes, --block_bytes, --shuffle_buffer,
   --output_shards, --summary_file, --progress_interval_s, --allow_empty
+  --beam_runner, --beam_pipeline_options   the same records on Apache Beam (pip install -e ".[beam]")
 Input: one sentence per line, a blank line between documents.
 
 Every error a user can fix ends the run with one `error: ...` line and exit status 1 (2 for bad
