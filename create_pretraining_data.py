@@ -5,6 +5,7 @@ Same flags and defaults as the original `create_pretraining_data.py`, plus:
   --num_workers      worker processes for the default streaming mode (0 = all cores)
   --undecodable_lines=skip|fail, --max_line_bytes, --block_bytes, --shuffle_buffer,
   --output_shards, --summary_file, --progress_interval_s, --allow_empty
+  --beam_runner, --beam_pipeline_options   the same records on Apache Beam (pip install -e ".[beam]")
 Input: one sentence per line, a blank line between documents.
 
 Every error a user can fix ends the run with one `error: ...` line and exit status 1 (2 for bad
@@ -21,7 +22,8 @@ cli.define_flags(__name__, """
     do_whole_word_mask do_permutation favor_shorter_ngram random_next_sentence max_seq_length
     ngram max_predictions_per_seq random_seed dupe_factor masked_lm_prob short_seq_prob
     exact_original num_workers undecodable_lines max_line_bytes block_bytes shuffle_buffer
-    output_shards summary_file progress_interval_s allow_empty""", PretrainingDataOptions,
+    output_shards summary_file progress_interval_s allow_empty beam_runner beam_pipeline_options""",
+                 PretrainingDataOptions,
                  defaults={"input_file": None, "output_file": None})
 
 

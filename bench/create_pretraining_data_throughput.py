@@ -12,6 +12,13 @@ original's figure). The machine may be shared, so the load average is printed, a
 per instance, which load does not inflate. Outputs go to --work_dir (default under /tmp).
 
     python bench/create_pretraining_data_throughput.py [--workers 2] [--skip_4x] [--with_exact]
+
+With --beam (needs pip install -e ".[beam]"), the Apache Beam DirectRunner
+(--direct_running_mode=multi_processing, --workers processes) against the local engine with the
+same workers, flags and input, at 1× and 4× the corpus: instances/s, peak RSS of the main
+process and of the largest worker, and whether both wrote the same multiset of records (1×).
+
+    python bench/create_pretraining_data_throughput.py --beam [--workers 2] [--beam_output_shards 0]
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
 import pretraining_corpus  # noqa: E402
+import process_memory  # noqa: E402
 
 ORIGINAL_INSTANCES_PER_S = (850, 945)
 ORIGINAL_CPU_MS_PER_INSTANCE = (118.4 / 114_634 * 1e3, 132.2 / 114_634 * 1e3)  # user time
@@ -38,7 +46,8 @@ def shared_dir() -> pathlib.Path:
     return pathlib.Path(os.environ.get("ALBERT_TF_SHARED", REPO.parent / "shared"))
 
 
-def run_once(corpus: pathlib.Path, out_dir: pathlib.Path, workers: int, exact: bool = False) -> dict:
+def run_once(corpus: pathlib.Path, out_dir: pathlib.Path, workers: int, exact: bool = False,
+             beam: bool = False, beam_shards: int = 1) -> dict:
     spm = shared_dir() / "fixtures" / "original" / "spm"
     out_dir.mkdir(parents=True, exist_ok=True)
     output = out_dir / "pretraining.tfrecord"
@@ -49,12 +58,16 @@ def run_once(corpus: pathlib.Path, out_dir: pathlib.Path, workers: int, exact: b
         "--max_seq_length=64", "--max_predictions_per_seq=10", "--dupe_factor=2",
         "--masked_lm_prob=0.15", "--ngram=3", "--random_seed=12345",
         f"--num_workers={workers}", "--progress_interval_s=1000",
-    ] + (["--exact_original"] if exact else [])
+    ] + (["--exact_original"] if exact else []) + ([
+        "--beam_runner=DirectRunner",
+        f"--beam_pipeline_options=--direct_num_workers={workers} --direct_running_mode=multi_processing",
+        f"--output_shards={beam_shards}",
+    ] if beam else [])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load_before = os.getloadavg()
     start = time.monotonic()
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
-                               env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    completed, sampled = process_memory.run_sampled(
+        command, cwd=REPO, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if completed.returncode != 0:
@@ -64,7 +77,7 @@ def run_once(corpus: pathlib.Path, out_dir: pathlib.Path, workers: int, exact: b
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     instances = summary["instances"]
     return {
-        "mode": "exact_original" if exact else "streaming",
+        "mode": summary["mode"],
         "workers": 1 if exact else workers,
         "input_mb": round(summary["input_bytes"] / 1e6, 2),
         "instances": instances,
@@ -78,6 +91,10 @@ def run_once(corpus: pathlib.Path, out_dir: pathlib.Path, workers: int, exact: b
         "cpu_ratio_vs_original": [round(r / (cpu / instances * 1e3), 2) for r in ORIGINAL_CPU_MS_PER_INSTANCE],
         "peak_rss_mb_main": summary.get("peak_rss_mb_main"),
         "peak_rss_mb_worker": summary.get("peak_rss_mb_worker"),
+        "output_files": summary["output_files"],
+        "sampled_peak_rss_mb_main": sampled["main_rss_mb"],
+        "sampled_peak_rss_mb_largest_child": sampled["largest_child_rss_mb"],
+        "sampled_peak_pss_mb_tree": sampled["tree_pss_mb"],
         "output_mb": round(sum(os.path.getsize(p) for p in summary["output_files"]) / 1e6, 1),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
@@ -93,6 +110,46 @@ def baseline_rss_mb() -> float:
     return round(float(out.stdout.split()[-1]), 1)
 
 
+def sorted_digest(files) -> str:
+    """Count and digest of the sorted records: equal for the same multiset in any order/shards.
+    In a child process, so that this process stays small (its children inherit its peak RSS)."""
+    code = ("import hashlib, sys, tensorflow as tf; "
+            "r = sorted(x.numpy() for x in tf.data.TFRecordDataset(sys.argv[1:])); "
+            "print(len(r), hashlib.sha256(b''.join(r)).hexdigest())")
+    out = subprocess.run([sys.executable, "-c", code, *files], capture_output=True, text=True,
+                         check=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    return out.stdout.split("\n")[-2]
+
+
+def beam_comparison(work: pathlib.Path, pretrain: pathlib.Path, workers: int, beam_shards: int) -> None:
+    rows = []
+    for copies in (1, 4):
+        corpus = pretraining_corpus.build(pretrain, work / f"corpus_{copies}x.txt", copies=copies)
+        print("corpus:", json.dumps(corpus), flush=True)
+        path = pathlib.Path(corpus["path"])
+        local = run_once(path, work / f"out_{copies}x_local", workers)
+        beam = run_once(path, work / f"out_{copies}x_beam", workers, beam=True, beam_shards=beam_shards)
+        same = None
+        if copies == 1:
+            same = sorted_digest(local["output_files"]) == sorted_digest(beam["output_files"])
+        rows.append((copies, local, beam, same))
+        for result in (local, beam):
+            print(json.dumps({k: v for k, v in result.items() if k != "output_files"}), flush=True)
+    print(f"machine: {os.cpu_count()} CPUs (shared: timings are noisy), workers={workers}, "
+          f"Beam --output_shards={beam_shards}" + (" (runner decides: no shuffle)" if not beam_shards else ""))
+    for copies, local, beam, same in rows:
+        for name, r in (("local engine", local), ("Beam DirectRunner", beam)):
+            print(f"{copies}x corpus {r['input_mb']}MB {name:>17}: {r['instances']} instances in "
+                  f"{r['wall_s']}s = {r['instances_per_s']:.0f} instances/s wall "
+                  f"({r['cpu_ms_per_instance']:.3f} CPU-ms/instance); sampled peak RSS main "
+                  f"{r['sampled_peak_rss_mb_main']} MB, largest worker "
+                  f"{r['sampled_peak_rss_mb_largest_child']} MB, whole tree PSS "
+                  f"{r['sampled_peak_pss_mb_tree']} MB; load {r['load_average_before'][0]:.1f}")
+        print(f"{copies}x corpus: Beam/local instances/s = "
+              f"{beam['instances_per_s'] / local['instances_per_s']:.2f}"
+              + ("" if same is None else f"; same sorted records: {same}"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2)
@@ -100,9 +157,18 @@ def main() -> None:
     parser.add_argument("--skip_4x", action="store_true", help="skip the 4× corpus memory run")
     parser.add_argument("--with_exact", action="store_true",
                         help="also time --exact_original (the original algorithm in our code)")
+    parser.add_argument("--beam", action="store_true",
+                        help="compare the Beam DirectRunner with the local engine (1x and 4x)")
+    parser.add_argument("--beam_output_shards", type=int, default=0,
+                        help="--output_shards of the Beam runs: 0 = one file per bundle (no shuffle "
+                             "of the records: the DirectRunner's main process stays flat); N shuffles "
+                             "them into N files, which the DirectRunner holds in memory")
     args = parser.parse_args()
     work = pathlib.Path(args.work_dir)
     pretrain = shared_dir() / "data" / "pretrain"
+    if args.beam:
+        beam_comparison(work, pretrain, args.workers, args.beam_output_shards)
+        return
     corpus_1x = pretraining_corpus.build(pretrain, work / "corpus_1x.txt")
     print("corpus:", json.dumps(corpus_1x))
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()}")

@@ -42,7 +42,8 @@ def test_every_original_flag_with_its_default():
     for name, default in ORIGINAL_FLAGS.items():
         assert name in defined, name
         assert defined[name] == default, name
-    for added in ("exact_original", "num_workers", "undecodable_lines", "max_line_bytes"):
+    for added in ("exact_original", "num_workers", "undecodable_lines", "max_line_bytes", "beam_runner",
+                  "beam_pipeline_options"):
         assert added in defined
 
 

@@ -9,10 +9,11 @@ share its text and its per-pass target length, so they are not independent sampl
 import collections
 import hashlib
 import itertools
+import os
 
 import pytest
 
-from albert_tf.data import documents, exact_original, parallel, sentence_tokens, stats
+from albert_tf.data import corpus_blocks, documents, exact_original, parallel, sentence_tokens, stats
 from albert_tf.data.pretraining_options import PretrainingDataOptions
 from support import record_stats
 
@@ -72,30 +73,21 @@ def test_dupe_passes_mask_differently(small_input, spm_model):
 def test_read_ahead_is_bounded(small_input, spm_model):
     """Memory does not grow with the corpus: at most 2 × workers + 1 blocks are read ahead."""
     options = _options(small_input, spm_model, block_bytes=5_000)
-    counters = documents.InputCounters()
-    docs = documents.iter_documents(documents.iter_lines([small_input], counters), options.preprocess,
-                                    counters)
+    corpus = corpus_blocks.layout([small_input], [os.path.getsize(small_input)], 5_000)
     consumed = []
 
     def counted(blocks):
         for block in blocks:
-            consumed.append(block.index)
+            consumed.append(block)
             yield block
 
-    processor = parallel.BlockProcessor(options, sentence_tokens.SentenceEncoder(options.make_tokenizer()))
-    results = parallel.process_blocks(counted(parallel.iter_blocks(docs, 5_000, counters)), processor, 2)
+    processor = parallel.BlockProcessor(options, sentence_tokens.SentenceEncoder(options.make_tokenizer()),
+                                        parallel.block_reader(options, corpus))
+    results = parallel.process_blocks(counted(range(corpus.num_blocks)), processor, 2)
     for result in itertools.islice(results, 3):
         assert len(consumed) <= result.index + 1 + 2 * 2 + 1
     results.close()
     assert len(consumed) < 15
-
-
-def test_blocks_group_whole_documents_in_order():
-    counters = documents.InputCounters()
-    docs = [["a" * 6], ["b" * 3, "b"], ["c" * 10], ["d"]]
-    blocks = list(parallel.iter_blocks(iter(docs), 8, counters))
-    assert [b.documents for b in blocks] == [docs[:2], docs[2:3], docs[3:]]
-    assert [b.first_document for b in blocks] == [0, 2, 3]
 
 
 def test_shuffle_buffer_permutes_deterministically():

@@ -1,12 +1,13 @@
 """Default mode: streaming, reproducible, parallel generation of pretraining records.
 
-The main process reads documents in order and groups them into blocks of about `block_bytes`
-of text. Worker processes turn blocks into serialized records: every random choice comes from a
-`random.Random` seeded by (seed, document index, pass) — or (seed, block) for the shuffle of the
-block's records — so the output does not depend on which worker ran a block, nor on how many
-there are. Random-document B segments are drawn from the same block (as the original draws them
-from its input shard). The main process writes records in block order through a seeded shuffle
-buffer. At most a few blocks are in flight, so memory does not grow with the corpus.
+The input is cut into blocks of `block_bytes` input bytes (`corpus_blocks`: each block reads its
+own whole documents). Worker processes turn block indices into serialized records: every random
+choice comes from a `random.Random` seeded by (seed, document offset, pass) — or (seed, block)
+for the shuffle of the block's records — so the output does not depend on which worker ran a
+block, nor on how many there are, nor on the engine (the Beam pipeline runs the same
+`BlockProcessor`). Random-document B segments are drawn from the same block (as the original
+draws them from its input shard). The main process writes records in block order through a
+seeded shuffle buffer. At most a few blocks are in flight, so memory does not grow with the corpus.
 """
 
 from __future__ import annotations
@@ -24,15 +25,8 @@ from typing import Iterable, Iterator, NamedTuple
 
 from absl import logging
 
-from albert_tf.data import documents, instances, masking, stats
+from albert_tf.data import corpus_blocks, documents, instances, masking, stats
 from albert_tf.data.exact_original import count_document
-
-
-class Block(NamedTuple):
-    index: int
-    first_document: int  # global index of its first document, for per-document seeds
-    documents: list  # of lists of preprocessed lines
-    input_bytes: int
 
 
 class BlockResult(NamedTuple):
@@ -41,35 +35,26 @@ class BlockResult(NamedTuple):
     record_stats: stats.RecordStatistics
     ngram_lengths: collections.Counter
     doc_counts: collections.Counter
-    input_bytes: int
+    counters: documents.InputCounters  # of the lines that start in the block
     peak_rss_mb: float  # of the process that made it
 
+    @property
+    def input_bytes(self) -> int:
+        return self.counters.input_bytes
 
-def iter_blocks(docs: Iterable[list[str]], block_bytes: int,
-                counters: documents.InputCounters) -> Iterator[Block]:
-    """Consecutive documents grouped until a block holds at least `block_bytes` of text."""
-    batch: list = []
-    size = 0
-    first = 0
-    index = 0
-    consumed = 0
-    for document in docs:
-        batch.append(document)
-        size += sum(len(line) for line in document)
-        if size >= block_bytes:
-            yield Block(index, first, batch, counters.input_bytes - consumed)
-            consumed = counters.input_bytes
-            index += 1
-            first += len(batch)
-            batch, size = [], 0
-    if batch:
-        yield Block(index, first, batch, counters.input_bytes - consumed)
+
+def block_reader(options, corpus: corpus_blocks.Layout, opener=documents._open_binary):
+    return corpus_blocks.BlockReader(
+        corpus, options.preprocess, opener=opener, on_undecodable=options.undecodable_lines,
+        ignore_decode_errors=options.input_file_mode == "rb", max_line_bytes=options.max_line_bytes,
+        max_document_bytes=4 * options.block_bytes)
 
 
 class BlockProcessor:
-    """Block → records; picklable, so it can run in worker processes."""
+    """Block index → records, for both engines (the local pool and Beam); picklable except for
+    the encoder, which forked workers share and Beam workers load themselves."""
 
-    def __init__(self, options, encoder):
+    def __init__(self, options, encoder, reader: corpus_blocks.BlockReader):
         from albert_tf.data import pretraining_writer
 
         self.seed = options.random_seed
@@ -77,22 +62,30 @@ class BlockProcessor:
         self.ngram = options.ngram
         self.favor_shorter_ngram = options.favor_shorter_ngram
         self.encoder = encoder
+        self.reader = reader
         self.instance_cfg = options.instance_config()
         self.mask_cfg = options.masking_config(encoder)
         self.example_encoder = pretraining_writer.ExampleEncoder(
             options.max_seq_length, options.max_predictions_per_seq, options.do_permutation)
 
-    def __call__(self, block: Block) -> BlockResult:
+    def __call__(self, index: int) -> BlockResult:
+        counters = documents.InputCounters()
+        docs = self.reader.read(index, counters)
+        return self.records(index, docs, counters)
+
+    def records(self, index: int, docs: list, counters: documents.InputCounters) -> BlockResult:
+        """The block's records: every draw for a document comes from a generator seeded by
+        (seed, document offset, pass); random B segments come from the block's documents."""
         doc_counts: collections.Counter = collections.Counter()
-        lines = [line for document in block.documents for line in document]
+        lines = [line for document in docs for line in document.lines]
         codes = iter(self.encoder.encode(lines))
         corpus, doc_ids = [], []
-        for offset, document in enumerate(block.documents):
-            sentences = [c for c in (next(codes) for _ in document) if c]
+        for document in docs:
+            sentences = [c for c in (next(codes) for _ in document.lines) if c]
             count_document(sentences, doc_counts)
             if sentences:
                 corpus.append(sentences)
-                doc_ids.append(block.first_document + offset)
+                doc_ids.append(document.offset)
 
         record_stats = stats.RecordStatistics()
         lengths: list = []
@@ -108,9 +101,9 @@ class BlockProcessor:
                     records.append(serialize(instance))
                     record_stats.add(instance.input_ids, instance.len_a, instance.masked_lm_positions,
                                      instance.masked_lm_ids, instance.sentence_order_label, mask_id)
-        random.Random(f"{self.seed}/block/{block.index}").shuffle(records)
-        return BlockResult(block.index, records, record_stats, collections.Counter(lengths),
-                           doc_counts, block.input_bytes, peak_rss_mb())
+        random.Random(f"{self.seed}/block/{index}").shuffle(records)
+        return BlockResult(index, records, record_stats, collections.Counter(lengths), doc_counts,
+                           counters, peak_rss_mb())
 
 
 def peak_rss_mb() -> float:
@@ -151,8 +144,8 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _process_in_worker(block: Block) -> BlockResult:
-    return _PROCESSOR(block)
+def _process_in_worker(index: int) -> BlockResult:
+    return _PROCESSOR(index)
 
 
 def _pool_context():
@@ -162,7 +155,7 @@ def _pool_context():
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
-def process_blocks(blocks: Iterable[Block], processor: BlockProcessor,
+def process_blocks(blocks: Iterable[int], processor: BlockProcessor,
                    num_workers: int) -> Iterator[BlockResult]:
     """Results in block order; with workers, at most 2 × workers + 1 blocks are in flight."""
     if num_workers <= 1:
@@ -220,6 +213,9 @@ class Progress:
     documents: int = 0
     instances: int = 0
     input_bytes: int = 0
+    # A Beam worker sees only its share of the blocks: it scales its fraction by the number of
+    # workers (an estimate that assumes an even share) and says so.
+    share_of: int = 1
 
     def update(self, result: BlockResult, force: bool = False) -> None:
         self.documents += result.doc_counts["documents"]
@@ -230,28 +226,27 @@ class Progress:
             return
         self.last = now
         elapsed = max(now - self.start, 1e-9)
-        done = min(self.input_bytes / self.total_bytes, 1.0) if self.total_bytes else 1.0
+        done = self.input_bytes * self.share_of / self.total_bytes if self.total_bytes else 1.0
+        done = min(done, 1.0)
         eta = elapsed * (1 - done) / done if done > 0 else float("nan")
-        logging.info("progress: %.1f%% of input, %d documents (%.1f/s), %d instances (%.1f/s), "
-                     "elapsed %.0fs, ETA %.0fs", 100 * done, self.documents, self.documents / elapsed,
-                     self.instances, self.instances / elapsed, elapsed, eta)
+        scope = f" (this worker, 1 of {self.share_of})" if self.share_of > 1 else ""
+        logging.info("progress%s: %.1f%% of input, %d documents (%.1f/s), %d instances (%.1f/s), "
+                     "elapsed %.0fs, ETA %.0fs", scope, 100 * done, self.documents,
+                     self.documents / elapsed, self.instances, self.instances / elapsed, elapsed, eta)
 
 
 def run(options, files, encoder, writer, counters, doc_counts, record_stats, ngram_lengths) -> dict:
-    """Streams the corpus through the workers into `writer`; returns extra summary fields."""
-    lines = documents.iter_lines(files, counters, on_undecodable=options.undecodable_lines,
-                                 ignore_decode_errors=options.input_file_mode == "rb",
-                                 max_line_bytes=options.max_line_bytes)
-    docs = documents.iter_documents(lines, options.preprocess, counters,
-                                    max_document_bytes=4 * options.block_bytes)
-    blocks = iter_blocks(docs, options.block_bytes, counters)
-    processor = BlockProcessor(options, encoder)
-    progress = Progress(sum(documents.file_size(f) for f in files), options.progress_interval_s)
+    """Blocks of the input through the workers into `writer`; returns extra summary fields."""
+    corpus = corpus_blocks.layout(files, [documents.file_size(f) for f in files], options.block_bytes)
+    counters.files += len(files)
+    processor = BlockProcessor(options, encoder, block_reader(options, corpus))
+    progress = Progress(corpus.total_bytes, options.progress_interval_s)
     shuffle = ShuffleBuffer(options.shuffle_buffer, options.random_seed, writer.write)
     num_blocks, worker_peak = 0, 0.0
     # closing(): an error or interrupt in this loop stops the pool at once (not when the
     # suspended generator is garbage-collected).
-    with contextlib.closing(process_blocks(blocks, processor, options.workers())) as results:
+    with contextlib.closing(process_blocks(range(corpus.num_blocks), processor,
+                                           options.workers())) as results:
         for result in results:
             shuffle.extend(result.records)
             num_blocks += 1
@@ -259,6 +254,7 @@ def run(options, files, encoder, writer, counters, doc_counts, record_stats, ngr
             record_stats.merge(result.record_stats)
             ngram_lengths.update(result.ngram_lengths)
             doc_counts.update(result.doc_counts)
+            counters.add(result.counters)
             progress.update(result)
     shuffle.drain()
     return {"blocks": num_blocks, "peak_rss_mb_worker": round(worker_peak, 1)}

@@ -33,6 +33,10 @@ def run(options: PretrainingDataOptions) -> dict:
     """
     start = time.monotonic()
     options.validate()
+    if options.beam_runner:
+        from albert_tf.data import beam_pipeline
+
+        return beam_pipeline.run(options)
     files = documents.expand_input_patterns(options.input_file)
     output_files = pretraining_writer.expand_output_files(options.output_file, options.output_shards)
     path = summary_path(options)
@@ -50,17 +54,21 @@ def run(options: PretrainingDataOptions) -> dict:
                          ngram_lengths)
         if record_stats.instances == 0:
             if not options.allow_empty:
-                raise InputError(_no_instances_message(options, files, counters, doc_counts))
-            logging.warning("no instances: %s", _why_empty(counters, doc_counts))
+                raise InputError(no_instances_message(options, files, counters, doc_counts))
+            logging.warning("no instances: %s", why_empty(counters, doc_counts))
     elapsed = time.monotonic() - start
     summary = build_summary(options, files, output_files, counters, doc_counts, record_stats,
                             ngram_lengths, elapsed)
     summary.update(extra)
+    write_summary(path, summary)
+    return summary
+
+
+def write_summary(path: str, summary: dict) -> None:
     pretraining_writer.write_json_atomic(path, summary)
     print(json.dumps(summary, indent=1), flush=True)
-    logging.info("wrote %d instances to %d file(s) in %.1fs; summary: %s",
-                 record_stats.instances, len(output_files), elapsed, path)
-    return summary
+    logging.info("wrote %d instances to %d file(s) in %.1fs; summary: %s", summary["instances"],
+                 len(summary["output_files"]), summary["elapsed_s"], path)
 
 
 def _remove_stale_temporaries(paths) -> None:
@@ -89,7 +97,7 @@ def _termination_as_interrupt():
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _why_empty(counters: documents.InputCounters, doc_counts) -> str:
+def why_empty(counters: documents.InputCounters, doc_counts) -> str:
     if counters.input_bytes == 0:
         return "the input is empty"
     if counters.lines and counters.undecodable_lines == counters.lines:
@@ -100,10 +108,10 @@ def _why_empty(counters: documents.InputCounters, doc_counts) -> str:
             "too short to make an instance")
 
 
-def _no_instances_message(options, files, counters, doc_counts) -> str:
+def no_instances_message(options, files, counters, doc_counts) -> str:
     shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
     return (f"no pretraining instances from --input_file={options.input_file} ({shown}): "
-            f"{_why_empty(counters, doc_counts)}; nothing was written (--allow_empty writes empty "
+            f"{why_empty(counters, doc_counts)}; nothing was written (--allow_empty writes empty "
             "files instead)")
 
 

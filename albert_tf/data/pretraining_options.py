@@ -48,6 +48,8 @@ class PretrainingDataOptions:
     summary_file: str = ""
     progress_interval_s: float = 10.0
     allow_empty: bool = False  # 0 instances: write empty files instead of failing
+    beam_runner: str = ""  # run the streaming engine's blocks on Apache Beam (beam_pipeline)
+    beam_pipeline_options: str = ""  # passed to Beam unchanged
 
     def validate(self) -> None:
         """A `UsageError` naming every flag whose value cannot work."""
@@ -78,8 +80,16 @@ class PretrainingDataOptions:
             problems.append(f"--num_workers must be >= 0, got {self.num_workers}")
         if self.max_line_bytes < 0 or self.block_bytes < 1 or self.shuffle_buffer < 0:
             problems.append("--max_line_bytes, --block_bytes and --shuffle_buffer must be positive")
-        if self.output_shards < 1:
-            problems.append(f"--output_shards must be at least 1, got {self.output_shards}")
+        if self.output_shards < (0 if self.beam_runner else 1):
+            problems.append(f"--output_shards must be at least 1 (0 with --beam_runner: the runner "
+                            f"decides), got {self.output_shards}")
+        if self.beam_runner and self.exact_original:
+            problems.append("--beam_runner makes the streaming mode's records; it cannot be combined "
+                            "with --exact_original")
+        if self.beam_runner and "," in self.output_file:
+            problems.append("--beam_runner writes one --output_file (use --output_shards to split it)")
+        if self.beam_pipeline_options and not self.beam_runner:
+            problems.append("--beam_pipeline_options needs --beam_runner")
         if problems:
             raise UsageError("; ".join(problems))
 
