@@ -1,23 +1,10 @@
 """albert_tf.convert.tf1 with a TF-Hub v1 module's layout: variables under `module/` in
 `variables/variables`, a `tfhub_module.pb`, the SentencePiece model in `assets/`."""
 
-import shutil
 
 import numpy as np
 
-from support.interop import assert_close, inputs, interop, odd_config, random_source, run
-
-
-def _tfhub_module(folder, arrays, spm):
-    from albert_tf.checkpoint import write_tf1_checkpoint
-
-    (folder / "variables").mkdir(parents=True)
-    (folder / "assets").mkdir()
-    (folder / "tfhub_module.pb").write_bytes(b"")
-    shutil.copy(spm, folder / "assets" / "30k-clean.model")
-    write_tf1_checkpoint({"module/" + k: v for k, v in arrays.items()},
-                         folder / "variables" / "variables")
-    return folder
+from support.interop import assert_close, inputs, interop, odd_config, random_source, run, tfhub_module
 
 
 def test_tfhub_module_folder_loads_and_converts(tmp_path):
@@ -30,7 +17,7 @@ def test_tfhub_module_folder_loads_and_converts(tmp_path):
     config = odd_config()
     source, model = random_source(config)
     spm = interop("hf", "pretraining", "spiece.model")
-    module = open_source(_tfhub_module(tmp_path / "hub", source.arrays, spm))
+    module = open_source(tfhub_module(tmp_path / "hub", source.arrays, spm))
     assert module.format == "tfhub" and module.spm_model_file.endswith("30k-clean.model")
     again = AlbertPretrainer(config)
     report = load_tf1_checkpoint(again, module.checkpoint_prefix)

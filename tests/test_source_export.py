@@ -4,12 +4,12 @@ library's own outputs; a TF-Hub v1 module folder exports too. All exports are se
 fresh process (one TensorFlow start-up)."""
 
 import json
-import shutil
 
 import numpy as np
 import pytest
 
-from support.interop import assert_close, expected, inputs, interop, odd_config, random_source
+from support.interop import (assert_close, expected, inputs, interop, odd_config, random_source,
+                             tfhub_module)
 from support.serving import serve_in_fresh_process
 
 LENGTH = 20  # the fixtures' sequence length (keras-hub's preprocessor was built for it)
@@ -32,18 +32,6 @@ def _examples(feed):
                      for i in range(len(feed["input_ids"]))], dtype=object)
 
 
-def _tfhub_module(folder, arrays, spm):
-    from albert_tf.checkpoint import write_tf1_checkpoint
-
-    (folder / "variables").mkdir(parents=True)
-    (folder / "assets").mkdir()
-    (folder / "tfhub_module.pb").write_bytes(b"")
-    shutil.copy(spm, folder / "assets" / "30k-clean.model")
-    write_tf1_checkpoint({"module/" + k: v for k, v in arrays.items()},
-                         folder / "variables" / "variables")
-    return folder
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """{fixture: (export result, served outputs)} for every interop fixture and a TF-Hub module."""
@@ -55,7 +43,7 @@ def served(tmp_path_factory):
     # Two layers in two groups: tracing the exports costs time per layer.
     hub_config = odd_config(vocab_size=1500, num_hidden_layers=2, inner_group_num=1)
     hub_source, hub_model = random_source(hub_config, AlbertPretrainer)
-    hub = _tfhub_module(root / "hub", hub_source.arrays, interop("hf", "pretraining",
+    hub = tfhub_module(root / "hub", hub_source.arrays, interop("hf", "pretraining",
                                                                   "spiece.model"))
     (root / "hub_config.json").write_text(hub_config.to_json_string())
     sources = {

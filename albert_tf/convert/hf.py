@@ -10,21 +10,13 @@ import numpy as np
 
 from albert_tf.convert import hf_names as hn
 from albert_tf.convert.arrays import drop_identity_projection, fill_pooler
-from albert_tf.convert.source import SourceError, WeightSource, register_reader
+from albert_tf.convert.source import SourceError, WeightSource, read_json, register_reader
 
 CONFIG = "config.json"
 SAFETENSORS = "model.safetensors"
 SAFETENSORS_INDEX = "model.safetensors.index.json"
 TORCH_BIN = "pytorch_model.bin"
 SPM = "spiece.model"
-
-
-def _read_json(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError) as error:
-        raise SourceError(f"{path}: cannot read it as JSON ({error})") from None
 
 
 def _is_hf_folder(path: str) -> bool:
@@ -94,7 +86,7 @@ def load_hf_tensors(folder: str) -> dict:
         return _load_safetensors(single)
     if os.path.isfile(index):
         tensors = {}
-        for shard in sorted(set(_read_json(index).get("weight_map", {}).values())):
+        for shard in sorted(set(read_json(index).get("weight_map", {}).values())):
             tensors.update(_load_safetensors(os.path.join(folder, shard)))
         return tensors
     if os.path.isfile(os.path.join(folder, TORCH_BIN)):
@@ -156,14 +148,14 @@ def _do_lower_case(folder):
     # HF's AlbertTokenizer lower-cases unless its tokenizer_config.json says otherwise.
     path = os.path.join(folder, "tokenizer_config.json")
     if os.path.isfile(path):
-        return bool(_read_json(path).get("do_lower_case", True))
+        return bool(read_json(path).get("do_lower_case", True))
     return True
 
 
 def read_hf(path: str) -> WeightSource:
     """An HF ALBERT folder as a `WeightSource` (TF1 names; see `hf_names`)."""
     label = os.path.join(path, CONFIG)
-    values = _read_json(label)
+    values = read_json(label)
     if values.get("model_type") != "albert":
         raise SourceError(f"{label}: model_type is {values.get('model_type')!r}; only 'albert' "
                           f"models can be read")

@@ -12,18 +12,10 @@ import numpy as np
 from albert_tf.checkpoint_names import BLOCK_PREFIX
 from albert_tf.convert import keras_hub_names as kn
 from albert_tf.convert.arrays import drop_identity_projection
-from albert_tf.convert.source import SourceError, WeightSource, register_reader
+from albert_tf.convert.source import SourceError, WeightSource, read_json, register_reader
 
 CONFIG, WEIGHTS, TASK, TASK_WEIGHTS = "config.json", "model.weights.h5", "task.json", "task.weights.h5"
 SPM = os.path.join("assets", "tokenizer", "vocabulary.spm")
-
-
-def _read_json(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError) as error:
-        raise SourceError(f"{path}: cannot read it as JSON ({error})") from None
 
 
 def _is_preset(path: str) -> bool:
@@ -151,7 +143,7 @@ def masked_lm_to_tf1(task_weights_file: str) -> dict:
 def read_keras_hub(path: str) -> WeightSource:
     """A keras-hub preset folder as a `WeightSource`: the backbone, plus the classifier head of
     an AlbertTextClassifier or the MLM head of an AlbertMaskedLM preset."""
-    config = config_from_keras_hub(_read_json(os.path.join(path, CONFIG)),
+    config = config_from_keras_hub(read_json(os.path.join(path, CONFIG)),
                                    os.path.join(path, CONFIG))
     weights = os.path.join(path, WEIGHTS)
     if not os.path.isfile(weights):
@@ -161,7 +153,7 @@ def read_keras_hub(path: str) -> WeightSource:
     heads, num_labels, notes = (), None, ()
     task_file = os.path.join(path, TASK)
     if os.path.isfile(task_file) and os.path.isfile(os.path.join(path, TASK_WEIGHTS)):
-        task = _read_json(task_file)
+        task = read_json(task_file)
         if task.get("class_name") == "AlbertTextClassifier":
             arrays.update(classifier_to_tf1(os.path.join(path, TASK_WEIGHTS)))
             num_labels = int(arrays["output_weights"].shape[0])
@@ -174,7 +166,7 @@ def read_keras_hub(path: str) -> WeightSource:
                      f"slightly from keras-hub's",)
     spm = os.path.join(path, SPM)
     preprocessor = os.path.join(path, "preprocessor.json")
-    length = (_read_json(preprocessor).get("config", {}).get("sequence_length")
+    length = (read_json(preprocessor).get("config", {}).get("sequence_length")
               if os.path.isfile(preprocessor) else None)
     # keras-hub's AlbertTokenizer feeds raw text to SentencePiece: no lower-casing.
     return WeightSource(

@@ -9,6 +9,7 @@ load through `tf.train.Checkpoint`.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from typing import Callable, Mapping
 
@@ -64,6 +65,15 @@ class WeightSource:
         for note in self.notes:
             text += f"; {note}"
         return text
+
+
+def read_json(path):
+    """A source's JSON file (config, task, index), or one SourceError naming it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as error:
+        raise SourceError(f"{path}: cannot read it as JSON ({error})") from None
 
 
 # Readers in the order they are tried: (name, detector(path) -> bool, reader(path) -> source).

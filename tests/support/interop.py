@@ -82,3 +82,19 @@ def odd_config(**overrides):
                   intermediate_size=31, max_position_embeddings=40, hidden_act="gelu")
     values.update(overrides)
     return AlbertConfig(**values)
+
+
+def tfhub_module(folder, arrays, spm):
+    """A TF-Hub v1 module folder as the released ones lay it out: TF1 variables under `module/`,
+    an (empty) graph file, the SentencePiece model in assets/."""
+    import shutil
+
+    from albert_tf.checkpoint import write_tf1_checkpoint
+
+    (folder / "variables").mkdir(parents=True)
+    (folder / "assets").mkdir()
+    (folder / "tfhub_module.pb").write_bytes(b"")
+    shutil.copy(spm, folder / "assets" / "30k-clean.model")
+    write_tf1_checkpoint({"module/" + k: v for k, v in arrays.items()},
+                         folder / "variables" / "variables")
+    return folder
