@@ -89,7 +89,7 @@ def serving_function(model, max_seq_length: int, outputs, call=None, batch_size=
             raise TFLiteExportError(f"the model has no output {missing[0]!r} "
                                     f"(it has {', '.join(sorted(result))})")
         return {name: tf.cast(result[name], tf.float32) for name in outputs}
-    return tf.function(serve, input_signature=[
+    return tf.function(serve, autograph=False, input_signature=[
         tf.TensorSpec(spec.shape, tf.int32, name=name) for name in INPUT_NAMES])
 
 
