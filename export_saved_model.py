@@ -7,6 +7,9 @@ writes exports/encoder/<version> (TF-Hub encoder signatures; `mlm`/`sop`/`tokens
 checkpoint has pretraining heads) and exports/preprocessing/<version> (raw text in). Each is
 checked in a fresh process before its version folder appears. A WordPiece model (the Chinese
 ALBERTs) takes `--vocab_file=vocab_chinese.txt` instead of `--spm_model_file`.
+`--tflite=float32,float16,dynamic_int8` (any subset) also writes exports/tflite/encoder.<kind>.tflite
+(TFLite builtin ops only; inputs int32 [1, max_seq_length], resizable batch) with the tokenizer
+file and encoder.json beside them.
 """
 
 import json
@@ -17,7 +20,7 @@ from albert_tf import cli
 
 cli.define_flags(__name__, """
     albert_config_file init_checkpoint spm_model_file vocab_file export_dir max_seq_length do_lower_case
-    version verify init_from_group0""",
+    version verify init_from_group0 tflite""",
                  defaults={"max_seq_length": 128, "do_lower_case": True, "verify": True,
                            "init_from_group0": False})
 FLAGS = flags.FLAGS
@@ -40,7 +43,8 @@ def main(argv):
                                resolve_path(FLAGS.export_dir), resolve_path(FLAGS.spm_model_file),
                                FLAGS.max_seq_length, FLAGS.do_lower_case, FLAGS.version,
                                FLAGS.verify, FLAGS.init_from_group0,
-                               vocab_file=resolve_path(FLAGS.vocab_file or None))
+                               vocab_file=resolve_path(FLAGS.vocab_file or None),
+                               tflite=FLAGS.tflite)
     print(json.dumps(result, indent=2))
 
 

@@ -80,7 +80,7 @@ def serving_function(model, max_seq_length: int, outputs, call=None, batch_size=
     """The tf.function converted: three int32 [batch_size, max_seq_length] inputs → `outputs`.
     `call(input_word_ids, input_mask, input_type_ids)` → dict (default: our models' call)."""
     call = call or _default_call(model)
-    spec = tf.TensorSpec([batch_size, int(max_seq_length)], tf.int32)
+    shape = [batch_size, int(max_seq_length)]
 
     def serve(input_word_ids, input_mask, input_type_ids):
         result = call(input_word_ids, input_mask, input_type_ids)
@@ -90,7 +90,7 @@ def serving_function(model, max_seq_length: int, outputs, call=None, batch_size=
                                     f"(it has {', '.join(sorted(result))})")
         return {name: tf.cast(result[name], tf.float32) for name in outputs}
     return tf.function(serve, autograph=False, input_signature=[
-        tf.TensorSpec(spec.shape, tf.int32, name=name) for name in INPUT_NAMES])
+        tf.TensorSpec(shape, tf.int32, name=name) for name in INPUT_NAMES])
 
 
 def _converter(saved_model_dir, kind):
