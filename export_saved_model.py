@@ -10,6 +10,9 @@ exports/squad/<version> (run_squad's span model). `--albert_config_file` and `--
 may be left out when the source holds them. Each export is checked in a fresh process before
 its version folder appears. A WordPiece model (the Chinese ALBERTs) takes
 `--vocab_file=vocab_chinese.txt` instead of `--spm_model_file`.
+`--tflite=float32,float16,dynamic_int8` (any subset) also writes exports/tflite/<name>.<kind>.tflite
+for the encoder and each head exported (TFLite builtin ops only; inputs int32 [1, max_seq_length],
+resizable batch), with the tokenizer file and <name>.json beside them.
 """
 
 import json
@@ -20,7 +23,7 @@ from albert_tf import cli
 
 cli.define_flags(__name__, """
     albert_config_file init_checkpoint spm_model_file vocab_file export_dir max_seq_length do_lower_case
-    version verify init_from_group0""",
+    version verify init_from_group0 tflite""",
                  defaults={"max_seq_length": None, "do_lower_case": None, "verify": True,
                            "init_from_group0": False})
 FLAGS = flags.FLAGS
@@ -42,7 +45,7 @@ def main(argv):
     result = export_source(FLAGS.init_checkpoint, FLAGS.export_dir, FLAGS.albert_config_file or None,
                            FLAGS.spm_model_file or None, FLAGS.vocab_file or None,
                            FLAGS.max_seq_length, FLAGS.do_lower_case, FLAGS.version, FLAGS.verify,
-                           FLAGS.init_from_group0)
+                           FLAGS.init_from_group0, tflite=FLAGS.tflite)
     print(json.dumps(result, indent=2))
 
 

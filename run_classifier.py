@@ -12,7 +12,7 @@ cli.define_flags(__name__, """
     data_dir albert_config_file task_name vocab_file spm_model_file output_dir cached_dir
     init_checkpoint albert_hub_module_handle do_lower_case max_seq_length do_train do_eval
     do_predict train_batch_size eval_batch_size predict_batch_size learning_rate train_step
-    warmup_step save_checkpoints_steps keep_checkpoint_max optimizer export_dir
+    warmup_step save_checkpoints_steps keep_checkpoint_max optimizer export_dir tflite
     threshold_to_export shuffle_buffer seed
     train_file dev_file test_file text_a_column text_b_column label_column id_column label_list
     task_type""", GlueRunConfig, runtime=True)

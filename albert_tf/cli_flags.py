@@ -15,6 +15,7 @@ FLAG_TABLE = {
     "init_from_group0": ("bool", "Initialise every group from group_0 of --init_checkpoint."),
     "output_dir": ("string", "Where checkpoints, results and logs are written."),
     "export_dir": ("string", "Where SavedModels are written, each in a numeric version sub-directory."),
+    "tflite": ("string", "Also write TFLite files (builtin ops only) to <export_dir>/tflite: comma-separated kinds of float32, float16, dynamic_int8."),
     # What to run.
     "do_train": ("bool", "Whether to run training."),
     "do_eval": ("bool", "Whether to evaluate checkpoints."),
@@ -72,7 +73,7 @@ FLAG_TABLE = {
     # Task heads and outputs.
     "threshold_to_export": ("float", "A decision threshold served as the extra output `threshold` (not set: NaN)."),
     "n_best_size": ("integer", "Number of n-best predictions per question."),
-    "use_einsum": ("bool", "Einsum projections (always on here; kept for the CLI)."),
+    "use_einsum": ("bool", "The original's einsum/matmul switch, kept for the CLI: attention here always uses plain batched matmuls (same numbers; TFLite-friendly)."),
     "version_2_with_negative": ("bool", "SQuAD v2.0: answerability head and null answers (the original's run_squad_v2.py)."),
     "start_n_top": ("integer", "v2: beam size for start positions."),
     "end_n_top": ("integer", "v2: beam size for end positions per start."),

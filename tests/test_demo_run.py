@@ -21,7 +21,8 @@ def test_demo_runs_end_to_end_and_reuses_finished_stages(tmp_path, monkeypatch, 
     summary = run_demo(options)
     table = capsys.readouterr().out
     for row in ("corpus", "pretraining instances", "held-out MLM accuracy", "held-out SOP accuracy",
-                "fine-tuned dev accuracy", "majority class", "export", "serve it"):
+                "fine-tuned dev accuracy", "majority class", "export", "serve it",
+                "TFLite int8 (device)", "TFLite float32", "int8 TFLite"):
         assert row in table
     assert summary["corpus"]["sentences"] > 1000 and summary["records"]["train_instances"] > 100
     assert 0 <= summary["pretraining"]["masked_lm_accuracy"] <= 1
@@ -29,11 +30,18 @@ def test_demo_runs_end_to_end_and_reuses_finished_stages(tmp_path, monkeypatch, 
     export = summary["fine_tuning"]["export_dir"]
     assert os.path.exists(os.path.join(export, "saved_model.pb"))
     assert len(summary["predictions"]) == 4 and {p["label"] for p in summary["predictions"]} <= {0, 1}
+    # The int8 file classifies the same sentences, and its dev accuracy is printed beside the
+    # float32 file's, which is the run's own evaluation of the same weights.
+    assert len(summary["tflite_predictions"]) == 4
+    lite = summary["tflite"]
+    assert abs(lite["float32"]["dev_accuracy"] - summary["fine_tuning"]["eval_accuracy"]) < 1e-6
+    assert 0 <= lite["dynamic_int8"]["dev_accuracy"] <= 1
+    assert lite["dynamic_int8"]["megabytes"] < lite["float32"]["megabytes"]
     assert os.listdir(tmp_path) == ["out"]  # writes only under its output folder
 
     again = run_demo(options)
     out = capsys.readouterr().out
-    assert out.count("reusing finished stage") == 5
+    assert out.count("reusing finished stage") == 6
     assert again["fine_tuning"]["export_dir"] == export
     with open(tmp_path / "out" / "demo_summary.json") as f:
         assert json.load(f)["records"] == summary["records"]

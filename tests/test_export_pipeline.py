@@ -28,7 +28,7 @@ def test_cli_exports_an_original_checkpoint_and_verifies_it(tmp_path, fixtures_d
          f"--albert_config_file={model_dir / 'albert_config.json'}",
          f"--init_checkpoint={model_dir / 'ckpt' / 'model.ckpt'}",
          f"--spm_model_file={fixtures_dir / 'spm' / 'spm.model'}", "--max_seq_length=32",
-         f"--export_dir={tmp_path}"],
+         f"--export_dir={tmp_path}", "--tflite=dynamic_int8"],
         capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(proc.stdout[proc.stdout.index("{"):])
@@ -38,6 +38,10 @@ def test_cli_exports_an_original_checkpoint_and_verifies_it(tmp_path, fixtures_d
     assert max(result["encoder_check"].values()) <= 1e-5
     assert "mlm/mlm_logits" in result["encoder_check"] and "sop/sop_log_probs" in result["encoder_check"]
     assert max(result["preprocessing_check"].values()) == 0
+    # --tflite: the encoder file (of the pretrainer's encoder) and the tokenizer beside it.
+    assert result["tflite"]["encoder"]["dynamic_int8"] == str(tmp_path / "tflite" / "encoder.dynamic_int8.tflite")
+    assert sorted(os.listdir(tmp_path / "tflite")) == ["encoder.dynamic_int8.tflite", "encoder.json",
+                                                       "spm.model"]
 
 
 def test_our_training_checkpoints_load_for_export(tmp_path):

@@ -44,6 +44,10 @@ def test_flag_checks(base):
         GlueTask(GlueRunConfig.from_flat(dict(base, do_train=True, max_seq_length=128)))
     with pytest.raises(GlueRunError, match="optimizer"):
         GlueTask(GlueRunConfig.from_flat(dict(base, do_train=True, optimizer="sgd")))
+    with pytest.raises(GlueRunError, match="--tflite needs --export_dir"):
+        GlueTask(GlueRunConfig.from_flat(dict(base, do_train=True, tflite="dynamic_int8")))
+    with pytest.raises(ValueError, match="--tflite: unknown kind 'int8'"):
+        GlueTask(GlueRunConfig.from_flat(dict(base, export_dir="e", tflite="int8")))
 
 
 def test_eval_from_restored_checkpoints_equals_eval_during_training(base, tmp_path):

@@ -50,7 +50,8 @@ def run_dir(tmp_path_factory, data_dir, spm_model):
             f"--data_dir={data_dir / 'glue'}", "--task_name=MRPC", f"--albert_config_file={config}",
             f"--spm_model_file={spm_model}", f"--output_dir={output}", f"--max_seq_length={SEQ}",
             "--do_train", "--do_eval", "--do_predict", f"--export_dir={root / 'export'}",
-            "--threshold_to_export=0.5", "--train_step=6", "--save_checkpoints_steps=3",
+            "--threshold_to_export=0.5", "--tflite=float32,dynamic_int8", "--train_step=6",
+            "--save_checkpoints_steps=3",
             "--train_batch_size=8", "--eval_batch_size=64", "--predict_batch_size=64",
             "--learning_rate=1e-3", "--warmup_step=2", "--seed=1"]
     done = subprocess.run(args, env=_env(), capture_output=True, text=True, timeout=600)
@@ -130,6 +131,23 @@ def test_export_in_a_fresh_process(run_dir, data_dir, spm_model, tmp_path):
     # The export serves the best checkpoint: the same numbers as test_results.tsv.
     expected = np.loadtxt(run_dir / "output" / "test_results.tsv", delimiter="\t")[:8]
     np.testing.assert_allclose(got["default"]["probabilities"], expected, atol=1e-5)
+
+
+def test_tflite_files_classify_raw_text_as_the_export(run_dir, data_dir):
+    from albert_tf.lite import LiteClassifier
+
+    raw = read_tsv(str(data_dir / "glue" / "MRPC" / "test.tsv"))[1:9]
+    text_a, text_b = [f[3] for _, f in raw], [f[4] for _, f in raw]
+    expected = np.loadtxt(run_dir / "output" / "test_results.tsv", delimiter="\t")[:8]
+    folder = run_dir / "export" / "tflite"
+    full = LiteClassifier.from_folder(folder, kind="float32")
+    assert full.label_names == ["0", "1"] and full.max_seq_length == SEQ
+    np.testing.assert_allclose(full.predict(text_a, text_b), expected, atol=1e-4)
+    small = LiteClassifier.from_folder(folder)  # dynamic_int8
+    np.testing.assert_allclose(small.predict(text_a, text_b), expected, atol=0.05)
+    assert sorted(os.listdir(folder)) == ["classifier.dynamic_int8.tflite",
+                                          "classifier.float32.tflite", "classifier.json",
+                                          "spm.model"]
 
 
 # The original run_classifier.py's flags and defaults; NaN for threshold_to_export means "not set".

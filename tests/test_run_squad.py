@@ -65,8 +65,12 @@ def test_v1_script_trains_and_predicts_every_question(data_dir, spm_model, confi
         predict_file=predict, predict_feature_file=str(tmp_path / "p.tfrecord"),
         predict_feature_left_file=str(tmp_path / "p.jsonl"), do_predict=True,
         init_checkpoint=str(out / "model.ckpt-best"), max_seq_length=96, doc_stride=48,
-        max_query_length=24, predict_batch_size=32))
+        max_query_length=24, predict_batch_size=32, export_dir=str(tmp_path / "export"),
+        tflite="float32"))
     again = run_squad(run)
+    meta = json.loads((tmp_path / "export" / "tflite" / "squad.json").read_text())
+    assert meta["outputs"] == ["start_logits", "end_logits"] and meta["max_seq_length"] == 96
+    assert (tmp_path / "export" / "tflite" / "squad.float32.tflite").exists()
     assert (tmp_path / "p.jsonl").stat().st_mtime_ns == stamp
     assert json.loads((tmp_path / "o2" / "predictions.json").read_text()) == predictions
     assert set(again) == {"exact_match", "f1"}
@@ -98,6 +102,9 @@ def test_v2_library_run_writes_null_odds_for_every_question(data_dir, spm_model,
     ({"do_train": True, "train_file": "t.json", "max_seq_length": 20, "max_query_length": 17},
      "must be greater than"),
     ({"do_train": True, "train_file": "t.json", "max_seq_length": 512}, "sequence length 512"),
+    ({"export_dir": "e", "tflite": "float32,int4"}, "--tflite: unknown kind 'int4'"),
+    ({"do_train": True, "train_file": "t.json", "tflite": "float32"}, "--tflite needs --export_dir"),
+    ({"export_dir": "e", "tflite": "float32", "version_2_with_negative": True}, "v1.1 models only"),
 ])
 def test_flag_validation(changes, message):
     run = SquadRunConfig(albert_config_file="c", spm_model_file="s", output_dir="o", **changes)

@@ -4,6 +4,7 @@ library's own outputs; a TF-Hub v1 module folder exports too. All exports are se
 fresh process (one TensorFlow start-up)."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -137,3 +138,26 @@ def test_tfhub_module_folder_exports_encoder_and_pretraining_heads(served):
     assert_close(got["mlm"]["mlm_logits"], logits.reshape(-1, logits.shape[-1]), "mlm",
                  atol=1e-5)
     json.dumps(results["tfhub"])  # the script prints it
+
+
+def test_hf_classifier_with_tflite_writes_encoder_and_classifier_files(tmp_path):
+    """--tflite on a source with a classification head: encoder.* and classifier.* files, the
+    classifier's float32 probabilities equal to transformers' own logits (softmaxed)."""
+    from albert_tf.export.source_export import export_source
+    from albert_tf.lite import interpreter_runner
+
+    result = export_source(interop("hf", "classifier"), str(tmp_path / "exports"),
+                           max_seq_length=LENGTH, verify=False, tflite="float32")
+    files = sorted(os.listdir(tmp_path / "exports" / "tflite"))
+    assert {"encoder.float32.tflite", "classifier.float32.tflite", "classifier.json",
+            "spiece.model"} <= set(files), files
+    assert result["tflite"]["classifier"]["float32"].endswith("classifier.float32.tflite")
+    runner = interpreter_runner(result["tflite"]["classifier"]["float32"])
+    feed = inputs()
+    probabilities = np.concatenate([runner(
+        input_word_ids=feed["input_ids"][i:i + 1].astype(np.int32),
+        input_mask=feed["input_mask"][i:i + 1].astype(np.int32),
+        input_type_ids=feed["segment_ids"][i:i + 1].astype(np.int32))["probabilities"]
+        for i in range(len(feed["input_ids"]))])
+    assert_close(probabilities, _softmax(expected("hf", "classifier")["logits"]),
+                 "tflite probabilities")

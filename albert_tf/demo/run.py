@@ -27,6 +27,16 @@ def classify_in_fresh_process(export_dir: str, sentences) -> list[dict]:
             for s, p, q in zip(sentences, out["predictions"], out["probabilities"])]
 
 
+def classify_with_tflite(folder: str, sentences) -> list[dict]:
+    """What a device app does: the int8 .tflite file, our Python tokenizer, raw text in."""
+    from albert_tf.lite import LiteClassifier
+
+    classifier = LiteClassifier.from_folder(folder, kind="dynamic_int8")
+    probabilities = classifier.predict(list(sentences))
+    return [{"sentence": s, "label": int(np.argmax(q)), "probability": float(max(q))}
+            for s, q in zip(sentences, probabilities)]
+
+
 def run_demo(options: DemoOptions) -> dict:
     start = time.time()
     os.makedirs(options.output_dir, exist_ok=True)
@@ -36,11 +46,15 @@ def run_demo(options: DemoOptions) -> dict:
     records = stages.make_records(options, spm)
     pretrained = stages.pretrain(options, records)
     finetuned = stages.finetune(options, spm, pretrained, corpus)
+    lite = stages.lite(options, finetuned)
     predictions = classify_in_fresh_process(finetuned["export_dir"], SAMPLE_SENTENCES)
+    lite_predictions = classify_with_tflite(lite["folder"], SAMPLE_SENTENCES)
     summary = {"corpus": corpus, "records": records, "pretraining": pretrained,
-               "fine_tuning": finetuned, "predictions": predictions,
+               "fine_tuning": finetuned, "predictions": predictions, "tflite": lite,
+               "tflite_predictions": lite_predictions,
                "wall_seconds": round(time.time() - start, 1),
-               "stage_seconds": round(sum(stage["seconds"] for stage in (corpus, spm, records, pretrained, finetuned)), 1)}
+               "stage_seconds": round(sum(stage["seconds"] for stage in (
+                   corpus, spm, records, pretrained, finetuned, lite)), 1)}
     with open(os.path.join(options.output_dir, "demo_summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
     print(format_table(summary, options))
@@ -49,6 +63,7 @@ def run_demo(options: DemoOptions) -> dict:
 
 def format_table(summary: dict, options: DemoOptions) -> str:
     corpus, pre, fine = summary["corpus"], summary["pretraining"], summary["fine_tuning"]
+    lite = summary["tflite"]
     names = {0: "language reference", 1: "library docstring"}
     export_base = os.path.dirname(fine["export_dir"])
     rows = [
@@ -63,6 +78,13 @@ def format_table(summary: dict, options: DemoOptions) -> str:
         ("export", fine["export_dir"]),
         ("serve it", f"docker run -p 8501:8501 -v {export_base}:/models/demo "
                      f"-e MODEL_NAME=demo tensorflow/serving"),
+        ("TFLite int8 (device)", f"{lite['dynamic_int8']['megabytes']:.2f} MB, "
+                                 f"{lite['dynamic_int8']['b1_ms']:.1f} ms a sentence, dev accuracy "
+                                 f"{lite['dynamic_int8']['dev_accuracy']:.3f}"),
+        ("TFLite float32", f"{lite['float32']['megabytes']:.2f} MB, "
+                           f"{lite['float32']['b1_ms']:.1f} ms a sentence, dev accuracy "
+                           f"{lite['float32']['dev_accuracy']:.3f}"),
+        ("TFLite files", lite["folder"]),
         ("wall time", f"{summary['wall_seconds']:.0f} s this run; stages took "
                       f"{summary['stage_seconds']:.0f} s when they ran"),
     ]
@@ -70,8 +92,12 @@ def format_table(summary: dict, options: DemoOptions) -> str:
     lines = ["", "=" * 78] + [f"{k:<{width}}  {v}" for k, v in rows] + ["-" * 78]
     if corpus["source"].startswith("Python"):
         lines.append("task: which part of Python's documentation a sentence comes from")
-    for p in summary["predictions"]:
-        label = names.get(p["label"], p["label"]) if corpus["source"].startswith("Python") else p["label"]
-        lines.append(f"  {label:<20} {p['probability']:.2f}  {p['sentence'][:52]}")
+    python = corpus["source"].startswith("Python")
+    lines.append(f"  {'SavedModel':<18} {'':4}  {'int8 TFLite':<18} {'':4}  sentence")
+    for p, q in zip(summary["predictions"], summary["tflite_predictions"]):
+        label = names.get(p["label"], p["label"]) if python else p["label"]
+        small = names.get(q["label"], q["label"]) if python else q["label"]
+        lines.append(f"  {label:<18} {p['probability']:.2f}  {small:<18} {q['probability']:.2f}  "
+                     f"{p['sentence'][:24]}")
     lines.append("=" * 78)
     return "\n".join(lines)

@@ -13,6 +13,9 @@ from absl import logging
 
 from albert_tf.demo import corpus as corpus_lib
 
+# The TFLite files the fine-tuning export writes (the demo compares int8 with float32).
+TFLITE_KINDS = "float32,dynamic_int8"
+
 
 @dataclasses.dataclass
 class DemoOptions:
@@ -236,11 +239,45 @@ def finetune(options: DemoOptions, spm: dict, pretrained: dict, corpus: dict) ->
             train_step=options.finetune_steps, warmup_step=options.finetune_steps // 10,
             save_checkpoints_steps=options.finetune_steps, seed=options.seed,
             log_every_steps=max(1, options.finetune_steps // 10),
-            export_dir=os.path.join(directory, "export"))))
+            export_dir=os.path.join(directory, "export"), tflite=TFLITE_KINDS)))
         return {"eval_accuracy": float(result["eval"]["eval_accuracy"]),
                 "majority_baseline": corpus["majority_baseline"],
                 "export_dir": result["export"], "output_dir": os.path.join(directory, "model")}
 
     return Stage("fine-tuning", directory, {**_settings(
         options, "finetune_steps", "finetune_batch_size", "finetune_learning_rate", "max_seq_length"),
-        "pretrained": pretrained["checkpoint_dir"], "pretrain_seconds": pretrained["seconds"]}).run(fn)
+        "pretrained": pretrained["checkpoint_dir"], "pretrain_seconds": pretrained["seconds"],
+        "tflite": TFLITE_KINDS}).run(fn)
+
+
+def lite(options: DemoOptions, finetuned: dict) -> dict:
+    """The fine-tuned classifier's TFLite files (written by the fine-tuning export) on the dev
+    set through `albert_tf.lite.LiteClassifier`: accuracy, size and one-sentence latency."""
+    import numpy as np
+
+    from albert_tf.lite import LiteClassifier
+
+    directory = options.path("lite")
+    folder = os.path.join(os.path.dirname(finetuned["export_dir"]), "tflite")
+
+    def fn():
+        with open(options.path("corpus", "task", "SST-2", "dev.tsv"), encoding="utf-8") as f:
+            rows = [line.rstrip("\n").split("\t") for line in f][1:]
+        sentences, labels = [r[0] for r in rows], np.array([int(r[1]) for r in rows])
+        result = {"folder": folder}
+        for kind in TFLITE_KINDS.split(","):
+            classifier = LiteClassifier.from_folder(folder, kind=kind)
+            probabilities = np.concatenate([classifier.predict(sentences[i:i + 64])
+                                            for i in range(0, len(sentences), 64)])
+            times = []
+            for _ in range(21):
+                start = time.perf_counter()
+                classifier.predict(sentences[:1])
+                times.append(time.perf_counter() - start)
+            result[kind] = {"dev_accuracy": float(np.mean(probabilities.argmax(-1) == labels)),
+                            "megabytes": os.path.getsize(classifier.path) / 1e6,
+                            "b1_ms": float(np.median(times[1:]) * 1e3), "file": classifier.path}
+        return result
+
+    return Stage("tflite", directory, {"export_dir": finetuned["export_dir"],
+                                       "fine_tuning_seconds": finetuned["seconds"]}).run(fn)

@@ -90,11 +90,16 @@ def expected_preprocessing(spm_model_file, max_seq_length, do_lower_case, vocab_
 def export_pretrained(config: AlbertConfig, checkpoint, export_dir, spm_model_file=None,
                       max_seq_length: int = 128, do_lower_case: bool = True,
                       version: int | None = None, verify: bool = True,
-                      init_from_group0: bool = False, vocab_file=None) -> dict:
+                      init_from_group0: bool = False, vocab_file=None, tflite=None) -> dict:
     """Writes `<export_dir>/encoder/<version>` (and `<export_dir>/preprocessing/<version>` when
     an spm model, or for a WordPiece model only `vocab_file`, is given). With `verify`, each is
     first loaded in a fresh process under its temporary name and compared with the Keras model; the versions are published together,
-    only when every check passed (a failed check leaves no version folder behind)."""
+    only when every check passed (a failed check leaves no version folder behind).
+    `tflite` (kinds, see `export.tflite.KINDS`): also `<export_dir>/tflite/encoder.<kind>.tflite`,
+    converted after the SavedModels are published."""
+    from albert_tf.export.tflite import export_tflite, parse_kinds
+
+    tflite_kinds = parse_kinds(tflite)
     export_dir, spm_model_file = resolve_path(export_dir), resolve_path(spm_model_file)
     vocab_file = resolve_path(vocab_file)
     model = load_model(config, checkpoint, init_from_group0)
@@ -118,4 +123,9 @@ def export_pretrained(config: AlbertConfig, checkpoint, export_dir, spm_model_fi
                                                           do_lower_case, vocab_file)
                 atol = 0
             result[f"{name}_check"] = compare(expected, verify_in_fresh_process(tmp, calls), atol)
+    if tflite_kinds:
+        result["tflite"] = export_tflite(
+            model, os.path.join(export_dir, "tflite"), max_seq_length, tflite_kinds,
+            spm_model_file=spm_model_file, vocab_file=None if spm_model_file else vocab_file,
+            do_lower_case=do_lower_case, verify=verify)
     return result

@@ -52,6 +52,7 @@ def _classifier(config, source, files, max_seq_length, do_lower_case, init_from_
                                 pair=True, label_names=labels, vocab_file=files.vocab_file,
                                 albert_text_rules=albert_text_rules(source))
     root, signatures = serving.module()
+    tflite_args = {"label_names": labels}
 
     def check():  # (inputs, the Keras model's outputs) for the fresh-process comparison
         ids, mask, types_, _ = pipeline.sample_inputs(config, length=min(16, max_seq_length))
@@ -65,7 +66,7 @@ def _classifier(config, source, files, max_seq_length, do_lower_case, init_from_
                                                                tf.constant(text_b)))
         return calls, expected
 
-    return root, signatures, check
+    return root, signatures, check, (model, tflite_args)
 
 
 def albert_text_rules(source) -> bool:
@@ -109,7 +110,8 @@ def _squad(config, source, files, max_seq_length, do_lower_case, init_from_group
             {k: tf.constant(v) for k, v in inputs.items()}))}
         return {"serving_default": inputs}, expected
 
-    return root, signatures, check
+    # SQuAD v2's answerability beam search has no TFLite form (export.tflite.default_heads).
+    return root, signatures, check, (None if version_2 else model, {})
 
 
 def _numpy(outputs) -> dict:
@@ -118,14 +120,19 @@ def _numpy(outputs) -> dict:
 
 def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_model_file=None,
                   vocab_file=None, max_seq_length=None, do_lower_case=None, version=None,
-                  verify: bool = True, init_from_group0: bool = False) -> dict:
+                  verify: bool = True, init_from_group0: bool = False, tflite=None) -> dict:
     """Writes every export the source at `init_checkpoint` can serve; returns
     {"model", "heads", "<name>": path, "<name>_check": differences} (see the module docstring).
     `max_seq_length` defaults to the source's preprocessor length (keras-hub), else 512 or the
     model's max_position_embeddings if smaller;
-    `do_lower_case` to the source's tokenizer setting (keras-hub: none), else True."""
+    `do_lower_case` to the source's tokenizer setting (keras-hub: none), else True.
+    `tflite` (kinds, see `export.tflite.KINDS`): also `<export_dir>/tflite/<name>.<kind>.tflite`
+    for the encoder and each head with a TFLite form, converted once the SavedModels are out."""
     from albert_tf.convert.resolve import resolve_model_files
     from albert_tf.convert.source import open_source
+    from albert_tf.export.tflite import export_tflite, parse_kinds
+
+    tflite_kinds = parse_kinds(tflite)
 
     source = open_source(resolve_path(init_checkpoint))
     files = resolve_model_files(source.path, resolve_path(albert_config_file),
@@ -160,9 +167,13 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     heads = [("classifier", _classifier)] if "classifier" in source.heads else []
     if "squad_v1" in source.heads or "squad_v2" in source.heads:
         heads.append(("squad", _squad))
+    lite_models = [("encoder", encoder, {})]
     for name, build in heads:
-        exports.append((name, *build(config, source, files, max_seq_length, do_lower_case,
-                                     init_from_group0), 1e-5))
+        root, signatures, check, (model, lite_args) = build(
+            config, source, files, max_seq_length, do_lower_case, init_from_group0)
+        exports.append((name, root, signatures, check, 1e-5))
+        if model is not None:
+            lite_models.append((name, model, lite_args))
     with contextlib.ExitStack() as publish:
         for name, module, signatures, check, atol in exports:
             tmp, result[name] = publish.enter_context(staged_saved_model(
@@ -171,5 +182,11 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
                 calls, expected = check()
                 result[f"{name}_check"] = compare(expected, verify_in_fresh_process(tmp, calls),
                                                   atol)
+    if tflite_kinds:
+        lite_dir = os.path.join(export_dir, "tflite")
+        result["tflite"] = {name: export_tflite(
+            model, lite_dir, max_seq_length, tflite_kinds, spm_model_file=files.spm_model_file,
+            vocab_file=None if files.spm_model_file else files.vocab_file,
+            do_lower_case=do_lower_case, verify=verify, **args) for name, model, args in lite_models}
     return result
 

@@ -50,8 +50,11 @@ class AttentionSublayer(keras.layers.Layer):
         self.layer_norm.build(shape)
 
     def _heads(self, x):
-        batch, length = ops.shape(x)[0], ops.shape(x)[1]
-        return ops.reshape(x, (batch, length, self.num_heads, self.head_size))
+        """[B,S,N·D] → [B,N,S,D]. The batch is -1, never a traced size: a TFLite file converted
+        at batch 1 then still runs after its inputs are resized to another batch."""
+        length = ops.shape(x)[1]
+        x = ops.reshape(x, (-1, length, self.num_heads, self.head_size))
+        return ops.transpose(x, (0, 2, 1, 3))
 
     def call(self, x, bias, training=False, return_probs=False, query_input=None):
         """`query_input` [B,F,H] (default `x`): the rows to compute outputs for; keys and
@@ -60,17 +63,18 @@ class AttentionSublayer(keras.layers.Layer):
         q = self._heads(self.query(rows))
         k = self._heads(self.key(x))
         v = self._heads(self.value(x))
+        # Plain batched matmuls, not einsum (the original's `use_einsum=False` path): TFLite's
+        # einsum lowering bakes the traced batch into its reshapes.
         # Scale the product, not q: the order the original uses, so rounding matches.
-        scores = ops.einsum("bfnd,btnd->bnft", q, k)
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))
         # Softmax in float32; Keras may have autocast `bias` to the compute dtype on the way in.
         scores = ops.cast(scores, "float32") * (1.0 / math.sqrt(self.head_size)) + ops.cast(bias, "float32")
         probs = ops.softmax(scores, axis=-1)
         attention = ops.cast(probs, self.compute_dtype)
         if self.attention_dropout is not None:
             attention = self.attention_dropout(attention, training=training)
-        context = ops.einsum("bnft,btnd->bfnd", attention, v)
-        batch, length = ops.shape(rows)[0], ops.shape(rows)[1]
-        context = ops.reshape(context, (batch, length, self.hidden_size))
+        context = ops.transpose(ops.matmul(attention, v), (0, 2, 1, 3))  # [B,F,N,D]
+        context = ops.reshape(context, (-1, ops.shape(rows)[1], self.hidden_size))
         out = self.output_dense(context)
         if self.output_dropout is not None:
             out = self.output_dropout(out, training=training)

@@ -44,8 +44,9 @@ class AlbertSquadV1(AlbertTaskModel):
 
     def call(self, inputs, training=False):
         sequence = self.encoder(_encoder_inputs(inputs), training=training)["sequence_output"]
-        logits = ops.einsum("bsh,nh->bsn", ops.cast(sequence, "float32"),
-                            ops.cast(self.output_weights, "float32")) + self.output_bias
+        # A matmul, not einsum: TFLite's einsum lowering bakes the traced batch into a reshape.
+        logits = ops.matmul(ops.cast(sequence, "float32"),
+                            ops.transpose(ops.cast(self.output_weights, "float32"))) + self.output_bias
         return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
 
 

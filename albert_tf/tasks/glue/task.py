@@ -48,6 +48,7 @@ class GlueRunConfig(TextTaskConfig):
     cached_dir: str | None = None
     albert_hub_module_handle: str | None = None
     threshold_to_export: float = float("nan")
+    tflite: str = ""  # kinds of TFLite file written beside the export (export/tflite.py)
     shuffle_buffer: int = 100
     seed: int | None = None
     # --task_name=csv|tsv|jsonl: your own data (albert_tf.tasks.custom)
@@ -125,6 +126,13 @@ class GlueTask(Task):
         if not cfg.spm_model_file and not cfg.vocab_file:
             raise GlueRunError("--spm_model_file or --vocab_file is required (--vocab_file "
                                "alone: a WordPiece model such as the Chinese ALBERTs)")
+        if cfg.tflite:
+            from albert_tf.export.tflite import parse_kinds
+
+            parse_kinds(cfg.tflite)
+            if not cfg.export_dir:
+                raise GlueRunError("--tflite needs --export_dir (the files go to "
+                                   "<export_dir>/tflite)")
         try:
             super().validate()
         except UsageError as error:
@@ -268,9 +276,17 @@ class GlueTask(Task):
 
         cfg = self.config
         threshold = None if math.isnan(cfg.threshold_to_export) else cfg.threshold_to_export
-        return export_classifier(model, export_dir, cfg.max_seq_length, cfg.spm_model_file,
+        path = export_classifier(model, export_dir, cfg.max_seq_length, cfg.spm_model_file,
                                  cfg.do_lower_case, self.is_pair, threshold,
                                  label_names=self.label_names(), vocab_file=cfg.vocab_file)
+        if cfg.tflite:
+            from albert_tf.export.tflite import export_tflite
+
+            export_tflite(model, os.path.join(export_dir, "tflite"), cfg.max_seq_length,
+                          cfg.tflite, spm_model_file=cfg.spm_model_file,
+                          vocab_file=None if cfg.spm_model_file else cfg.vocab_file,
+                          do_lower_case=cfg.do_lower_case, label_names=self.label_names())
+        return path
 
 
 def run_glue(config: GlueRunConfig) -> dict:

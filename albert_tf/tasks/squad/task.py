@@ -45,6 +45,7 @@ class SquadRunConfig(TextTaskConfig):
     start_n_top: int = 5
     end_n_top: int = 5
     dropout_prob: float = 0.1
+    tflite: str = ""  # kinds of TFLite file written beside the export (v1.1 only)
     schedule: ScheduleConfig = dataclasses.field(
         default_factory=lambda: ScheduleConfig(keep_checkpoint_max=0))
 
@@ -54,6 +55,16 @@ class SquadRunConfig(TextTaskConfig):
                              "True.")
         if self.do_train and not self.train_file:
             raise UsageError("If `do_train` is True, then `train_file` must be specified.")
+        if self.tflite:
+            from albert_tf.export.tflite import parse_kinds
+
+            parse_kinds(self.tflite)
+            if not self.export_dir:
+                raise UsageError("--tflite needs --export_dir (the files go to "
+                                 "<export_dir>/tflite)")
+            if self.version_2_with_negative:
+                raise UsageError("--tflite: SQuAD v2's beam-search head has no TFLite export "
+                                 "(v1.1 models only)")
         if self.do_predict and not (self.predict_file and self.predict_feature_file and
                                     self.predict_feature_left_file):
             raise UsageError("If `do_predict` is True, then `predict_file`, "
@@ -202,7 +213,14 @@ class SquadTask(Task):
     def export(self, model, export_dir) -> str:
         from albert_tf.tasks.squad import export as squad_export
 
-        return squad_export.export(model, self.config, self.albert_config, export_dir)
+        path = squad_export.export(model, self.config, self.albert_config, export_dir)
+        if self.config.tflite:
+            from albert_tf.export.tflite import export_tflite
+
+            export_tflite(model, os.path.join(export_dir, "tflite"), self.config.max_seq_length,
+                          self.config.tflite, spm_model_file=self.config.spm_model_file,
+                          do_lower_case=self.config.do_lower_case)
+        return path
 
 
 def _output(run, name):

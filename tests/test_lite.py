@@ -1,0 +1,87 @@
+"""LiteEncoder / LiteClassifier: raw text through our tokenizer into a .tflite file, and the int8
+classifier's accuracy guard on a (tiny) fine-tuned model."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf import tokenization
+from albert_tf.errors import InputError
+from albert_tf.export.tflite import export_tflite
+from albert_tf.lite import LiteClassifier, LiteEncoder
+from albert_tf.models import AlbertClassifier, AlbertModel
+from albert_tf.models.classifier import per_example_loss
+from support.configs import SPM_VOCAB_SIZE, tiny_config
+
+SEQ = 16
+TEXTS = ["The quick brown fox jumps over the lazy dog.", "ALBERT shares its layers."]
+
+
+def test_encoder_on_raw_text_matches_keras(spm_model, tmp_path):
+    model = AlbertModel(tiny_config(vocab_size=SPM_VOCAB_SIZE))
+    export_tflite(model, tmp_path, SEQ, "float32", spm_model_file=spm_model)
+    encoder = LiteEncoder.from_folder(tmp_path, kind="float32")
+    packed = encoder.pack(TEXTS, [None, "Pairs too."])
+    # What the fine-tuning data holds for the same text: [CLS] a [SEP] (b [SEP]), padded.
+    sp = tokenization.FullTokenizer(spm_model_file=spm_model)
+    tokens = sp.tokenize(tokenization.preprocess_text(TEXTS[0], lower=True))[:SEQ - 2]
+    assert list(packed["input_word_ids"][0, :len(tokens) + 2]) == sp.convert_tokens_to_ids(
+        ["[CLS]"] + tokens + ["[SEP]"])
+    assert packed["input_mask"][0].sum() == len(tokens) + 2
+    assert packed["input_type_ids"][1].max() == 1 and packed["input_type_ids"][0].max() == 0
+    got = encoder.encode(TEXTS, [None, "Pairs too."])
+    want = model({"input_ids": packed["input_word_ids"], "input_mask": packed["input_mask"],
+                  "segment_ids": packed["input_type_ids"]})
+    np.testing.assert_allclose(got["pooled_output"], want["pooled_output"].numpy(), atol=1e-4)
+    assert got["sequence_output"].shape == (2, SEQ, 16)
+    long = encoder.pack(["word " * 50])
+    assert long["input_mask"].sum() == SEQ  # truncated to the file's length
+
+
+def test_from_folder_errors(tmp_path, spm_model):
+    with pytest.raises(InputError, match="classifier.json not found"):
+        LiteClassifier.from_folder(tmp_path)
+    export_tflite(AlbertClassifier(tiny_config(vocab_size=SPM_VOCAB_SIZE), 2), tmp_path, SEQ,
+                  "float32", spm_model_file=spm_model)
+    with pytest.raises(InputError, match="no dynamic_int8 file"):
+        LiteClassifier.from_folder(tmp_path, kind="dynamic_int8")
+
+
+def _toy_task(n, rng):
+    """Class 1 draws most of its tokens from the upper half of a 100-id range, class 0 from the
+    lower half; a quarter of each sequence is noise from the whole range."""
+    labels = rng.integers(0, 2, n).astype(np.int32)
+    own = rng.integers(5, 52, (n, SEQ)) + 47 * labels[:, None]
+    ids = np.where(rng.random((n, SEQ)) < 0.25, rng.integers(5, 99, (n, SEQ)), own)
+    ids[:, 0] = 2
+    return ids.astype(np.int32), labels
+
+
+def test_int8_classifier_keeps_its_accuracy(tmp_path):
+    tf.keras.utils.set_random_seed(0)
+    model = AlbertClassifier(tiny_config(), 2)
+    rng = np.random.default_rng(0)
+    optimizer = tf.keras.optimizers.Adam(3e-3)
+
+    @tf.function
+    def step(ids, labels):
+        with tf.GradientTape() as tape:
+            out = model({"input_ids": ids}, training=True)
+            loss = tf.reduce_mean(per_example_loss(out["logits"], labels, False))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                      model.trainable_variables))
+
+    for _ in range(100):
+        step(*_toy_task(32, rng))
+    written = export_tflite(model, tmp_path, SEQ, "float32,dynamic_int8",
+                            label_names=["low", "high"])
+    ids, labels = _toy_task(400, np.random.default_rng(1))
+    feed = {"input_word_ids": ids, "input_mask": np.ones_like(ids),
+            "input_type_ids": np.zeros_like(ids)}
+    from albert_tf.lite import LiteRunner
+
+    accuracy = {kind: float(np.mean(np.argmax(LiteRunner(written[kind])(**feed)["probabilities"],
+                                              -1) == labels))
+                for kind in ("float32", "dynamic_int8")}
+    assert accuracy["float32"] >= 0.9, accuracy  # it did learn the task
+    assert abs(accuracy["dynamic_int8"] - accuracy["float32"]) <= 0.01, accuracy
