@@ -9,7 +9,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer
-from albert_tf.export.pipeline import export_pretrained, load_model
+from albert_tf.export.pipeline import load_model
+from albert_tf.export.source_export import export_source
 from albert_tf.optimization import create_optimizer
 from albert_tf.training import CheckpointState
 
@@ -56,7 +57,9 @@ def test_our_training_checkpoints_load_for_export(tmp_path):
     encoder = AlbertModel(config)
     tf.train.Checkpoint(model=encoder).write(str(tmp_path / "enc" / "ckpt"))
     assert isinstance(load_model(config, str(tmp_path / "enc" / "ckpt")), AlbertModel)
-    result = export_pretrained(config, str(tmp_path / "run"), str(tmp_path / "exports"), verify=False)
+    config.to_json_file(tmp_path / "albert_config.json")
+    result = export_source(str(tmp_path / "run"), str(tmp_path / "exports"),
+                           str(tmp_path / "albert_config.json"), verify=False)
     assert os.path.exists(os.path.join(result["encoder"], "saved_model.pb"))
 
 

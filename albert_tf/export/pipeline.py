@@ -1,19 +1,15 @@
-"""From a checkpoint (original TF1 or ours) to verified encoder + preprocessing SavedModels."""
+"""The encoder and preprocessing parts of an export (`source_export` puts them together): the
+model from a checkpoint, its modules, and the outputs a fresh-process check compares."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
-from albert_tf.export.encoder import build_module
-from albert_tf.export.preprocessing import build_preprocessing
 from albert_tf.checkpoint import restore_mismatch_error
-from albert_tf.export.saved_model import resolve_path, staged_saved_model
-from albert_tf.export.verify import compare, verify_in_fresh_process
+from albert_tf.export.saved_model import resolve_path
 from albert_tf.models import AlbertModel, AlbertPretrainer
 
 
@@ -85,47 +81,3 @@ def expected_preprocessing(spm_model_file, max_seq_length, do_lower_case, vocab_
                                     "input_mask": packed["input_mask"].numpy(),
                                     "input_type_ids": packed["segment_ids"].numpy()}}
     return {"serving_default": {"text": text}}, expected
-
-
-def export_pretrained(config: AlbertConfig, checkpoint, export_dir, spm_model_file=None,
-                      max_seq_length: int = 128, do_lower_case: bool = True,
-                      version: int | None = None, verify: bool = True,
-                      init_from_group0: bool = False, vocab_file=None, tflite=None) -> dict:
-    """Writes `<export_dir>/encoder/<version>` (and `<export_dir>/preprocessing/<version>` when
-    an spm model, or for a WordPiece model only `vocab_file`, is given). With `verify`, each is
-    first loaded in a fresh process under its temporary name and compared with the Keras model; the versions are published together,
-    only when every check passed (a failed check leaves no version folder behind).
-    `tflite` (kinds, see `export.tflite.KINDS`): also `<export_dir>/tflite/encoder.<kind>.tflite`,
-    converted after the SavedModels are published."""
-    from albert_tf.export.tflite import export_tflite, parse_kinds
-
-    tflite_kinds = parse_kinds(tflite)
-    export_dir, spm_model_file = resolve_path(export_dir), resolve_path(spm_model_file)
-    vocab_file = resolve_path(vocab_file)
-    model = load_model(config, checkpoint, init_from_group0)
-    result = {"model": type(model).__name__}
-    # Both modules are built (the spm model read and checked) before anything is written.
-    exports = [("encoder", *build_module(model))]
-    if spm_model_file or vocab_file:
-        exports.append(("preprocessing", *build_preprocessing(
-            spm_model_file, max_seq_length, do_lower_case, vocab_file)))
-    with contextlib.ExitStack() as publish:
-        for name, module, signatures in exports:
-            tmp, result[name] = publish.enter_context(staged_saved_model(
-                module, os.path.join(export_dir, name), signatures, version))
-            if not verify:
-                continue
-            if name == "encoder":
-                calls, expected = expected_encoder_outputs(model, config)
-                atol = 1e-5
-            else:
-                calls, expected = expected_preprocessing(spm_model_file, max_seq_length,
-                                                          do_lower_case, vocab_file)
-                atol = 0
-            result[f"{name}_check"] = compare(expected, verify_in_fresh_process(tmp, calls), atol)
-    if tflite_kinds:
-        result["tflite"] = export_tflite(
-            model, os.path.join(export_dir, "tflite"), max_seq_length, tflite_kinds,
-            spm_model_file=spm_model_file, vocab_file=None if spm_model_file else vocab_file,
-            do_lower_case=do_lower_case, verify=verify)
-    return result

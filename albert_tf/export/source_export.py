@@ -24,6 +24,8 @@ from absl import logging
 
 from albert_tf.errors import UsageError
 from albert_tf.export import pipeline
+from albert_tf.export.encoder import build_module
+from albert_tf.export.preprocessing import build_preprocessing
 from albert_tf.export.saved_model import resolve_path, staged_saved_model
 from albert_tf.export.verify import compare, verify_in_fresh_process
 
@@ -156,11 +158,11 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     if files.taken:
         result["from_source"] = list(files.taken)
     # Every module is built (weights loaded, tokenizer read) before anything is written.
-    exports = [("encoder", *pipeline.build_module(encoder),
+    exports = [("encoder", *build_module(encoder),
                 lambda: pipeline.expected_encoder_outputs(encoder, config), 1e-5)]
     if files.spm_model_file or files.vocab_file:
         rules = albert_text_rules(source)
-        exports.append(("preprocessing", *pipeline.build_preprocessing(
+        exports.append(("preprocessing", *build_preprocessing(
             files.spm_model_file, max_seq_length, do_lower_case, files.vocab_file, rules),
             lambda: pipeline.expected_preprocessing(files.spm_model_file, max_seq_length,
                                                     do_lower_case, files.vocab_file, rules), 0))
