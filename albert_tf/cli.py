@@ -21,6 +21,10 @@ import typing
 
 from absl import flags
 
+from albert_tf.cli_flags import FLAG_TABLE
+from albert_tf.errors import AlbertError
+from albert_tf.run_config import RuntimeConfig, dataclass_from_flat
+
 TRACEBACK_ENV = "ALBERT_TF_TRACEBACK"
 
 
@@ -83,8 +87,6 @@ def define_flags(module_name: str, names: str, config=None, defaults=None, runti
     `cli_flags.FLAG_TABLE`; a default comes from `defaults`, else from the run config class
     `config` (so a flag's default and the library's agree), else None. `runtime=True` adds the
     original's TPU flags and our runtime flags."""
-    from albert_tf.cli_flags import FLAG_TABLE
-
     merged = {**(config_defaults(config) if config is not None else {}), **(defaults or {})}
     kw = dict(module_name=_owner(module_name), flag_values=flag_values)
     for name in names.split():
@@ -101,8 +103,6 @@ def define_flags(module_name: str, names: str, config=None, defaults=None, runti
 
 def runtime_config_from_flags(values=flags.FLAGS):
     """The shared `RuntimeConfig` from the flags above (`--use_tpu` means the TPU strategy)."""
-    from albert_tf.training import RuntimeConfig
-
     return config_from_flags(RuntimeConfig, values)
 
 
@@ -112,35 +112,6 @@ def config_from_flags(cls, values=flags.FLAGS):
     if isinstance(values, flags.FlagValues):
         values = {name: values[name].value for name in values}
     return dataclass_from_flat(cls, values)
-
-
-def dataclass_from_flat(cls, values, renames=None):
-    """`cls(...)` from one flat mapping of flag names to values.
-
-    A field whose type is itself a dataclass (`runtime`, `schedule`) is filled the same way from
-    the same mapping, starting from the field's default. `renames` (default `cls.FLAG_NAMES`)
-    maps a field to the original's flag name where it differs (`num_train_steps` <- `train_step`).
-    Names the dataclass does not know are ignored; fields with no value keep their defaults.
-    """
-    renames = getattr(cls, "FLAG_NAMES", {}) if renames is None else renames
-    hints = typing.get_type_hints(cls)
-    kwargs = {}
-    for field in dataclasses.fields(cls):
-        if not field.init:
-            continue
-        kind = hints.get(field.name)
-        if dataclasses.is_dataclass(kind):
-            base = (field.default_factory() if field.default_factory is not dataclasses.MISSING
-                    else kind())
-            changes = {f.name: values[renames.get(f.name, f.name)]
-                       for f in dataclasses.fields(kind)
-                       if f.init and renames.get(f.name, f.name) in values}
-            kwargs[field.name] = dataclasses.replace(base, **changes)
-            continue
-        name = renames.get(field.name, field.name)
-        if name in values:
-            kwargs[field.name] = values[name]
-    return cls(**kwargs)
 
 
 # ---------------------------------------------------------------------------- console and errors
@@ -193,8 +164,6 @@ def quiet_tensorflow(argv=None) -> None:
 
 def describe_error(error: BaseException) -> str | None:
     """One line for an error a user can act on; None for anything else (a bug: traceback)."""
-    from albert_tf.errors import AlbertError
-
     if isinstance(error, AlbertError):
         return str(error)
     if isinstance(error, flags.Error):
@@ -204,6 +173,7 @@ def describe_error(error: BaseException) -> str | None:
     if isinstance(error, OSError) and getattr(error, "filename", None):
         return f"{error.filename}: {error.strerror or error}"
     if "tensorflow" in sys.modules:
+        # Only when TensorFlow is already loaded: importing it here would cost a clean run ~4 s.
         from albert_tf.tf_errors import describe_tf_error
 
         return describe_tf_error(error)

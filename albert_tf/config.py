@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from albert_tf.errors import AlbertError
 import copy
 import dataclasses
 import json
 import os
 from typing import Any
+
+from albert_tf.errors import AlbertError
+from albert_tf.io_utils import write_text_atomically
 
 ACTIVATIONS = ("linear", "", "relu", "gelu", "gelu_new", "tanh")
 SHARE_PARAMETERS = ("all", "attention", "ffn", "none")
@@ -151,8 +153,6 @@ class AlbertConfig:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
     def to_json_file(self, path: str | os.PathLike) -> None:
-        from albert_tf.io_utils import write_text_atomically
-
         write_text_atomically(path, self.to_json_string())
 
     def replace(self, **changes) -> "AlbertConfig":

@@ -16,6 +16,8 @@ import re
 import shutil
 import uuid
 
+from albert_tf.errors import InputError, OutputError
+
 _TEMPORARY = re.compile(r"^\..+\.(tmp|incomplete)-(\d+)(-[0-9a-f]+)?$")
 # Files our writers put beside their outputs that are not data (summaries, cache keys, locks).
 SIDE_FILE_SUFFIXES = (".summary.json", ".key.json", ".lock")
@@ -112,8 +114,6 @@ def atomic_output(path, directory: bool = False, overwrite: bool = True):
     without an error, removes it otherwise. `directory=True` for a folder (a SavedModel), which
     never replaces an existing folder. A full disk or a missing parent is an `OutputError`
     naming `path`."""
-    from albert_tf.errors import OutputError
-
     path = os.fspath(path)
     gfile = _gfile()
     parent = os.path.dirname(path)
@@ -165,8 +165,6 @@ def version_dir(base_path, version: int | None = None) -> str:
 def read_utf8(path) -> str:
     """The text of `path` (tf.io.gfile) decoded as UTF-8 (a leading byte-order mark dropped);
     bytes that are not UTF-8 are an `InputError` naming the file, line and column."""
-    from albert_tf.errors import InputError
-
     path = os.fspath(path)
     with _gfile().GFile(path, "rb") as reader:
         data = reader.read()

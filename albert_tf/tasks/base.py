@@ -11,98 +11,11 @@ A new task is one folder under `albert_tf/tasks/` with a `task.py` holding its c
 from __future__ import annotations
 
 import abc
-import dataclasses
-import typing
 from typing import Callable
 
 from albert_tf.errors import UsageError
-from albert_tf.training.runtime import RuntimeConfig
+from albert_tf.run_config import OPTIMIZERS, RunConfig
 from albert_tf.training.steps import Objective
-
-OPTIMIZERS = ("adamw", "lamb")
-
-
-@dataclasses.dataclass
-class ScheduleConfig:
-    """How long and how hard to train, and how often to checkpoint."""
-
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    predict_batch_size: int = 8
-    learning_rate: float = 5e-5
-    num_train_steps: int = 1000
-    num_warmup_steps: int = 0
-    save_checkpoints_steps: int = 1000
-    keep_checkpoint_max: int = 5  # 0 keeps every checkpoint
-    optimizer: str = "adamw"
-    poly_power: float = 1.0
-    start_warmup_step: int = 0
-    log_every_steps: int = 100
-
-    def __post_init__(self):
-        for name in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
-            if int(getattr(self, name)) < 1:
-                raise UsageError(f"--{name} must be at least 1, got {getattr(self, name)}")
-
-
-@dataclasses.dataclass
-class RunConfig:
-    """Fields every task has. Subclasses add their own, and override `schedule`'s defaults with
-    a `default_factory`. `FLAG_NAMES` maps a field to the original's flag name where it differs."""
-
-    FLAG_NAMES: typing.ClassVar[dict] = {}
-
-    output_dir: str | None = None
-    albert_config_file: str | None = None
-    init_checkpoint: str | None = None
-    do_train: bool = False
-    do_eval: bool = False
-    do_predict: bool = False
-    export_dir: str | None = None
-    # The model's AlbertConfig when it comes from the --init_checkpoint source rather than
-    # --albert_config_file (filled by `convert.resolve.resolve_run_config`; not a flag).
-    albert_config: object = None
-    runtime: RuntimeConfig = dataclasses.field(default_factory=RuntimeConfig)
-    schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)
-
-    @classmethod
-    def from_flat(cls, values: typing.Mapping):
-        """The config from one flat mapping of flag names to values (absl FLAGS' values, or a
-        dict in tests): a nested dataclass field (`runtime`, `schedule`) takes the names of its
-        own fields; names the config does not know are ignored."""
-        from albert_tf.cli import dataclass_from_flat
-
-        return dataclass_from_flat(cls, values)
-
-    def require(self, *names: str) -> None:
-        missing = [name for name in names if getattr(self, name) in (None, "") and not (
-            name == "albert_config_file" and self.albert_config is not None)]
-        if missing:
-            raise UsageError(", ".join(f"--{self.FLAG_NAMES.get(n, n)}" for n in missing) +
-                             (" is" if len(missing) == 1 else " are") + " required" +
-                             (" (or an --init_checkpoint that holds a config)"
-                              if "albert_config_file" in missing else ""))
-
-    def load_albert_config(self):
-        """The model's `AlbertConfig`: `--albert_config_file` when given (already checked against
-        the source), else the source's."""
-        from albert_tf.config import AlbertConfig
-
-        if self.albert_config_file:
-            return AlbertConfig.from_json_file(self.albert_config_file)
-        if self.albert_config is None:
-            self.require("albert_config_file")
-        return self.albert_config
-
-
-@dataclasses.dataclass
-class TextTaskConfig(RunConfig):
-    """The fields of every fine-tuning task that tokenizes raw text."""
-
-    spm_model_file: str | None = None
-    vocab_file: str | None = None
-    do_lower_case: bool = True
-    max_seq_length: int = 512
 
 
 def check_model_inputs(albert_config, max_seq_length: int, vocabulary_size: int | None = None,

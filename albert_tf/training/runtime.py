@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from albert_tf.errors import AlbertError
 import dataclasses
 import json
 import os
@@ -10,48 +9,7 @@ import os
 import keras
 import tensorflow as tf
 
-STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
-PRECISIONS = ("none", "bf16", "fp16")
-
-
-class RuntimeError_(AlbertError, RuntimeError):
-    """A runtime that cannot be set up here (no TPU, bad flag value)."""
-
-
-@dataclasses.dataclass
-class RuntimeConfig:
-    """One object shared by every entry point, so a different device is a flag, not a code path.
-
-    distribution_strategy: one_device | mirrored | multi_worker_mirrored | tpu.
-    mixed_precision: none | bf16 | fp16 (fp16 uses dynamic loss scaling in the train step).
-    jit_compile: compile the forward+backward pass with XLA.
-    gradient_accumulation_steps: split each replica's batch into this many micro-batches and
-      sum their gradients before one update (the update equals one on the whole batch).
-    """
-
-    distribution_strategy: str = "one_device"
-    mixed_precision: str = "none"
-    jit_compile: bool = False
-    gradient_accumulation_steps: int = 1
-    tpu_name: str | None = None
-    tpu_zone: str | None = None
-    gcp_project: str | None = None
-    master: str | None = None
-    use_tpu: bool = False  # the original's flag: means distribution_strategy=tpu
-    devices: tuple | None = None  # for mirrored: explicit device names (tests use logical CPUs)
-
-    def __post_init__(self):
-        if self.use_tpu:
-            self.distribution_strategy = "tpu"
-        if self.distribution_strategy not in STRATEGIES:
-            raise RuntimeError_(f"distribution_strategy must be one of {STRATEGIES}, "
-                                f"got {self.distribution_strategy!r}")
-        if self.mixed_precision not in PRECISIONS:
-            raise RuntimeError_(f"mixed_precision must be one of {PRECISIONS}, "
-                                f"got {self.mixed_precision!r}")
-        if int(self.gradient_accumulation_steps) < 1:
-            raise RuntimeError_("gradient_accumulation_steps must be >= 1, got "
-                                f"{self.gradient_accumulation_steps}")
+from albert_tf.run_config import RuntimeConfig, RuntimeError_
 
 
 def _tpu_strategy(config: RuntimeConfig):

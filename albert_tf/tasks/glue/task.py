@@ -7,7 +7,6 @@ existing best checkpoint works, and prediction never falls back to a pretrained 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 
@@ -16,52 +15,18 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf import tokenization
-from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
+from albert_tf.run_config import parse_tflite_kinds
 from albert_tf.models import AlbertClassifier, per_example_loss
-from albert_tf.tasks.base import ScheduleConfig, Task, TextTaskConfig, check_model_inputs
+from albert_tf.tasks.base import Task, check_model_inputs
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog
 from albert_tf.tasks.glue import features as F
 from albert_tf.tasks.glue import results as glue_results
 from albert_tf.tasks.glue import metrics as M
+from albert_tf.tasks.glue.config import CUSTOM_FORMATS, GlueRunConfig, GlueRunError
 from albert_tf.tasks.glue.processors import get_processor
 from albert_tf.training.steps import Objective
-
-
-# --task_name values that read your own files rather than a GLUE task (albert_tf.tasks.custom).
-CUSTOM_FORMATS = ("csv", "tsv", "jsonl")
-
-
-class GlueRunError(UsageError):
-    """Flags that cannot work together, or a missing input the run needs."""
-
-
-@dataclasses.dataclass
-class GlueRunConfig(TextTaskConfig):
-    """The original `run_classifier.py` flags (same names and defaults)."""
-
-    FLAG_NAMES = {"num_train_steps": "train_step", "num_warmup_steps": "warmup_step"}
-
-    data_dir: str | None = None
-    task_name: str | None = None
-    cached_dir: str | None = None
-    albert_hub_module_handle: str | None = None
-    threshold_to_export: float = float("nan")
-    tflite: str = ""  # kinds of TFLite file written beside the export (export/tflite.py)
-    shuffle_buffer: int = 100
-    seed: int | None = None
-    # --task_name=csv|tsv|jsonl: your own data (albert_tf.tasks.custom)
-    train_file: str | None = None
-    dev_file: str | None = None
-    test_file: str | None = None
-    text_a_column: str = "text"
-    text_b_column: str | None = None
-    label_column: str = "label"
-    id_column: str | None = None
-    label_list: str | None = None
-    task_type: str = "classification"
-    schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)
 
 
 class GlueEvalLog(EvalLog):
@@ -127,9 +92,7 @@ class GlueTask(Task):
             raise GlueRunError("--spm_model_file or --vocab_file is required (--vocab_file "
                                "alone: a WordPiece model such as the Chinese ALBERTs)")
         if cfg.tflite:
-            from albert_tf.export.tflite import parse_kinds
-
-            parse_kinds(cfg.tflite)
+            parse_tflite_kinds(cfg.tflite)
             if not cfg.export_dir:
                 raise GlueRunError("--tflite needs --export_dir (the files go to "
                                    "<export_dir>/tflite)")

@@ -9,7 +9,6 @@ is written, naming the keys that differ. `--do_eval` scores the latest checkpoin
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import numpy as np
@@ -21,29 +20,13 @@ from albert_tf.data.pretraining_dataset import (check_pretraining_files, dataset
                                                 describe_read_error, input_files)
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
-from albert_tf.tasks.base import RunConfig, ScheduleConfig, Task, check_model_inputs
+from albert_tf.tasks.base import Task, check_model_inputs
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog
 from albert_tf.tasks.pretraining.objective import pretraining_objective
+from albert_tf.tasks.pretraining.config import PretrainingRunConfig
 
 CONFIG_NAME = "albert_config.json"
-
-
-@dataclasses.dataclass
-class PretrainingRunConfig(RunConfig):
-    """The original `run_pretraining.py` flags (same names and defaults)."""
-
-    input_file: str | None = None
-    max_seq_length: int = 512
-    max_predictions_per_seq: int = 20
-    do_train: bool = True
-    max_eval_steps: int = 100
-    init_from_group0: bool = False
-    masked_lm_budget: int = 0
-    shuffle_seed: int | None = None
-    schedule: ScheduleConfig = dataclasses.field(default_factory=lambda: ScheduleConfig(
-        train_batch_size=4096, eval_batch_size=64, optimizer="lamb", learning_rate=0.00176,
-        num_train_steps=125000, num_warmup_steps=3125, save_checkpoints_steps=5000))
 
 
 def format_eval_results(results: dict) -> list[str]:

@@ -4,43 +4,21 @@ accuracy reported for middle, high and all."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import numpy as np
 
-from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertMultipleChoice, multiple_choice_loss
 from albert_tf.tasks.race import data
-from albert_tf.tasks.base import ScheduleConfig, Task, TextTaskConfig, check_model_inputs
+from albert_tf.tasks.race.config import RaceRunConfig
+from albert_tf.tasks.base import Task, check_model_inputs
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import RunnerEvalLog
 from albert_tf.tasks.inference import inference_fn
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.training.steps import Objective
-
-
-@dataclasses.dataclass
-class RaceRunConfig(TextTaskConfig):
-    """The original `run_race.py` flags (same names and defaults)."""
-
-    FLAG_NAMES = {"num_train_steps": "train_step", "num_warmup_steps": "warmup_step"}
-
-    data_dir: str | None = None
-    train_file: str | None = None
-    eval_file: str | None = None
-    predict_file: str | None = None
-    dropout_prob: float = 0.1
-    max_qa_length: int = 128
-    high_only: bool = False
-    middle_only: bool = False
-    do_train: bool = True
-    do_eval: bool = True
-    schedule: ScheduleConfig = dataclasses.field(default_factory=lambda: ScheduleConfig(
-        learning_rate=1e-5, num_train_steps=12000, num_warmup_steps=1000,
-        save_checkpoints_steps=100, keep_checkpoint_max=0))
 
 
 class RaceTask(Task):

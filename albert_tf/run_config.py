@@ -1,0 +1,184 @@
+"""The run configs every entry point fills from its flags: where and how it runs (`RuntimeConfig`),
+how long and how hard it trains (`ScheduleConfig`) and the fields every task shares (`RunConfig`,
+`TextTaskConfig`). Plain dataclasses with no TensorFlow import, so a script parses and checks its
+flags (and answers `--help`) before TensorFlow starts."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+from albert_tf.config import AlbertConfig
+from albert_tf.errors import AlbertError, UsageError
+
+
+class RuntimeError_(AlbertError, RuntimeError):
+    """A runtime that cannot be set up here (no TPU, bad flag value)."""
+
+
+STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
+PRECISIONS = ("none", "bf16", "fp16")
+
+
+@dataclasses.dataclass
+class RuntimeConfig:
+    """One object shared by every entry point, so a different device is a flag, not a code path.
+
+    distribution_strategy: one_device | mirrored | multi_worker_mirrored | tpu.
+    mixed_precision: none | bf16 | fp16 (fp16 uses dynamic loss scaling in the train step).
+    jit_compile: compile the forward+backward pass with XLA.
+    gradient_accumulation_steps: split each replica's batch into this many micro-batches and
+      sum their gradients before one update (the update equals one on the whole batch).
+    """
+
+    distribution_strategy: str = "one_device"
+    mixed_precision: str = "none"
+    jit_compile: bool = False
+    gradient_accumulation_steps: int = 1
+    tpu_name: str | None = None
+    tpu_zone: str | None = None
+    gcp_project: str | None = None
+    master: str | None = None
+    use_tpu: bool = False  # the original's flag: means distribution_strategy=tpu
+    devices: tuple | None = None  # for mirrored: explicit device names (tests use logical CPUs)
+
+    def __post_init__(self):
+        if self.use_tpu:
+            self.distribution_strategy = "tpu"
+        if self.distribution_strategy not in STRATEGIES:
+            raise RuntimeError_(f"distribution_strategy must be one of {STRATEGIES}, "
+                                f"got {self.distribution_strategy!r}")
+        if self.mixed_precision not in PRECISIONS:
+            raise RuntimeError_(f"mixed_precision must be one of {PRECISIONS}, "
+                                f"got {self.mixed_precision!r}")
+        if int(self.gradient_accumulation_steps) < 1:
+            raise RuntimeError_("gradient_accumulation_steps must be >= 1, got "
+                                f"{self.gradient_accumulation_steps}")
+
+
+OPTIMIZERS = ("adamw", "lamb")
+
+
+@dataclasses.dataclass
+class ScheduleConfig:
+    """How long and how hard to train, and how often to checkpoint."""
+
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    predict_batch_size: int = 8
+    learning_rate: float = 5e-5
+    num_train_steps: int = 1000
+    num_warmup_steps: int = 0
+    save_checkpoints_steps: int = 1000
+    keep_checkpoint_max: int = 5  # 0 keeps every checkpoint
+    optimizer: str = "adamw"
+    poly_power: float = 1.0
+    start_warmup_step: int = 0
+    log_every_steps: int = 100
+
+    def __post_init__(self):
+        for name in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
+            if int(getattr(self, name)) < 1:
+                raise UsageError(f"--{name} must be at least 1, got {getattr(self, name)}")
+
+
+@dataclasses.dataclass
+class RunConfig:
+    """Fields every task has. Subclasses add their own, and override `schedule`'s defaults with
+    a `default_factory`. `FLAG_NAMES` maps a field to the original's flag name where it differs."""
+
+    FLAG_NAMES: typing.ClassVar[dict] = {}
+
+    output_dir: str | None = None
+    albert_config_file: str | None = None
+    init_checkpoint: str | None = None
+    do_train: bool = False
+    do_eval: bool = False
+    do_predict: bool = False
+    export_dir: str | None = None
+    # The model's AlbertConfig when it comes from the --init_checkpoint source rather than
+    # --albert_config_file (filled by `convert.resolve.resolve_run_config`; not a flag).
+    albert_config: object = None
+    runtime: RuntimeConfig = dataclasses.field(default_factory=RuntimeConfig)
+    schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)
+
+    @classmethod
+    def from_flat(cls, values: typing.Mapping):
+        """The config from one flat mapping of flag names to values (absl FLAGS' values, or a
+        dict in tests): a nested dataclass field (`runtime`, `schedule`) takes the names of its
+        own fields; names the config does not know are ignored."""
+        return dataclass_from_flat(cls, values)
+
+    def require(self, *names: str) -> None:
+        missing = [name for name in names if getattr(self, name) in (None, "") and not (
+            name == "albert_config_file" and self.albert_config is not None)]
+        if missing:
+            raise UsageError(", ".join(f"--{self.FLAG_NAMES.get(n, n)}" for n in missing) +
+                             (" is" if len(missing) == 1 else " are") + " required" +
+                             (" (or an --init_checkpoint that holds a config)"
+                              if "albert_config_file" in missing else ""))
+
+    def load_albert_config(self):
+        """The model's `AlbertConfig`: `--albert_config_file` when given (already checked against
+        the source), else the source's."""
+        if self.albert_config_file:
+            return AlbertConfig.from_json_file(self.albert_config_file)
+        if self.albert_config is None:
+            self.require("albert_config_file")
+        return self.albert_config
+
+
+@dataclasses.dataclass
+class TextTaskConfig(RunConfig):
+    """The fields of every fine-tuning task that tokenizes raw text."""
+
+    spm_model_file: str | None = None
+    vocab_file: str | None = None
+    do_lower_case: bool = True
+    max_seq_length: int = 512
+
+
+def dataclass_from_flat(cls, values, renames=None):
+    """`cls(...)` from one flat mapping of flag names to values.
+
+    A field whose type is itself a dataclass (`runtime`, `schedule`) is filled the same way from
+    the same mapping, starting from the field's default. `renames` (default `cls.FLAG_NAMES`)
+    maps a field to the original's flag name where it differs (`num_train_steps` <- `train_step`).
+    Names the dataclass does not know are ignored; fields with no value keep their defaults.
+    """
+    renames = getattr(cls, "FLAG_NAMES", {}) if renames is None else renames
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for field in dataclasses.fields(cls):
+        if not field.init:
+            continue
+        kind = hints.get(field.name)
+        if dataclasses.is_dataclass(kind):
+            base = (field.default_factory() if field.default_factory is not dataclasses.MISSING
+                    else kind())
+            changes = {f.name: values[renames.get(f.name, f.name)]
+                       for f in dataclasses.fields(kind)
+                       if f.init and renames.get(f.name, f.name) in values}
+            kwargs[field.name] = dataclasses.replace(base, **changes)
+            continue
+        name = renames.get(field.name, field.name)
+        if name in values:
+            kwargs[field.name] = values[name]
+    return cls(**kwargs)
+
+
+# The kinds of TFLite file `--tflite` names (serving.tflite writes them); checked with the flags.
+TFLITE_KINDS = ("float32", "float16", "dynamic_int8")
+
+
+def parse_tflite_kinds(value, flag: str = "--tflite") -> tuple[str, ...]:
+    """"float32,dynamic_int8" (or a list) → the kinds in `TFLITE_KINDS` order; empty → ()."""
+    if value is None:
+        return ()
+    names = value.split(",") if isinstance(value, str) else list(value)
+    names = [n.strip() for n in names if n and n.strip()]
+    unknown = [n for n in names if n not in TFLITE_KINDS]
+    if unknown:
+        raise UsageError(f"{flag}: unknown kind {unknown[0]!r}; choose from "
+                         f"{', '.join(TFLITE_KINDS)}")
+    return tuple(k for k in TFLITE_KINDS if k in names)

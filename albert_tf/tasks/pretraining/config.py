@@ -1,0 +1,24 @@
+"""run_pretraining.py's run config (TensorFlow-free: the script checks its flags before TF starts)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from albert_tf.run_config import RunConfig, ScheduleConfig
+
+
+@dataclasses.dataclass
+class PretrainingRunConfig(RunConfig):
+    """The original `run_pretraining.py` flags (same names and defaults)."""
+
+    input_file: str | None = None
+    max_seq_length: int = 512
+    max_predictions_per_seq: int = 20
+    do_train: bool = True
+    max_eval_steps: int = 100
+    init_from_group0: bool = False
+    masked_lm_budget: int = 0
+    shuffle_seed: int | None = None
+    schedule: ScheduleConfig = dataclasses.field(default_factory=lambda: ScheduleConfig(
+        train_batch_size=4096, eval_batch_size=64, optimizer="lamb", learning_rate=0.00176,
+        num_train_steps=125000, num_warmup_steps=3125, save_checkpoints_steps=5000))
