@@ -19,9 +19,9 @@ from albert_tf.tokenization.wordpiece import (
     WordpieceTokenizer, load_vocab)
 
 __all__ = [
-    "MAX_INPUT_CHARS_PER_WORD", "SPIECE_UNDERLINE", "UNK_TOKEN", "BasicTokenizer", "BertTokenizer",
-    "FullTokenizer", "TokenizerError", "WordpiecePieces", "WordpieceTokenizer", "convert_to_unicode",
-    "encode_ids", "encode_pieces", "is_digit_comma_piece", "load_sentencepiece", "load_vocab",
-    "preprocess_text", "split_digit_comma_python3", "tokenize_sentencepiece_as_is",
-    "truncate_seq_pair",
+    "MAX_INPUT_CHARS_PER_WORD", "SPIECE_UNDERLINE", "UNK_TOKEN", "BasicTokenizer",
+    "BertTokenizer", "FullTokenizer", "TokenizerError", "WordpiecePieces", "WordpieceTokenizer",
+    "convert_to_unicode", "encode_ids", "encode_pieces", "is_digit_comma_piece",
+    "load_sentencepiece", "load_vocab", "preprocess_text", "split_digit_comma_python3",
+    "tokenize_sentencepiece_as_is", "truncate_seq_pair",
 ]

@@ -19,7 +19,7 @@ MAX_INPUT_CHARS_PER_WORD = 200
 
 # CJK Unified Ideographs and their extensions/compatibility blocks. Hangul, kana and
 # full-width Latin are deliberately not in it: they are written with spaces.
-_CJK_RANGES = (
+CJK_RANGES = (
     (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
     (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
 )
@@ -46,7 +46,7 @@ def is_punctuation(char: str) -> bool:
 
 
 def is_cjk(code: int) -> bool:
-    return any(start <= code <= end for start, end in _CJK_RANGES)
+    return any(start <= code <= end for start, end in CJK_RANGES)
 
 
 def whitespace_tokenize(text: str) -> list[str]:
