@@ -14,8 +14,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf import tokenization
-
-SPIECE_UNDERLINE = "\u2581"
+from albert_tf.tokenization import SPIECE_UNDERLINE
 
 
 def digit_comma_table(processor: spm.SentencePieceProcessor) -> np.ndarray:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import collections
 
-from albert_tf import wordpiece
+from albert_tf.tokenization import wordpiece
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 HAND_WRITTEN = ["中", "国", "人", "我", "爱", "你", "好", "日", "本", "，", "。", "！", "？", "、",

@@ -19,6 +19,7 @@ from albert_tf.data import feature_cache, schema
 from albert_tf.data.feature_cache import file_digest
 from albert_tf.errors import UsageError
 from albert_tf.tasks.glue.processors import GlueDataError
+from albert_tf.tokenization import truncate_seq_pair
 
 CACHE_FORMAT_VERSION = 1
 
@@ -34,15 +35,6 @@ class InputFeatures:
     segment_ids: list
     label_id: int | float
     is_real_example: bool = True
-
-
-def truncate_seq_pair(tokens_a: list, tokens_b: list, max_length: int) -> None:
-    """Pops the last token of the longer list (B on ties) until the pair fits, in place."""
-    while len(tokens_a) + len(tokens_b) > max_length:
-        if len(tokens_a) > len(tokens_b):
-            tokens_a.pop()
-        else:
-            tokens_b.pop()
 
 
 def convert_single_example(example, label_list, max_seq_length: int, tokenizer,

@@ -2,7 +2,8 @@
 
 import pytest
 
-from albert_tf import tokenization, wordpiece
+from albert_tf import tokenization
+from albert_tf.tokenization import wordpiece
 
 VOCAB_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "中", "国", "人", "你", "好",
                 "un", "##want", "##ed", "want", "runn", "##ing", "run", "cafe", ",", ".", "!",
@@ -52,3 +53,11 @@ def test_wordpiece_greedy_longest_match_and_limits():
     assert tokenizer.tokenize("abx") == ["[UNK]"]
     assert tokenizer.tokenize("a" + "b" * 199) == ["a"] + ["##b"] * 199
     assert tokenizer.tokenize("a" + "b" * 200) == ["[UNK]"]
+
+
+def test_load_vocab_first_occurrence_ids(tmp_path):
+    vocab_file = tmp_path / "v.txt"
+    vocab_file.write_text("a\t-1\nb\na\n\nc\n", "utf-8")
+    assert dict(tokenization.load_vocab(str(vocab_file))) == {"a": 0, "b": 1, " ": 2, "c": 3}
+    with pytest.raises(tokenization.TokenizerError, match="missing.txt"):
+        tokenization.load_vocab(str(tmp_path / "missing.txt"))

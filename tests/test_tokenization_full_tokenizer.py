@@ -1,4 +1,4 @@
-"""Python tokenizer: every variant of the original's golden tokenization, quirks and clear errors."""
+"""FullTokenizer: every variant of the original's golden tokenization, quirks and clear errors."""
 
 import json
 
@@ -52,28 +52,11 @@ def test_every_golden_case_and_variant(fixtures_dir, golden_name):
     assert checked == 2 * golden["num_cases"] == 448
 
 
-def test_digit_comma_quirk_keeps_the_extra_underline(fixtures_dir):
-    sp_model = tokenization.load_sentencepiece(str(fixtures_dir / "spm" / "spm_digitcomma.model"))
-    assert "2," in sp_model.EncodeAsPieces("pay 12, now")
-    # "2," had no leading "▁", yet under Python 3 the re-encoded "2" keeps the one it gains.
-    assert tokenization.split_digit_comma_python3(sp_model, "2,") == (
-        sp_model.EncodeAsPieces("2") + [","])
-    assert sp_model.EncodeAsPieces("2")[0].startswith("\u2581")
-    pieces = tokenization.encode_pieces(sp_model, "pay 12, now")
-    assert "2," not in pieces and "," in pieces
-
-
 def test_tokenize_ignores_do_lower_case_in_sentencepiece_mode(spm_model):
     lower = tokenization.FullTokenizer(None, True, spm_model).tokenize("HeLLo Caf\u00e9")
     cased = tokenization.FullTokenizer(None, False, spm_model).tokenize("HeLLo Caf\u00e9")
     assert lower == cased
     assert lower != tokenization.FullTokenizer(None, True, spm_model).tokenize("hello cafe")
-
-
-def test_preprocess_text_strips_accents_even_without_lower_casing():
-    assert tokenization.preprocess_text("  Caf\u00e9\t\u00a0 \ufb01 ") == "Cafe fi"
-    assert tokenization.preprocess_text(b"Caf\xc3\xa9", lower=True) == "cafe"
-    assert tokenization.preprocess_text("a  b", remove_space=False) == "a  b"
 
 
 def test_vocab_file_that_agrees_is_accepted(fixtures_dir, spm_model):
@@ -117,11 +100,3 @@ def test_non_string_input_is_refused(spm_model):
 def test_no_model_and_no_vocab_is_refused():
     with pytest.raises(tokenization.TokenizerError, match="spm_model_file or vocab_file"):
         tokenization.FullTokenizer(None, True, None)
-
-
-def test_load_vocab_first_occurrence_ids(tmp_path):
-    vocab_file = tmp_path / "v.txt"
-    vocab_file.write_text("a\t-1\nb\na\n\nc\n", "utf-8")
-    assert dict(tokenization.load_vocab(str(vocab_file))) == {"a": 0, "b": 1, " ": 2, "c": 3}
-    with pytest.raises(tokenization.TokenizerError, match="missing.txt"):
-        tokenization.load_vocab(str(tmp_path / "missing.txt"))

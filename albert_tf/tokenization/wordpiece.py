@@ -3,18 +3,23 @@
 The released Chinese ALBERT models use it. Basic tokenization (cleaning, CJK splitting,
 lower-casing with accent stripping, punctuation splitting) is followed by greedy
 longest-match-first WordPiece with "##" continuation pieces, as in BERT's tokenization.py.
+The vocab file reader and `WordpiecePieces` (a vocabulary behind SentencePiece's calls, for
+SQuAD's features) live here too.
 """
 
 from __future__ import annotations
 
+import collections
 import unicodedata
+
+from albert_tf.tokenization.text_rules import TokenizerError, convert_to_unicode
 
 UNK_TOKEN = "[UNK]"
 MAX_INPUT_CHARS_PER_WORD = 200
 
 # CJK Unified Ideographs and their extensions/compatibility blocks. Hangul, kana and
 # full-width Latin are deliberately not in it: they are written with spaces.
-_CJK_RANGES = (
+CJK_RANGES = (
     (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
     (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
 )
@@ -41,7 +46,7 @@ def is_punctuation(char: str) -> bool:
 
 
 def is_cjk(code: int) -> bool:
-    return any(start <= code <= end for start, end in _CJK_RANGES)
+    return any(start <= code <= end for start, end in CJK_RANGES)
 
 
 def whitespace_tokenize(text: str) -> list[str]:
@@ -141,3 +146,65 @@ class BertTokenizer:
     def tokenize(self, text: str) -> list[str]:
         return [piece for token in self.basic.tokenize(text)
                 for piece in self.wordpiece.tokenize(token)]
+
+
+def load_vocab(vocab_file: str) -> "collections.OrderedDict[str, int]":
+    """Token → id from a vocab file; first field per line; ids by first occurrence (as the original).
+
+    A duplicated line does not take an id, so later ids shift (BERT uses line numbers instead).
+    """
+    # Imported here, not at the top: the tokenizers stay TensorFlow-free to import, for the
+    # pretraining-data worker processes that only tokenize.
+    import tensorflow as tf
+
+    if not tf.io.gfile.exists(vocab_file):
+        raise TokenizerError(f"vocab file not found: {vocab_file}")
+    vocab: "collections.OrderedDict[str, int]" = collections.OrderedDict()
+    with tf.io.gfile.GFile(vocab_file, "rb") as reader:
+        for raw in reader:
+            line = convert_to_unicode(raw)
+            token = line.strip().split()[0] if line.strip() else " "
+            if token not in vocab:
+                vocab[token] = len(vocab)
+    return vocab
+
+
+class WordpiecePieces:
+    """A WordPiece vocabulary behind the SentencePiece calls that SQuAD's features make
+    (`EncodeAsPieces`, `PieceToId`, `IdToPiece`, `GetPieceSize`), for the WordPiece (Chinese)
+    models. A word's first piece carries SentencePiece's word mark "▁" and a continuation loses
+    its "##", so the character alignment that maps pieces back to the raw paragraph sees words
+    and sub-words exactly as it sees SentencePiece pieces. Ids are `FullTokenizer`'s."""
+
+    WORD_MARK = "\u2581"
+
+    def __init__(self, vocab_file, do_lower_case: bool = True):
+        self.vocab = load_vocab(vocab_file)
+        if UNK_TOKEN not in self.vocab:
+            raise TokenizerError(f"vocab file {vocab_file} has no {UNK_TOKEN}")
+        self.tokens = {index: token for token, index in self.vocab.items()}
+        self.basic = BasicTokenizer(do_lower_case=do_lower_case)
+        self.wordpiece = WordpieceTokenizer(self.vocab)
+        self.unk_id = self.vocab[UNK_TOKEN]
+
+    def EncodeAsPieces(self, text) -> list[str]:  # noqa: N802 - SentencePiece's name
+        pieces = []
+        for word in self.basic.tokenize(convert_to_unicode(text)):
+            for sub in self.wordpiece.tokenize(word):
+                pieces.append(sub[2:] if sub.startswith("##") else self.WORD_MARK + sub)
+        return pieces
+
+    def PieceToId(self, piece: str) -> int:  # noqa: N802
+        if piece in self.vocab and piece.startswith("["):  # [CLS], [SEP], [UNK]...
+            return self.vocab[piece]
+        token = piece[1:] if piece.startswith(self.WORD_MARK) else "##" + piece
+        return self.vocab.get(token, self.unk_id)
+
+    def IdToPiece(self, index: int) -> str:  # noqa: N802
+        token = self.tokens[int(index)]
+        if token.startswith("##"):
+            return token[2:]
+        return token if token.startswith("[") else self.WORD_MARK + token
+
+    def GetPieceSize(self) -> int:  # noqa: N802
+        return len(self.vocab)
