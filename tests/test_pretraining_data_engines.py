@@ -1,4 +1,4 @@
-"""End to end through `pretraining_data.run`: files, summary, bad input counts, atomic outputs."""
+"""End to end through `engines.run`: files, summary, bad input counts, atomic outputs."""
 
 import contextlib
 import hashlib
@@ -9,8 +9,8 @@ import os
 import pytest
 import tensorflow as tf
 
-from albert_tf.data import documents, pretraining_data
-from albert_tf.data.pretraining_options import PretrainingDataOptions
+from albert_tf.pretraining_data import documents, engines
+from albert_tf.pretraining_data.options import PretrainingDataOptions
 
 SENTENCES = ["The quick brown fox jumps over the lazy dog.", "Licenses grant rights to copy software.",
              "Python evaluates expressions from left to right.", "Each sentence is on its own line."]
@@ -29,7 +29,7 @@ def _write_corpus(path, with_bad_input=True):
 
 def _run(**kwargs):
     with contextlib.redirect_stdout(io.StringIO()) as printed:
-        summary = pretraining_data.run(PretrainingDataOptions(**kwargs))
+        summary = engines.run(PretrainingDataOptions(**kwargs))
     assert json.loads(printed.getvalue()) == summary
     return summary
 
