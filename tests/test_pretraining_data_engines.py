@@ -161,3 +161,14 @@ def test_a_killed_runs_temporaries_are_removed(tmp_path, spm_model):
     _run(input_file=str(tmp_path / "corpus.txt"), output_file=str(out / "o.tfrecord"),
          spm_model_file=spm_model, max_seq_length=32, dupe_factor=1, num_workers=1)
     assert sorted(os.listdir(out)) == [mine.name, "o.tfrecord", "o.tfrecord.summary.json"]
+
+
+def test_the_options_pick_the_engine():
+    flags = dict(input_file="in.txt", output_file="o.tfrecord", spm_model_file="spm.model")
+    picked = {name: engines.select_engine(PretrainingDataOptions(**flags, **changes))
+              for name, changes in (("default", {}), ("exact", dict(exact_original=True)),
+                                    ("beam", dict(beam_runner="DirectRunner")))}
+    assert isinstance(picked["default"], engines.StreamingEngine)
+    assert isinstance(picked["exact"], engines.ExactOriginalEngine)
+    assert isinstance(picked["beam"], engines.BeamEngine)
+    assert [engine.mode for engine in picked.values()] == ["streaming", "exact_original", "beam"]
