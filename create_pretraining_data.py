@@ -13,9 +13,9 @@ flags); --verbosity=1 shows the traceback. No output file appears unless the run
 """
 
 from albert_tf import cli
-from albert_tf.data import pretraining_data
-from albert_tf.data.pretraining_options import PretrainingDataOptions
 from albert_tf.errors import UsageError
+from albert_tf.pretraining_data import engines
+from albert_tf.pretraining_data.options import PretrainingDataOptions
 
 cli.define_flags(__name__, """
     input_file output_file vocab_file spm_model_file input_file_mode do_lower_case
@@ -30,7 +30,7 @@ cli.define_flags(__name__, """
 def main(argv):
     if len(argv) > 1:
         raise UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    pretraining_data.run(cli.config_from_flags(PretrainingDataOptions))
+    engines.run(cli.config_from_flags(PretrainingDataOptions))
 
 
 if __name__ == "__main__":

@@ -103,7 +103,7 @@ def run_once(corpus: pathlib.Path, out_dir: pathlib.Path, workers: int, exact: b
 
 def baseline_rss_mb() -> float:
     """Peak RSS of a process that only imports the generator (TensorFlow comes with the package)."""
-    code = ("import resource, albert_tf.data.pretraining_data; "
+    code = ("import resource, albert_tf.pretraining_data.engines; "
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}, check=True)

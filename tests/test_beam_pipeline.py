@@ -15,8 +15,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import errors
-from albert_tf.data import documents, pretraining_data
-from albert_tf.data.pretraining_options import PretrainingDataOptions
+from albert_tf.pretraining_data import documents, engines
+from albert_tf.pretraining_data.options import PretrainingDataOptions
 from support import paths
 
 needs_beam = pytest.mark.skipif(importlib.util.find_spec("apache_beam") is None,
@@ -36,7 +36,7 @@ def _workers_import_this_checkout(monkeypatch):
 
 def _run(**kwargs):
     with contextlib.redirect_stdout(io.StringIO()):
-        return pretraining_data.run(PretrainingDataOptions(**kwargs))
+        return engines.run(PretrainingDataOptions(**kwargs))
 
 
 def _sorted_digest(files):

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from albert_tf.data import corpus_blocks, documents
+from albert_tf.pretraining_data import corpus_blocks, documents
 
 FILES = [
     b"\n  \nfirst doc line one\nline two\n\n\nsecond doc\n",  # leading and repeated blank lines

@@ -2,7 +2,7 @@
 
 import pytest
 
-from albert_tf.data import documents
+from albert_tf.pretraining_data import documents
 
 
 def _lines(paths, **kwargs):

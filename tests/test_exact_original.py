@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from albert_tf.data import documents, exact_original, pretraining_writer, schema, sentence_tokens
-from albert_tf.data.pretraining_options import PretrainingDataOptions
+from albert_tf.data import schema
+from albert_tf.pretraining_data import documents, exact_original, sentence_tokens, writer
+from albert_tf.pretraining_data.options import PretrainingDataOptions
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +24,7 @@ def fixture_run(fixtures_dir, spm_model):
     corpus = exact_original.read_corpus([options.input_file], options, encoder,
                                         documents.InputCounters(), doc_counts)
     generated = exact_original.generate(corpus, options, encoder)
-    example_encoder = pretraining_writer.ExampleEncoder(64, 10)
+    example_encoder = writer.ExampleEncoder(64, 10)
     return folder, generated, example_encoder, doc_counts
 
 

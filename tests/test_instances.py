@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from albert_tf.data import instances, masking
+from albert_tf.pretraining_data import instances, masking
 
 CLS_CODE, SEP_CODE = 2 * 2 + 1, 3 * 2 + 1
 NO_MASK = masking.MaskingConfig(cls_code=CLS_CODE, sep_code=SEP_CODE, mask_id=4,

@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from albert_tf.data import masking
+from albert_tf.pretraining_data import masking
 from support import two_sample
 
 CLS, SEP, MASK = 2, 3, 4

@@ -13,8 +13,9 @@ import os
 
 import pytest
 
-from albert_tf.data import corpus_blocks, documents, exact_original, parallel, sentence_tokens, stats
-from albert_tf.data.pretraining_options import PretrainingDataOptions
+from albert_tf.pretraining_data import (corpus_blocks, documents, exact_original, parallel, sentence_tokens,
+                                        stats, summary)
+from albert_tf.pretraining_data.options import PretrainingDataOptions
 from support import record_stats
 
 MASK_ID = 4
@@ -43,10 +44,9 @@ def _options(small_input, spm_model, **changes):
 
 def _run(options):
     encoder = sentence_tokens.SentenceEncoder(options.make_tokenizer())
-    writer, statistics, doc_counts = _ListWriter(), stats.RecordStatistics(), collections.Counter()
-    extra = parallel.run(options, [options.input_file], encoder, writer, documents.InputCounters(),
-                         doc_counts, statistics, collections.Counter())
-    return writer, statistics, doc_counts, extra
+    writer, totals = _ListWriter(), summary.Totals()
+    extra = parallel.write_records(options, [options.input_file], encoder, writer, totals)
+    return writer, totals.record_stats, totals.doc_counts, extra
 
 
 def test_identical_output_for_one_and_two_workers(small_input, spm_model):

@@ -6,7 +6,7 @@ import pickle
 import pytest
 
 from albert_tf import tokenization
-from albert_tf.data import sentence_tokens
+from albert_tf.pretraining_data import sentence_tokens
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 import pickle
 
-from albert_tf.data import stats
+from albert_tf.pretraining_data import stats
 
 MASK_ID = 4
 

@@ -1,1 +1,2 @@
-"""Data: TFRecord schemas, pretraining instance creation, tf.data readers."""
+"""Data the tasks read: TFRecord schemas, the pretraining records reader, the keyed feature cache
+(the pretraining data generator lives in `albert_tf.pretraining_data`)."""

@@ -151,8 +151,8 @@ def train_vocabulary(options: DemoOptions, corpus: dict) -> dict:
 
 
 def make_records(options: DemoOptions, spm: dict) -> dict:
-    from albert_tf.data import pretraining_data
-    from albert_tf.data.pretraining_options import PretrainingDataOptions
+    from albert_tf.pretraining_data import engines as pretraining_data
+    from albert_tf.pretraining_data.options import PretrainingDataOptions
 
     directory = options.path("records")
 

@@ -11,7 +11,7 @@ import dataclasses
 
 import numpy as np
 
-from albert_tf.data.stats import OBSERVED, RecordStatistics, instance_observations
+from albert_tf.pretraining_data.stats import OBSERVED, RecordStatistics, instance_observations
 
 
 @dataclasses.dataclass

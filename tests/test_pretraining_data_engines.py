@@ -1,4 +1,4 @@
-"""End to end through `pretraining_data.run`: files, summary, bad input counts, atomic outputs."""
+"""End to end through `engines.run`: files, summary, bad input counts, atomic outputs."""
 
 import contextlib
 import hashlib
@@ -9,8 +9,8 @@ import os
 import pytest
 import tensorflow as tf
 
-from albert_tf.data import documents, pretraining_data
-from albert_tf.data.pretraining_options import PretrainingDataOptions
+from albert_tf.pretraining_data import documents, engines
+from albert_tf.pretraining_data.options import PretrainingDataOptions
 
 SENTENCES = ["The quick brown fox jumps over the lazy dog.", "Licenses grant rights to copy software.",
              "Python evaluates expressions from left to right.", "Each sentence is on its own line."]
@@ -29,7 +29,7 @@ def _write_corpus(path, with_bad_input=True):
 
 def _run(**kwargs):
     with contextlib.redirect_stdout(io.StringIO()) as printed:
-        summary = pretraining_data.run(PretrainingDataOptions(**kwargs))
+        summary = engines.run(PretrainingDataOptions(**kwargs))
     assert json.loads(printed.getvalue()) == summary
     return summary
 
@@ -161,3 +161,14 @@ def test_a_killed_runs_temporaries_are_removed(tmp_path, spm_model):
     _run(input_file=str(tmp_path / "corpus.txt"), output_file=str(out / "o.tfrecord"),
          spm_model_file=spm_model, max_seq_length=32, dupe_factor=1, num_workers=1)
     assert sorted(os.listdir(out)) == [mine.name, "o.tfrecord", "o.tfrecord.summary.json"]
+
+
+def test_the_options_pick_the_engine():
+    flags = dict(input_file="in.txt", output_file="o.tfrecord", spm_model_file="spm.model")
+    picked = {name: engines.select_engine(PretrainingDataOptions(**flags, **changes))
+              for name, changes in (("default", {}), ("exact", dict(exact_original=True)),
+                                    ("beam", dict(beam_runner="DirectRunner")))}
+    assert isinstance(picked["default"], engines.StreamingEngine)
+    assert isinstance(picked["exact"], engines.ExactOriginalEngine)
+    assert isinstance(picked["beam"], engines.BeamEngine)
+    assert [engine.mode for engine in picked.values()] == ["streaming", "exact_original", "beam"]

@@ -25,8 +25,8 @@ from typing import Iterable, Iterator, NamedTuple
 
 from absl import logging
 
-from albert_tf.data import corpus_blocks, documents, instances, masking, stats
-from albert_tf.data.exact_original import count_document
+from albert_tf.pretraining_data import corpus_blocks, documents, instances, masking, stats, writer
+from albert_tf.pretraining_data.summary import Totals, count_document, peak_rss_mb
 
 
 class BlockResult(NamedTuple):
@@ -55,8 +55,6 @@ class BlockProcessor:
     the encoder, which forked workers share and Beam workers load themselves."""
 
     def __init__(self, options, encoder, reader: corpus_blocks.BlockReader):
-        from albert_tf.data import pretraining_writer
-
         self.seed = options.random_seed
         self.dupe_factor = options.dupe_factor
         self.ngram = options.ngram
@@ -65,7 +63,7 @@ class BlockProcessor:
         self.reader = reader
         self.instance_cfg = options.instance_config()
         self.mask_cfg = options.masking_config(encoder)
-        self.example_encoder = pretraining_writer.ExampleEncoder(
+        self.example_encoder = writer.ExampleEncoder(
             options.max_seq_length, options.max_predictions_per_seq, options.do_permutation)
 
     def __call__(self, index: int) -> BlockResult:
@@ -104,15 +102,6 @@ class BlockProcessor:
         random.Random(f"{self.seed}/block/{index}").shuffle(records)
         return BlockResult(index, records, record_stats, collections.Counter(lengths), doc_counts,
                            counters, peak_rss_mb())
-
-
-def peak_rss_mb() -> float:
-    try:
-        import resource
-    except ImportError:  # Windows
-        return float("nan")
-    scale = 1 / 1024 ** 2 if sys.platform == "darwin" else 1 / 1024  # bytes on macOS, else KiB
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
 
 
 _PROCESSOR: BlockProcessor | None = None
@@ -235,26 +224,21 @@ class Progress:
                      self.documents / elapsed, self.instances, self.instances / elapsed, elapsed, eta)
 
 
-def run(options, files, encoder, writer, counters, doc_counts, record_stats, ngram_lengths) -> dict:
-    """Blocks of the input through the workers into `writer`; returns extra summary fields."""
+def write_records(options, files, encoder, out, totals: Totals) -> dict:
+    """The input's blocks through the workers into `out` (a `writer.RoundRobinWriter`), counted
+    into `totals`; returns the summary's last fields."""
     corpus = corpus_blocks.layout(files, [documents.file_size(f) for f in files], options.block_bytes)
-    counters.files += len(files)
+    totals.counters.files += len(files)
     processor = BlockProcessor(options, encoder, block_reader(options, corpus))
     progress = Progress(corpus.total_bytes, options.progress_interval_s)
-    shuffle = ShuffleBuffer(options.shuffle_buffer, options.random_seed, writer.write)
-    num_blocks, worker_peak = 0, 0.0
+    shuffle = ShuffleBuffer(options.shuffle_buffer, options.random_seed, out.write)
     # closing(): an error or interrupt in this loop stops the pool at once (not when the
     # suspended generator is garbage-collected).
     with contextlib.closing(process_blocks(range(corpus.num_blocks), processor,
                                            options.workers())) as results:
         for result in results:
             shuffle.extend(result.records)
-            num_blocks += 1
-            worker_peak = max(worker_peak, result.peak_rss_mb)
-            record_stats.merge(result.record_stats)
-            ngram_lengths.update(result.ngram_lengths)
-            doc_counts.update(result.doc_counts)
-            counters.add(result.counters)
+            totals.add_block(result)
             progress.update(result)
     shuffle.drain()
-    return {"blocks": num_blocks, "peak_rss_mb_worker": round(worker_peak, 1)}
+    return totals.block_fields()

@@ -1,28 +1,30 @@
-"""--beam_runner: the streaming engine's records made by an Apache Beam pipeline.
+"""--beam_runner: the streaming engine's records made by an Apache Beam pipeline (the driver side).
 
 The pipeline runs the local engine's own `parallel.BlockProcessor` on the same byte blocks
 (`corpus_blocks`), so it writes the same multiset of records whatever the runner, the number of
 workers or the bundles; only the order of the records and their shard differ. Apache Beam is an
-optional extra: it is imported here, only when asked for (`beam_transforms` needs it).
+optional extra: this module does not import it; `run` checks that it is installed, then loads
+the Beam graph (`beam_transforms`, which imports it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging as python_logging
 import re
 import time
 
 from absl import logging
 
 from albert_tf import errors
-from albert_tf.data import corpus_blocks, documents, pretraining_data, pretraining_writer, sentence_tokens
+from albert_tf.pretraining_data import corpus_blocks, documents, sentence_tokens, summary, writer
 
 INSTALL = 'pip install -e ".[beam]"'
 
 
 def require_beam() -> None:
     try:
-        import apache_beam  # noqa: F401
+        import apache_beam  # noqa: F401 - an optional extra: is it installed?
     except ImportError as error:
         raise errors.UsageError(f"--beam_runner needs Apache Beam, which is not installed ({error}); "
                                 f"install it with: {INSTALL}") from None
@@ -52,8 +54,6 @@ def _quiet_import():
     if logging.get_verbosity() >= logging.DEBUG:
         yield
         return
-    import logging as python_logging
-
     python_logging.getLogger("apache_beam").setLevel(python_logging.ERROR)
     python_logging.disable(python_logging.WARNING)
     try:
@@ -67,12 +67,14 @@ def run(options) -> dict:
     start = time.monotonic()
     with _quiet_import():
         require_beam()
-        from albert_tf.data import beam_transforms
+        # beam_transforms imports apache_beam, an optional extra: only now that it is known to be
+        # installed, and only for --beam_runner.
+        from albert_tf.pretraining_data import beam_transforms
 
     files, sizes = beam_transforms.match_inputs(options.input_file)
     if options.output_shards:
-        output_files = pretraining_writer.expand_output_files(options.output_file, options.output_shards)
-    path = pretraining_data.summary_path(options)
+        output_files = writer.expand_output_files(options.output_file, options.output_shards)
+    path = summary.summary_path(options)
     # The driver loads the tokenizer once, so a missing or bad model fails here, at once.
     sentence_tokens.SentenceEncoder(options.make_tokenizer())
     corpus = corpus_blocks.layout(files, sizes, options.block_bytes)
@@ -87,19 +89,15 @@ def run(options) -> dict:
         raise ours from None
     if not options.output_shards:  # as many as the runner made
         output_files = beam_transforms.written_shards(options.output_file)
-    counters, doc_counts = totals.counters, totals.doc_counts
-    counters.files = len(files)
-    if totals.record_stats.instances == 0:
-        if not options.allow_empty:
-            beam_transforms.delete(output_files)
-            raise documents.InputError(pretraining_data.no_instances_message(
-                options, files, counters, doc_counts))
-        logging.warning("no instances: %s", pretraining_data.why_empty(counters, doc_counts))
-    summary = pretraining_data.build_summary(
-        options, files, output_files, counters, doc_counts, totals.record_stats,
-        totals.ngram_lengths, time.monotonic() - start)
-    summary.update({"mode": "beam", "beam_runner": options.beam_runner, "num_workers": None,
-                    "blocks": totals.blocks, "peak_rss_mb_worker": round(totals.peak_rss_mb, 1),
-                    "beam_counters": counters_seen})
-    pretraining_data.write_summary(path, summary)
-    return summary
+    totals.counters.files = len(files)
+    error = summary.empty_run_error(options, files, totals)
+    if error:
+        beam_transforms.delete(output_files)
+        raise error
+    result = summary.build_summary(options, "beam", None, files, output_files, totals,
+                                   time.monotonic() - start)
+    result["beam_runner"] = options.beam_runner
+    result.update(totals.block_fields())
+    result["beam_counters"] = counters_seen
+    summary.write_summary(path, result)
+    return result

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, NamedTuple
 
-from albert_tf.data import masking
+from albert_tf.pretraining_data import masking
 
 
 class Instance(NamedTuple):

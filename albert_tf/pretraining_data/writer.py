@@ -11,10 +11,13 @@ import json
 import os
 import struct
 
+import tensorflow as tf
+
 from albert_tf import io_utils
 from albert_tf.data import schema
-from albert_tf.data.instances import Instance
 from albert_tf.errors import OutputError, UsageError
+from albert_tf.pretraining_data.instances import Instance
+from albert_tf.tf_errors import first_line
 
 
 def _varint(value: int) -> bytes:
@@ -153,8 +156,6 @@ def expand_output_files(spec: str, shards: int = 1) -> list[str]:
 def write_failure(path: str, error: Exception) -> OutputError:
     """A failed write (full disk, file size limit, permissions) as one line naming `path`.
     TensorFlow's file errors read 'TEMPORARY; File too large': keep only the reason."""
-    from albert_tf.tf_errors import first_line
-
     message = getattr(error, "message", None) or getattr(error, "strerror", None) or str(error)
     reason = first_line(message).rsplit("; ", 1)[-1]
     return OutputError(f"{path}: could not write it ({reason}); no output was written")
@@ -167,9 +168,6 @@ class RoundRobinWriter:
     (full disk) is an `OutputError` naming the output file."""
 
     def __init__(self, paths: list[str]):
-        import tensorflow as tf
-
-        self._tf = tf
         self.paths = list(paths)
         self._temporary = [io_utils.temporary_name(p) for p in self.paths]
         self._writers = []
@@ -188,7 +186,7 @@ class RoundRobinWriter:
     def write(self, record: bytes) -> None:
         try:
             self._writers[self._next].write(record)
-        except self._tf.errors.OpError as error:
+        except tf.errors.OpError as error:
             raise write_failure(self.paths[self._next], error) from None
         self._next = (self._next + 1) % len(self._writers)
         self.count += 1
@@ -197,20 +195,20 @@ class RoundRobinWriter:
         for writer, path in zip(self._writers, self.paths):
             try:
                 writer.close()  # flushes: a full disk may show only here
-            except self._tf.errors.OpError as error:
+            except tf.errors.OpError as error:
                 raise write_failure(path, error) from None
         for temporary, path in zip(self._temporary, self.paths):
-            self._tf.io.gfile.rename(temporary, path, overwrite=True)
+            tf.io.gfile.rename(temporary, path, overwrite=True)
 
     def abort(self) -> None:
         for writer in self._writers:
             try:
                 writer.close()
-            except self._tf.errors.OpError:
+            except tf.errors.OpError:
                 pass  # the flush failed (a full disk): the temporary is removed below anyway
         for temporary in self._temporary:
-            if self._tf.io.gfile.exists(temporary):
-                self._tf.io.gfile.remove(temporary)
+            if tf.io.gfile.exists(temporary):
+                tf.io.gfile.remove(temporary)
 
     def __enter__(self):
         return self
@@ -229,8 +227,6 @@ class RoundRobinWriter:
 
 def write_json_atomic(path: str, data) -> None:
     """`data` as indented JSON at `path`, which appears only complete."""
-    import tensorflow as tf
-
     try:
         io_utils.write_text_atomically(path, json.dumps(data, indent=1) + "\n")
     except (tf.errors.OpError, OSError) as error:

@@ -1,4 +1,4 @@
-"""The Beam graph of --beam_runner (imports apache_beam: load it through `beam_pipeline`).
+"""The Beam graph of --beam_runner (imports apache_beam: only `beam_pipeline.run` loads it).
 
     block indices → Reshuffle → MakeRecords (reads the block's whole documents, makes and
     masks their instances: `parallel.BlockProcessor`) → WriteToTFRecord(--output_shards)
@@ -11,7 +11,6 @@ nothing but block indices and records goes through the runner's shuffle.
 from __future__ import annotations
 
 import base64
-import collections
 import os
 import pickle
 import shlex
@@ -21,11 +20,10 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import Metrics, MetricsFilter
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
-from albert_tf.data import documents, parallel, sentence_tokens, stats
+from albert_tf.pretraining_data import documents, parallel, sentence_tokens, summary
+from albert_tf.pretraining_data.summary import Totals
 
 NAMESPACE = "create_pretraining_data"
-COUNTERS = ("blocks", "documents", "instances", "input_bytes", "lines", "undecodable_lines",
-            "skipped_lines", "overlong_lines")
 
 
 def open_input(path: str):
@@ -71,38 +69,6 @@ def delete(paths: list[str]) -> None:
         FileSystems.delete(existing)
 
 
-class Totals:
-    """What the summary needs from all blocks (mergeable, picklable)."""
-
-    def __init__(self):
-        self.blocks = 0
-        self.counters = documents.InputCounters()
-        self.doc_counts: collections.Counter = collections.Counter()
-        self.record_stats = stats.RecordStatistics()
-        self.ngram_lengths: collections.Counter = collections.Counter()
-        self.peak_rss_mb = 0.0
-
-    def merge(self, other: "Totals") -> "Totals":
-        self.blocks += other.blocks
-        self.counters.add(other.counters)
-        self.doc_counts.update(other.doc_counts)
-        self.record_stats.merge(other.record_stats)
-        self.ngram_lengths.update(other.ngram_lengths)
-        self.peak_rss_mb = max(self.peak_rss_mb, other.peak_rss_mb)
-        return self
-
-    @classmethod
-    def of(cls, result: parallel.BlockResult) -> "Totals":
-        totals = cls()
-        totals.blocks = 1
-        totals.counters = result.counters
-        totals.doc_counts = result.doc_counts
-        totals.record_stats = result.record_stats
-        totals.ngram_lengths = result.ngram_lengths
-        totals.peak_rss_mb = result.peak_rss_mb
-        return totals
-
-
 class MergeTotals(beam.CombineFn):
     def create_accumulator(self):
         return Totals()
@@ -134,20 +100,15 @@ class MakeRecords(beam.DoFn):
         self.processor = parallel.BlockProcessor(self.options, encoder, reader)
         self.progress = parallel.Progress(self.corpus.total_bytes, self.options.progress_interval_s,
                                           share_of=self.share_of)
-        self.counters = {name: Metrics.counter(NAMESPACE, name) for name in COUNTERS}
+        self.counters = {name: Metrics.counter(NAMESPACE, name) for name in summary.BEAM_COUNTERS}
 
     def process(self, index):
         result = self.processor(int(index))
-        counters = result.counters
-        skipped = 0 if self.options.input_file_mode == "rb" else counters.undecodable_lines
-        for name, value in (("blocks", 1), ("documents", result.doc_counts["documents"]),
-                            ("instances", len(result.records)), ("input_bytes", counters.input_bytes),
-                            ("lines", counters.lines), ("undecodable_lines", counters.undecodable_lines),
-                            ("skipped_lines", skipped), ("overlong_lines", counters.overlong_lines)):
+        for name, value in summary.beam_counter_increments(result, self.options.input_file_mode).items():
             self.counters[name].inc(value)
         self.progress.update(result)
         yield from result.records
-        yield beam.pvalue.TaggedOutput("totals", Totals.of(result))
+        yield beam.pvalue.TaggedOutput("totals", Totals().add_block(result))
 
 
 def _encode(totals: Totals) -> str:
@@ -213,4 +174,4 @@ def _counter_values(result) -> dict:
     for counter in queried:
         value = counter.committed if counter.committed is not None else counter.attempted
         values[counter.key.metric.name] = values.get(counter.key.metric.name, 0) + (value or 0)
-    return {name: values[name] for name in COUNTERS if name in values}
+    return {name: values[name] for name in summary.BEAM_COUNTERS if name in values}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from albert_tf.data.pretraining_options import PretrainingDataOptions
+from albert_tf.pretraining_data.options import PretrainingDataOptions
 
 
 def test_original_defaults():
@@ -31,7 +31,7 @@ def test_validation_names_the_flag(changes, message):
 
 
 def test_modes_configure_masking(spm_model):
-    from albert_tf.data import sentence_tokens
+    from albert_tf.pretraining_data import sentence_tokens
 
     options = PretrainingDataOptions(spm_model_file=spm_model)
     encoder = sentence_tokens.SentenceEncoder(options.make_tokenizer())

@@ -5,8 +5,9 @@ import os
 import pytest
 import tensorflow as tf
 
-from albert_tf.data import pretraining_writer, schema
-from albert_tf.data.instances import Instance
+from albert_tf.data import schema
+from albert_tf.pretraining_data import writer as pretraining_writer
+from albert_tf.pretraining_data.instances import Instance
 
 
 def _instance(n=9, len_a=3, positions=(1, 5), ids=(7, 300), label=1, a_id=20, b_id=21):

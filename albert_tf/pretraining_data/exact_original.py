@@ -16,7 +16,8 @@ import time
 
 from absl import logging
 
-from albert_tf.data import documents, instances, masking, sentence_tokens, stats
+from albert_tf.pretraining_data import documents, instances, masking, sentence_tokens, writer
+from albert_tf.pretraining_data.summary import Totals, count_document
 
 
 def read_corpus(files, options, encoder: sentence_tokens.SentenceEncoder,
@@ -32,17 +33,6 @@ def read_corpus(files, options, encoder: sentence_tokens.SentenceEncoder,
         if sentences:
             corpus.append(sentences)
     return corpus
-
-
-def count_document(sentences: list, doc_counts: dict) -> None:
-    if not sentences:
-        doc_counts["empty_after_tokenization"] += 1
-        return
-    doc_counts["documents"] += 1
-    doc_counts["sentences"] += len(sentences)
-    doc_counts["corpus_tokens"] += sum(len(s) for s in sentences)
-    if len(sentences) == 1:
-        doc_counts["single_sentence_documents"] += 1
 
 
 def generate(corpus: list, options, encoder, ngram_lengths: list | None = None) -> list:
@@ -67,22 +57,18 @@ def generate(corpus: list, options, encoder, ngram_lengths: list | None = None) 
     return result
 
 
-def run(options, files, encoder, writer, counters, doc_counts, record_stats: stats.RecordStatistics,
-        ngram_lengths) -> dict:
-    corpus = read_corpus(files, options, encoder, counters, doc_counts)
+def write_records(options, files, encoder, out, totals: Totals) -> dict:
+    """The original's records in its order into `out` (a `writer.RoundRobinWriter`), counted
+    into `totals`; no extra summary fields."""
+    corpus = read_corpus(files, options, encoder, totals.counters, totals.doc_counts)
     logging.info("read %d documents; generating instances in memory (--exact_original)", len(corpus))
-    example_encoder = _example_encoder(options)
+    example_encoder = writer.ExampleEncoder(options.max_seq_length, options.max_predictions_per_seq,
+                                            options.do_permutation)
+    record_stats = totals.record_stats
     lengths: list = []
     for instance in generate(corpus, options, encoder, lengths):
-        writer.write(example_encoder.serialize(instance))
+        out.write(example_encoder.serialize(instance))
         record_stats.add(instance.input_ids, instance.len_a, instance.masked_lm_positions,
                          instance.masked_lm_ids, instance.sentence_order_label, encoder.mask_id)
-    ngram_lengths.update(lengths)
+    totals.ngram_lengths.update(lengths)
     return {}
-
-
-def _example_encoder(options):
-    from albert_tf.data import pretraining_writer
-
-    return pretraining_writer.ExampleEncoder(options.max_seq_length, options.max_predictions_per_seq,
-                                             options.do_permutation)

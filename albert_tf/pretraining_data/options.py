@@ -6,7 +6,7 @@ import dataclasses
 import os
 
 from albert_tf import tokenization
-from albert_tf.data import documents, instances, masking, sentence_tokens
+from albert_tf.pretraining_data import documents, instances, masking, sentence_tokens
 from albert_tf.errors import UsageError
 
 

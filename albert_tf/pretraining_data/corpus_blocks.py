@@ -21,7 +21,7 @@ from typing import Callable, Iterator, NamedTuple
 
 from absl import logging
 
-from albert_tf.data import documents
+from albert_tf.pretraining_data import documents
 
 _REPORT_LIMIT = 5  # bad lines named in the log per block; the rest are only counted
 

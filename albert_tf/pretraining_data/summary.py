@@ -1,0 +1,159 @@
+"""The run summary: what every engine counts (`Totals`), Beam's counters, and the JSON summary
+written beside the output (`<first output file>.summary.json`, or --summary_file) and printed.
+
+The keys and their order are the same for every engine; each engine appends its own last fields
+(the streaming and Beam engines: blocks and the workers' peak memory; Beam: the runner and its
+counters).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import sys
+
+from absl import logging
+
+from albert_tf.pretraining_data import documents, stats, writer
+
+# Beam's counters (the summary's "beam_counters"), in the summary's order.
+BEAM_COUNTERS = ("blocks", "documents", "instances", "input_bytes", "lines", "undecodable_lines",
+                 "skipped_lines", "overlong_lines")
+
+
+def peak_rss_mb() -> float:
+    try:
+        import resource
+    except ImportError:  # Windows
+        return float("nan")
+    scale = 1 / 1024 ** 2 if sys.platform == "darwin" else 1 / 1024  # bytes on macOS, else KiB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+
+
+def count_document(sentences: list, doc_counts: dict) -> None:
+    """One tokenized document (its non-empty sentences) in the document counts."""
+    if not sentences:
+        doc_counts["empty_after_tokenization"] += 1
+        return
+    doc_counts["documents"] += 1
+    doc_counts["sentences"] += len(sentences)
+    doc_counts["corpus_tokens"] += sum(len(s) for s in sentences)
+    if len(sentences) == 1:
+        doc_counts["single_sentence_documents"] += 1
+
+
+class Totals:
+    """What the summary needs from the whole run (mergeable, picklable: Beam's workers send
+    theirs to the driver)."""
+
+    def __init__(self):
+        self.blocks = 0
+        self.counters = documents.InputCounters()
+        self.doc_counts: collections.Counter = collections.Counter()
+        self.record_stats = stats.RecordStatistics()
+        self.ngram_lengths: collections.Counter = collections.Counter()
+        self.peak_rss_mb = 0.0  # of the processes that made the blocks
+
+    def merge(self, other: "Totals") -> "Totals":
+        return self._add(other.blocks, other)
+
+    def add_block(self, result) -> "Totals":
+        """One block's `parallel.BlockResult` (it has the same fields, but for `blocks`)."""
+        return self._add(1, result)
+
+    def _add(self, blocks: int, part) -> "Totals":
+        self.blocks += blocks
+        self.counters.add(part.counters)
+        self.doc_counts.update(part.doc_counts)
+        self.record_stats.merge(part.record_stats)
+        self.ngram_lengths.update(part.ngram_lengths)
+        self.peak_rss_mb = max(self.peak_rss_mb, part.peak_rss_mb)
+        return self
+
+    def block_fields(self) -> dict:
+        """The last fields of the block engines' summaries."""
+        return {"blocks": self.blocks, "peak_rss_mb_worker": round(self.peak_rss_mb, 1)}
+
+
+def beam_counter_increments(result, input_file_mode: str) -> dict:
+    """What one block (a `parallel.BlockResult`) adds to each of Beam's counters."""
+    counters = result.counters
+    skipped = 0 if input_file_mode == "rb" else counters.undecodable_lines
+    return {"blocks": 1, "documents": result.doc_counts["documents"],
+            "instances": len(result.records), "input_bytes": counters.input_bytes,
+            "lines": counters.lines, "undecodable_lines": counters.undecodable_lines,
+            "skipped_lines": skipped, "overlong_lines": counters.overlong_lines}
+
+
+def summary_path(options) -> str:
+    if options.summary_file:
+        return options.summary_file
+    return options.output_file.split(",")[0] + ".summary.json"
+
+
+def why_empty(counters: documents.InputCounters, doc_counts) -> str:
+    if counters.input_bytes == 0:
+        return "the input is empty"
+    if counters.lines and counters.undecodable_lines == counters.lines:
+        return f"all {counters.lines} lines are undecodable UTF-8 (skipped; see --undecodable_lines)"
+    if doc_counts["documents"] == 0:
+        return f"none of its {counters.lines} lines holds text (after preprocessing and tokenization)"
+    return (f"its {doc_counts['documents']} document(s) ({doc_counts['corpus_tokens']} tokens) are "
+            "too short to make an instance")
+
+
+def no_instances_message(options, files, counters, doc_counts) -> str:
+    shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    return (f"no pretraining instances from --input_file={options.input_file} ({shown}): "
+            f"{why_empty(counters, doc_counts)}; nothing was written (--allow_empty writes empty "
+            "files instead)")
+
+
+def empty_run_error(options, files, totals: Totals) -> documents.InputError | None:
+    """The error of a run that made no instance (None with --allow_empty, which logs why)."""
+    if totals.record_stats.instances:
+        return None
+    if not options.allow_empty:
+        return documents.InputError(no_instances_message(options, files, totals.counters,
+                                                         totals.doc_counts))
+    logging.warning("no instances: %s", why_empty(totals.counters, totals.doc_counts))
+    return None
+
+
+def build_summary(options, mode: str, num_workers: int | None, files, output_files,
+                  totals: Totals, elapsed: float) -> dict:
+    counters, doc_counts, record_stats = totals.counters, totals.doc_counts, totals.record_stats
+    ngram_lengths = totals.ngram_lengths
+    summary = {
+        "mode": mode,
+        "num_workers": num_workers,
+        "input_files": len(files),
+        "output_files": output_files,
+        "documents": doc_counts["documents"],
+        "sentences": doc_counts["sentences"],
+        "corpus_tokens": doc_counts["corpus_tokens"],
+        "single_sentence_documents": doc_counts["single_sentence_documents"],
+        "empty_documents": counters.empty_documents + doc_counts["empty_after_tokenization"],
+        "undecodable_lines": counters.undecodable_lines,
+        "undecodable_policy": "ignore_bytes" if options.input_file_mode == "rb" else options.undecodable_lines,
+        "overlong_lines": counters.overlong_lines,
+        "split_documents": counters.split_documents,
+        "input_lines": counters.lines,
+        "input_bytes": counters.input_bytes,
+        "ngram_length_histogram": {str(k): ngram_lengths[k] for k in sorted(ngram_lengths)},
+        "elapsed_s": round(elapsed, 3),
+        "instances_per_s": round(record_stats.instances / elapsed, 1) if elapsed > 0 else None,
+        "documents_per_s": round(doc_counts["documents"] / elapsed, 1) if elapsed > 0 else None,
+        "input_mb_per_s": round(counters.input_bytes / 1e6 / elapsed, 3) if elapsed > 0 else None,
+        "peak_rss_mb_main": round(peak_rss_mb(), 1),
+    }
+    summary.update(record_stats.as_dict())
+    return summary
+
+
+def write_summary(path: str, summary: dict) -> None:
+    """Writes the summary (atomically), prints it on stdout and logs one line."""
+    writer.write_json_atomic(path, summary)
+    print(json.dumps(summary, indent=1), flush=True)
+    logging.info("wrote %d instances to %d file(s) in %.1fs; summary: %s", summary["instances"],
+                 len(summary["output_files"]), summary["elapsed_s"], path)
