@@ -1,4 +1,4 @@
-"""Running the TFLite files of `albert_tf.export.tflite` on raw text: what a device app mirrors.
+"""Running the TFLite files of `albert_tf.serving.tflite` on raw text: what a device app mirrors.
 
     encoder = LiteEncoder.from_folder("exports/tflite", kind="dynamic_int8")
     encoder.encode(["ALBERT is small."])["pooled_output"]          # [1, H]
@@ -22,10 +22,13 @@ import warnings
 
 import numpy as np
 
+from albert_tf import tokenization
 from albert_tf.errors import InputError
 
 
 def _interpreter_class():
+    # LiteRT is an optional dependency; TensorFlow only when it is missing, so a device-side
+    # runner with LiteRT never imports TensorFlow.
     try:
         from ai_edge_litert.interpreter import Interpreter
     except ImportError:
@@ -59,6 +62,8 @@ def interpreter_runner(model_path=None, model_content=None, num_threads=None) ->
 
 def _pair_tokens(tokens_a, tokens_b, limit):
     """Trims the longer of the two until both fit `limit` (the fine-tuning data's rule)."""
+    # An import running up to tasks/ (and TensorFlow), kept off module import until
+    # `truncate_seq_pair` lives in `albert_tf.tokenization`, where it then comes from at the top.
     from albert_tf.tasks.glue.features import truncate_seq_pair
 
     truncate_seq_pair(tokens_a, tokens_b, limit)
@@ -67,8 +72,6 @@ def _pair_tokens(tokens_a, tokens_b, limit):
 class _LiteTextModel:
     def __init__(self, tflite_file, spm_model_file=None, vocab_file=None,
                  do_lower_case: bool = True, num_threads=None, metadata=None):
-        from albert_tf import tokenization
-
         if not (spm_model_file or vocab_file):
             raise InputError(f"{tflite_file}: a SentencePiece model or WordPiece vocab file is "
                              "needed to tokenize text")
@@ -101,8 +104,6 @@ class _LiteTextModel:
                    metadata=meta, **joined, **kwargs)
 
     def _tokens(self, text):
-        from albert_tf import tokenization
-
         if self.spm:  # SentencePiece mode tokenizes as-is: normalise first, as the data code does
             text = tokenization.preprocess_text(text, lower=self.do_lower_case)
         return self.tokenizer.tokenize(text)

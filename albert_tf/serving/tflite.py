@@ -3,7 +3,7 @@
 `export_tflite(model, output_dir, max_seq_length, kinds, name=...)` writes
 `<output_dir>/<name>.<kind>.tflite` for each kind in `KINDS`, plus the tokenizer file and a
 small `<name>.json` (inputs, outputs, sequence length, tokenizer, label names) that a device
-app (or `albert_tf.lite`) reads beside it. Inputs are `input_word_ids`, `input_mask`,
+app (or `albert_tf.serving.lite`) reads beside it. Inputs are `input_word_ids`, `input_mask`,
 `input_type_ids` int32 [1, max_seq_length]; the batch dimension is left dynamic, so an
 interpreter can resize the inputs to any batch. Every file is converted with
 `supported_ops=[TFLITE_BUILTINS]` alone (a model needing Flex/select-TF ops fails to convert
@@ -26,7 +26,9 @@ import tensorflow as tf
 
 from albert_tf import io_utils
 from albert_tf.errors import AlbertError, UsageError
-from albert_tf.export.saved_model import ServingModule, track_captured_variables
+from albert_tf.models import AlbertClassifier, AlbertModel, AlbertPretrainer, AlbertSquadV1
+from albert_tf.serving.lite import interpreter_runner
+from albert_tf.serving.saved_model import ServingModule, track_captured_variables
 
 KINDS = ("float32", "float16", "dynamic_int8")
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
@@ -52,8 +54,6 @@ def parse_kinds(value, flag: str = "--tflite") -> tuple[str, ...]:
 
 def default_heads(model) -> tuple[str, tuple[str, ...]]:
     """(file name, output names) for our model types: encoder, classifier, SQuAD v1.1."""
-    from albert_tf.models import AlbertClassifier, AlbertModel, AlbertPretrainer, AlbertSquadV1
-
     if isinstance(model, (AlbertModel, AlbertPretrainer)):
         return "encoder", ("pooled_output", "sequence_output")
     if isinstance(model, AlbertClassifier):
@@ -66,8 +66,6 @@ def default_heads(model) -> tuple[str, tuple[str, ...]]:
 
 
 def _default_call(model):
-    from albert_tf.models import AlbertPretrainer
-
     net = model.encoder if isinstance(model, AlbertPretrainer) else model
 
     def call(input_word_ids, input_mask, input_type_ids):
@@ -144,8 +142,6 @@ def sample_inputs(max_seq_length: int, vocab_size: int, batch: int = 2, seed: in
 
 
 def _check_float32(path, content, serve, inputs):
-    from albert_tf.lite import interpreter_runner
-
     runner = interpreter_runner(model_content=content)
     got = runner(**inputs)
     want = serve(**{k: tf.constant(v) for k, v in inputs.items()})

@@ -127,7 +127,7 @@ class GlueTask(Task):
             raise GlueRunError("--spm_model_file or --vocab_file is required (--vocab_file "
                                "alone: a WordPiece model such as the Chinese ALBERTs)")
         if cfg.tflite:
-            from albert_tf.export.tflite import parse_kinds
+            from albert_tf.serving.tflite import parse_kinds
 
             parse_kinds(cfg.tflite)
             if not cfg.export_dir:
@@ -280,7 +280,7 @@ class GlueTask(Task):
                                  cfg.do_lower_case, self.is_pair, threshold,
                                  label_names=self.label_names(), vocab_file=cfg.vocab_file)
         if cfg.tflite:
-            from albert_tf.export.tflite import export_tflite
+            from albert_tf.serving.tflite import export_tflite
 
             export_tflite(model, os.path.join(export_dir, "tflite"), cfg.max_seq_length,
                           cfg.tflite, spm_model_file=cfg.spm_model_file,

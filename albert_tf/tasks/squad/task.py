@@ -56,7 +56,7 @@ class SquadRunConfig(TextTaskConfig):
         if self.do_train and not self.train_file:
             raise UsageError("If `do_train` is True, then `train_file` must be specified.")
         if self.tflite:
-            from albert_tf.export.tflite import parse_kinds
+            from albert_tf.serving.tflite import parse_kinds
 
             parse_kinds(self.tflite)
             if not self.export_dir:
@@ -215,7 +215,7 @@ class SquadTask(Task):
 
         path = squad_export.export(model, self.config, self.albert_config, export_dir)
         if self.config.tflite:
-            from albert_tf.export.tflite import export_tflite
+            from albert_tf.serving.tflite import export_tflite
 
             export_tflite(model, os.path.join(export_dir, "tflite"), self.config.max_seq_length,
                           self.config.tflite, spm_model_file=self.config.spm_model_file,
