@@ -10,7 +10,7 @@ cli.define_flags(__name__, "albert_directory checkpoint_name do_lower_case expor
 
 
 def main(_):
-    from albert_tf.export.saved_model import resolve_path
+    from albert_tf.serving.saved_model import resolve_path
     from albert_tf.training.checkpoints import export_tf1_checkpoint
 
     values = flags.FLAGS

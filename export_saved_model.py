@@ -35,7 +35,7 @@ FLAGS["do_lower_case"].help += " Default: the source's tokenizer setting, else t
 def main(argv):
     del argv
     from albert_tf.errors import UsageError
-    from albert_tf.export.source_export import export_source
+    from albert_tf.source_export import export_source
 
     if not FLAGS["verbosity"].present:  # TensorFlow's own INFO lines while saving
         logging.set_verbosity(logging.WARNING)

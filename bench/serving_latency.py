@@ -68,7 +68,7 @@ def timeit(fn, batch, reps):
 
 
 def measure_tflite(path, quick):
-    from albert_tf.lite import LiteRunner
+    from albert_tf.serving.lite import LiteRunner
 
     runner = LiteRunner(path)
     call = lambda ids, mask, seg: runner(input_word_ids=ids, input_mask=mask,  # noqa: E731
@@ -93,8 +93,8 @@ def build_exports(workdir, quick, bf16):
     import keras
 
     from albert_tf.config import preset
-    from albert_tf.export.encoder import export_encoder
-    from albert_tf.export.tflite import export_tflite
+    from albert_tf.serving.encoder import export_encoder
+    from albert_tf.serving.tflite import export_tflite
     from albert_tf.models import AlbertModel
 
     keras.utils.set_random_seed(0)

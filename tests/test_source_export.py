@@ -1,4 +1,4 @@
-"""albert_tf.export.source_export (export_saved_model.py's work): every interop fixture, as
+"""albert_tf.source_export (export_saved_model.py's work): every interop fixture, as
 transformers and keras-hub saved it, exported and served from a fresh process, matches that
 library's own outputs; a TF-Hub v1 module folder exports too. All exports are served by one
 fresh process (one TensorFlow start-up)."""
@@ -26,7 +26,7 @@ def _log_softmax(x):
 
 
 def _examples(feed):
-    from albert_tf.export.source_export import _example
+    from albert_tf.source_export import _example
 
     return np.array([_example(feed["input_ids"][i], feed["input_mask"][i],
                               feed["segment_ids"][i], LENGTH)
@@ -36,7 +36,7 @@ def _examples(feed):
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """{fixture: (export result, served outputs)} for every interop fixture and a TF-Hub module."""
-    from albert_tf.export.source_export import export_source
+    from albert_tf.source_export import export_source
     from albert_tf.models import AlbertPretrainer
 
     root = tmp_path_factory.mktemp("source_exports")
@@ -143,8 +143,8 @@ def test_tfhub_module_folder_exports_encoder_and_pretraining_heads(served):
 def test_hf_classifier_with_tflite_writes_encoder_and_classifier_files(tmp_path):
     """--tflite on a source with a classification head: encoder.* and classifier.* files, the
     classifier's float32 probabilities equal to transformers' own logits (softmaxed)."""
-    from albert_tf.export.source_export import export_source
-    from albert_tf.lite import interpreter_runner
+    from albert_tf.source_export import export_source
+    from albert_tf.serving.lite import interpreter_runner
 
     result = export_source(interop("hf", "classifier"), str(tmp_path / "exports"),
                            max_seq_length=LENGTH, verify=False, tflite="float32")

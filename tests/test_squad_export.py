@@ -212,7 +212,7 @@ def test_run_squad_exports_a_wordpiece_model(data_dir, tmp_path):
     import sys
 
     from albert_tf.checkpoint import save_tf1_checkpoint
-    from albert_tf.export.verify import verify_in_fresh_process
+    from albert_tf.serving.verify import verify_in_fresh_process
     from support.paths import REPO
 
     squad = _wordpiece_squad(data_dir)

@@ -255,7 +255,7 @@ def lite(options: DemoOptions, finetuned: dict) -> dict:
     set through `albert_tf.lite.LiteClassifier`: accuracy, size and one-sentence latency."""
     import numpy as np
 
-    from albert_tf.lite import LiteClassifier
+    from albert_tf.serving.lite import LiteClassifier
 
     directory = options.path("lite")
     folder = os.path.join(os.path.dirname(finetuned["export_dir"]), "tflite")

@@ -1,5 +1,5 @@
 """Serving several SavedModels in one fresh process (one TensorFlow start-up for a whole test
-module), through the same loader the exports' own check uses (`albert_tf.export.verify`)."""
+module), through the same loader the exports' own check uses (`albert_tf.serving.verify`)."""
 
 import os
 import subprocess
@@ -8,13 +8,13 @@ import tempfile
 
 from support.paths import REPO
 
-_SCRIPT = ("import sys\nfrom albert_tf.export.verify import _main\nargs = sys.argv[1:]\n"
+_SCRIPT = ("import sys\nfrom albert_tf.serving.verify import _main\nargs = sys.argv[1:]\n"
            "for i in range(0, len(args), 3):\n    _main(*args[i:i + 3])\n")
 
 
 def serve_in_fresh_process(requests: dict) -> dict:
     """{key: (export_dir, {signature: {input: array}})} → {key: {signature: {output: array}}}."""
-    from albert_tf.export.verify import _load, _save
+    from albert_tf.serving.verify import _load, _save
 
     with tempfile.TemporaryDirectory() as tmp:
         args = []

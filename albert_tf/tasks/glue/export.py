@@ -19,8 +19,8 @@ import math
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.export.saved_model import serving_root, write_saved_model
-from albert_tf.export.text_inputs import checked_text
+from albert_tf.serving.saved_model import serving_root, write_saved_model
+from albert_tf.serving.text_inputs import checked_text
 
 
 def _strings(name):

@@ -17,6 +17,7 @@ from absl import logging
 from albert_tf import tokenization
 from albert_tf.errors import UsageError
 from albert_tf.run_config import parse_tflite_kinds
+from albert_tf.serving.tflite import export_tflite
 from albert_tf.models import AlbertClassifier, per_example_loss
 from albert_tf.tasks.base import Task, check_model_inputs
 from albert_tf.tasks.driver import Driver
@@ -243,8 +244,6 @@ class GlueTask(Task):
                                  cfg.do_lower_case, self.is_pair, threshold,
                                  label_names=self.label_names(), vocab_file=cfg.vocab_file)
         if cfg.tflite:
-            from albert_tf.export.tflite import export_tflite
-
             export_tflite(model, os.path.join(export_dir, "tflite"), cfg.max_seq_length,
                           cfg.tflite, spm_model_file=cfg.spm_model_file,
                           vocab_file=None if cfg.spm_model_file else cfg.vocab_file,

@@ -29,8 +29,8 @@ from __future__ import annotations
 import tensorflow as tf
 
 from albert_tf import models
-from albert_tf.export.saved_model import serving_root, write_saved_model
-from albert_tf.export.text_inputs import checked_text
+from albert_tf.serving.saved_model import serving_root, write_saved_model
+from albert_tf.serving.text_inputs import checked_text
 from albert_tf.text.wordpiece import text_preprocessor
 
 NEG = -1e30

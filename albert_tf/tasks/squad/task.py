@@ -22,6 +22,7 @@ from albert_tf.tasks.inference import inference_fn
 from albert_tf.tasks.squad import data, feature_io, metrics, postprocess, reader
 from albert_tf.tasks.squad.config import SquadRunConfig
 from albert_tf.tokenization import WordpiecePieces, load_sentencepiece
+from albert_tf.serving.tflite import export_tflite
 from albert_tf.training.steps import Objective
 
 
@@ -161,8 +162,6 @@ class SquadTask(Task):
 
         path = squad_export.export(model, self.config, self.albert_config, export_dir)
         if self.config.tflite:
-            from albert_tf.export.tflite import export_tflite
-
             export_tflite(model, os.path.join(export_dir, "tflite"), self.config.max_seq_length,
                           self.config.tflite, spm_model_file=self.config.spm_model_file,
                           do_lower_case=self.config.do_lower_case)

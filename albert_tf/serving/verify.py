@@ -1,6 +1,6 @@
 """Checks an export the way a server would see it: load it in a fresh process, call signatures.
 
-`verify_in_fresh_process(export_dir, calls)` runs `python -m albert_tf.export.verify` on
+`verify_in_fresh_process(export_dir, calls)` runs `python -m albert_tf.serving.verify` on
 {signature: {input name: array}} and returns {signature: {output name: array}}; nothing from
 the exporting process (Python objects, traced functions, the .model file) can leak in.
 """
@@ -61,12 +61,12 @@ def verify_in_fresh_process(export_dir, calls: dict, timeout: int = 600) -> dict
         inputs, outputs = os.path.join(tmp, "inputs.npz"), os.path.join(tmp, "outputs.npz")
         _save(calls, inputs)
         # The fresh process imports this same albert_tf (not another install of it).
-        # (the folder holding albert_tf/: three levels above albert_tf/export/verify.py)
+        # (the folder holding albert_tf/: three levels above albert_tf/serving/verify.py)
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=path)
         proc = subprocess.run(
-            [sys.executable, "-m", "albert_tf.export.verify", export_dir, inputs, outputs],
+            [sys.executable, "-m", "albert_tf.serving.verify", export_dir, inputs, outputs],
             capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
         if proc.returncode != 0:
             lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from albert_tf.export.saved_model import write_saved_model
-from albert_tf.export.text_inputs import checked_text
+from albert_tf.serving.saved_model import write_saved_model
+from albert_tf.serving.text_inputs import checked_text
 from albert_tf.text import text_preprocessor
 
 _TEXT = tf.TensorSpec([None], tf.string)

@@ -1,5 +1,6 @@
-"""The encoder and preprocessing parts of an export (`source_export` puts them together): the
-model from a checkpoint, its modules, and the outputs a fresh-process check compares."""
+"""The Keras reference of an encoder or preprocessing export (`albert_tf.source_export` puts
+them together): the model a weight source holds, sample inputs, and the outputs a fresh-process
+check compares the export against."""
 
 from __future__ import annotations
 
@@ -9,16 +10,16 @@ from absl import logging
 
 from albert_tf.config import AlbertConfig
 from albert_tf.checkpoint import restore_mismatch_error
-from albert_tf.export.saved_model import resolve_path
+from albert_tf.convert.source import WeightSource, open_source
 from albert_tf.models import AlbertModel, AlbertPretrainer
+from albert_tf.serving.saved_model import resolve_path
+from albert_tf.text import text_preprocessor
+from albert_tf.training.checkpoints import init_from_checkpoint
 
 
 def load_model(config: AlbertConfig, checkpoint, init_from_group0: bool = False):
     """An `AlbertPretrainer` when the source has both pretraining heads, else an `AlbertModel`.
     `checkpoint` is any weight source (`convert.open_source`) or an opened `WeightSource`."""
-    from albert_tf.convert.source import WeightSource, open_source
-    from albert_tf.training.checkpoints import init_from_checkpoint
-
     source = checkpoint if isinstance(checkpoint, WeightSource) else \
         open_source(resolve_path(checkpoint))
     pretraining = {"mlm", "sop"} <= set(source.heads)
@@ -71,8 +72,6 @@ def expected_encoder_outputs(model, config: AlbertConfig) -> tuple[dict, dict]:
 
 def expected_preprocessing(spm_model_file, max_seq_length, do_lower_case, vocab_file=None,
                            albert_text_rules=True):
-    from albert_tf.text import text_preprocessor
-
     text = np.array(["The quick brown fox jumps over the lazy dog.", "ALBERT shares layers.",
                      "我爱中国人，你好。"])
     packed = text_preprocessor(max_seq_length, do_lower_case, spm_model_file, vocab_file,

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.export.saved_model import ExportExistsError, ServingModule, write_saved_model
-from albert_tf.export.verify import VerificationError, verify_in_fresh_process
+from albert_tf.serving.saved_model import ExportExistsError, ServingModule, write_saved_model
+from albert_tf.serving.verify import VerificationError, verify_in_fresh_process
 
 
 def _write(base, **kwargs):

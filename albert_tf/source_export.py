@@ -1,5 +1,6 @@
 """export_saved_model.py's work: every SavedModel a weight source can serve, from any format
-`convert.open_source` reads.
+`convert.open_source` reads. It sits above the tasks (an application of them): the classifier
+and SQuAD exports are theirs (`ClassifierServing`, `SquadServing`).
 
 Under `export_dir`:
 * `encoder/<v>`: TF-Hub encoder signatures (with `mlm`/`sop` when the source has both heads);
@@ -22,12 +23,19 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.convert.resolve import resolve_model_files
+from albert_tf.convert.source import open_source
 from albert_tf.errors import UsageError
-from albert_tf.export import pipeline
-from albert_tf.export.encoder import build_module
-from albert_tf.export.preprocessing import build_preprocessing
-from albert_tf.export.saved_model import resolve_path, staged_saved_model
-from albert_tf.export.verify import compare, verify_in_fresh_process
+from albert_tf.models import AlbertClassifier, AlbertSquadV1, AlbertSquadV2
+from albert_tf.serving import reference
+from albert_tf.serving.encoder import build_module
+from albert_tf.serving.preprocessing import build_preprocessing
+from albert_tf.serving.saved_model import resolve_path, staged_saved_model
+from albert_tf.serving.tflite import export_tflite, parse_kinds
+from albert_tf.serving.verify import compare, verify_in_fresh_process
+from albert_tf.tasks.glue.export import ClassifierServing
+from albert_tf.tasks.squad.export import SquadServing
+from albert_tf.training.checkpoints import init_from_checkpoint
 
 SAMPLE_TEXT = (["The quick brown fox jumps over the lazy dog.", "ALBERT shares its layers."],
                ["A fox.", ""])
@@ -38,16 +46,11 @@ def default_max_seq_length(config) -> int:
 
 
 def _load(model, source, init_from_group0):
-    from albert_tf.training.checkpoints import init_from_checkpoint
-
     logging.info("%s", init_from_checkpoint(model, source, init_from_group0, require_head=True))
     return model
 
 
 def _classifier(config, source, files, max_seq_length, do_lower_case, init_from_group0):
-    from albert_tf.models import AlbertClassifier
-    from albert_tf.tasks.glue.export import ClassifierServing
-
     model = _load(AlbertClassifier(config, source.num_labels), source, init_from_group0)
     labels = source.labels if source.labels and len(source.labels) == source.num_labels else None
     serving = ClassifierServing(model, max_seq_length, files.spm_model_file, do_lower_case,
@@ -57,7 +60,7 @@ def _classifier(config, source, files, max_seq_length, do_lower_case, init_from_
     tflite_args = {"label_names": labels}
 
     def check():  # (inputs, the Keras model's outputs) for the fresh-process comparison
-        ids, mask, types_, _ = pipeline.sample_inputs(config, length=min(16, max_seq_length))
+        ids, mask, types_, _ = reference.sample_inputs(config, length=min(16, max_seq_length))
         examples = [_example(ids[i], mask[i], types_[i], max_seq_length) for i in range(len(ids))]
         calls = {"serving_default": {"input": np.array(examples, dtype=object)}}
         expected = {"serving_default": _numpy(serving.serve_examples(tf.constant(examples)))}
@@ -89,9 +92,6 @@ def _example(ids, mask, segments, length) -> bytes:
 
 
 def _squad(config, source, files, max_seq_length, do_lower_case, init_from_group0):
-    from albert_tf.models import AlbertSquadV1, AlbertSquadV2
-    from albert_tf.tasks.squad.export import SquadServing
-
     if not files.spm_model_file:
         raise UsageError(f"{source.path} holds a span (SQuAD) head: its raw-text export needs "
                          "--spm_model_file (the source holds none)")
@@ -104,7 +104,7 @@ def _squad(config, source, files, max_seq_length, do_lower_case, init_from_group
     root, signatures = serving.module()  # run_squad's export
 
     def check():  # serving_default takes [batch, max_seq_length] ids, as run_squad's export
-        ids, mask, types_, _ = pipeline.sample_inputs(config, length=max_seq_length)
+        ids, mask, types_, _ = reference.sample_inputs(config, length=max_seq_length)
         inputs = {"input_ids": ids, "input_mask": mask, "segment_ids": types_}
         if version_2:
             inputs["p_mask"] = 1 - types_
@@ -112,7 +112,7 @@ def _squad(config, source, files, max_seq_length, do_lower_case, init_from_group
             {k: tf.constant(v) for k, v in inputs.items()}))}
         return {"serving_default": inputs}, expected
 
-    # SQuAD v2's answerability beam search has no TFLite form (export.tflite.default_heads).
+    # SQuAD v2's answerability beam search has no TFLite form (serving.tflite.default_heads).
     return root, signatures, check, (None if version_2 else model, {})
 
 
@@ -128,12 +128,8 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     `max_seq_length` defaults to the source's preprocessor length (keras-hub), else 512 or the
     model's max_position_embeddings if smaller;
     `do_lower_case` to the source's tokenizer setting (keras-hub: none), else True.
-    `tflite` (kinds, see `export.tflite.KINDS`): also `<export_dir>/tflite/<name>.<kind>.tflite`
+    `tflite` (kinds, see `serving.tflite.KINDS`): also `<export_dir>/tflite/<name>.<kind>.tflite`
     for the encoder and each head with a TFLite form, converted once the SavedModels are out."""
-    from albert_tf.convert.resolve import resolve_model_files
-    from albert_tf.convert.source import open_source
-    from albert_tf.export.tflite import export_tflite, parse_kinds
-
     tflite_kinds = parse_kinds(tflite)
 
     source = open_source(resolve_path(init_checkpoint))
@@ -152,20 +148,20 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     if do_lower_case is None:
         do_lower_case = True if source.do_lower_case is None else bool(source.do_lower_case)
     export_dir = resolve_path(export_dir)
-    encoder = pipeline.load_model(config, source, init_from_group0)
+    encoder = reference.load_model(config, source, init_from_group0)
     result = {"model": type(encoder).__name__, "source": source.describe(),
               "heads": list(source.heads)}
     if files.taken:
         result["from_source"] = list(files.taken)
     # Every module is built (weights loaded, tokenizer read) before anything is written.
     exports = [("encoder", *build_module(encoder),
-                lambda: pipeline.expected_encoder_outputs(encoder, config), 1e-5)]
+                lambda: reference.expected_encoder_outputs(encoder, config), 1e-5)]
     if files.spm_model_file or files.vocab_file:
         rules = albert_text_rules(source)
         exports.append(("preprocessing", *build_preprocessing(
             files.spm_model_file, max_seq_length, do_lower_case, files.vocab_file, rules),
-            lambda: pipeline.expected_preprocessing(files.spm_model_file, max_seq_length,
-                                                    do_lower_case, files.vocab_file, rules), 0))
+            lambda: reference.expected_preprocessing(files.spm_model_file, max_seq_length,
+                                                     do_lower_case, files.vocab_file, rules), 0))
     heads = [("classifier", _classifier)] if "classifier" in source.heads else []
     if "squad_v1" in source.heads or "squad_v2" in source.heads:
         heads.append(("squad", _squad))

@@ -8,9 +8,10 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, checkpoint, preset
-from albert_tf.export import export_encoder, versioned_dir
-from albert_tf.export.pipeline import expected_encoder_outputs, sample_inputs
-from albert_tf.export.verify import compare, verify_in_fresh_process
+from albert_tf.serving.encoder import export_encoder
+from albert_tf.serving.reference import expected_encoder_outputs, sample_inputs
+from albert_tf.serving.saved_model import versioned_dir
+from albert_tf.serving.verify import compare, verify_in_fresh_process
 
 
 @pytest.fixture(scope="module")

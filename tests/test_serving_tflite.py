@@ -10,8 +10,8 @@ import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertPretrainer, checkpoint
 from albert_tf.errors import UsageError
-from albert_tf.export import tflite
-from albert_tf.lite import LiteRunner
+from albert_tf.serving import tflite
+from albert_tf.serving.lite import LiteRunner
 from albert_tf.models import AlbertClassifier, AlbertModel, AlbertSquadV1
 from support.configs import tiny_config
 

@@ -9,8 +9,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer
-from albert_tf.export.pipeline import load_model
-from albert_tf.export.source_export import export_source
+from albert_tf.serving.reference import load_model
+from albert_tf.source_export import export_source
 from albert_tf.optimization import create_optimizer
 from albert_tf.training import CheckpointState
 
@@ -160,7 +160,7 @@ def test_cli_exports_wordpiece_preprocessing_with_vocab_file_only(tmp_path):
     """A Chinese-style model: --vocab_file without --spm_model_file exports the preprocessing
     with WordPiece in the graph, checked in a fresh process, with the Python tokenizer's ids."""
     from albert_tf import tokenization
-    from albert_tf.export.verify import verify_in_fresh_process
+    from albert_tf.serving.verify import verify_in_fresh_process
 
     _tiny_tf1_checkpoint(tmp_path / "model")
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "我", "爱", "中", "国", "人", "，",

@@ -7,10 +7,10 @@ import tensorflow as tf
 
 from albert_tf import tokenization
 from albert_tf.errors import InputError
-from albert_tf.export.tflite import export_tflite
-from albert_tf.lite import LiteClassifier, LiteEncoder
 from albert_tf.models import AlbertClassifier, AlbertModel
 from albert_tf.models.classifier import per_example_loss
+from albert_tf.serving.lite import LiteClassifier, LiteEncoder
+from albert_tf.serving.tflite import export_tflite
 from support.configs import SPM_VOCAB_SIZE, tiny_config
 
 SEQ = 16
@@ -78,7 +78,7 @@ def test_int8_classifier_keeps_its_accuracy(tmp_path):
     ids, labels = _toy_task(400, np.random.default_rng(1))
     feed = {"input_word_ids": ids, "input_mask": np.ones_like(ids),
             "input_type_ids": np.zeros_like(ids)}
-    from albert_tf.lite import LiteRunner
+    from albert_tf.serving.lite import LiteRunner
 
     accuracy = {kind: float(np.mean(np.argmax(LiteRunner(written[kind])(**feed)["probabilities"],
                                               -1) == labels))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from albert_tf.export.saved_model import ServingModule, track_captured_variables, write_saved_model
+from albert_tf.serving.saved_model import ServingModule, track_captured_variables, write_saved_model
 from albert_tf.models import AlbertModel, AlbertPretrainer
 
 _IDS = tf.TensorSpec([None, None], tf.int32)

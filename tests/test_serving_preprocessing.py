@@ -7,8 +7,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import tokenization
-from albert_tf.export import export_preprocessing
-from albert_tf.export.verify import verify_in_fresh_process
+from albert_tf.serving.preprocessing import export_preprocessing
+from albert_tf.serving.verify import verify_in_fresh_process
 
 TEXTS = ["The quick brown fox jumps over the lazy dog.", "Héllo  Wörld, 1,000.5 naïve ﬁle!"]
 

@@ -1,0 +1,159 @@
+"""Running the TFLite files of `albert_tf.serving.tflite` on raw text: what a device app mirrors.
+
+    encoder = LiteEncoder.from_folder("exports/tflite", kind="dynamic_int8")
+    encoder.encode(["ALBERT is small."])["pooled_output"]          # [1, H]
+    classifier = LiteClassifier.from_folder("out/export/tflite")
+    classifier.classify(["a lovely film", "a dull film"])           # label names / class ids
+
+Text is tokenized in Python with `albert_tf.tokenization` (the SentencePiece model or WordPiece
+vocabulary written beside the .tflite) and packed as the fine-tuning data is:
+`[CLS] a [SEP] (b [SEP])`, zero-padded to the file's sequence length.
+
+The interpreter is `ai_edge_litert`'s when that package is installed (LiteRT, the runtime
+TensorFlow now points to), else TensorFlow's own `tf.lite.Interpreter` (deprecated but present
+in TF 2.21, same kernels): no extra dependency is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+
+import numpy as np
+
+from albert_tf import tokenization
+from albert_tf.tokenization import truncate_seq_pair
+from albert_tf.errors import InputError
+
+
+def _interpreter_class():
+    # LiteRT is an optional dependency; TensorFlow only when it is missing, so a device-side
+    # runner with LiteRT never imports TensorFlow.
+    try:
+        from ai_edge_litert.interpreter import Interpreter
+    except ImportError:
+        import tensorflow as tf
+
+        Interpreter = tf.lite.Interpreter
+    return Interpreter
+
+
+class LiteRunner:
+    """One .tflite signature; inputs of any batch (the inputs are resized when it changes)."""
+
+    def __init__(self, model_path=None, model_content=None, num_threads=None):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*Interpreter is deprecated.*")
+            self.interpreter = _interpreter_class()(
+                model_path=None if model_path is None else os.fspath(model_path),
+                model_content=model_content, num_threads=num_threads or os.cpu_count())
+        self.runner = self.interpreter.get_signature_runner()
+        self.input_details = self.runner.get_input_details()
+        self.max_seq_length = int(next(iter(self.input_details.values()))["shape"][1])
+
+    def __call__(self, **inputs) -> dict:
+        feed = {name: np.asarray(inputs[name], np.int32) for name in self.input_details}
+        return {name: np.array(value) for name, value in self.runner(**feed).items()}
+
+
+def interpreter_runner(model_path=None, model_content=None, num_threads=None) -> LiteRunner:
+    return LiteRunner(model_path, model_content, num_threads)
+
+
+class _LiteTextModel:
+    def __init__(self, tflite_file, spm_model_file=None, vocab_file=None,
+                 do_lower_case: bool = True, num_threads=None, metadata=None):
+        if not (spm_model_file or vocab_file):
+            raise InputError(f"{tflite_file}: a SentencePiece model or WordPiece vocab file is "
+                             "needed to tokenize text")
+        self.path = os.fspath(tflite_file)
+        self.model = LiteRunner(self.path, num_threads=num_threads)
+        self.max_seq_length = self.model.max_seq_length
+        self.metadata = metadata or {}
+        self.do_lower_case = do_lower_case
+        self.spm = bool(spm_model_file)
+        self.tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case, spm_model_file)
+
+    @classmethod
+    def from_folder(cls, folder, kind: str = "dynamic_int8", name: str | None = None, **kwargs):
+        """The `<name>.<kind>.tflite` of a folder written by `export_tflite`, with the tokenizer
+        and settings of its `<name>.json`."""
+        folder = os.fspath(folder)
+        name = name or cls.FILE_NAME
+        meta_path = os.path.join(folder, f"{name}.json")
+        if not os.path.exists(meta_path):
+            raise InputError(f"{meta_path} not found (write it with export_saved_model.py "
+                             "--tflite or an --export_dir run with --tflite)")
+        with open(meta_path, encoding="utf-8") as reader:
+            meta = json.load(reader)
+        if kind not in meta.get("files", {}):
+            raise InputError(f"{meta_path}: no {kind} file (written: "
+                             f"{', '.join(meta.get('files', {})) or 'none'})")
+        joined = {k: os.path.join(folder, meta[k]) for k in ("spm_model_file", "vocab_file")
+                  if meta.get(k)}
+        return cls(os.path.join(folder, meta["files"][kind]), do_lower_case=meta["do_lower_case"],
+                   metadata=meta, **joined, **kwargs)
+
+    def _tokens(self, text):
+        if self.spm:  # SentencePiece mode tokenizes as-is: normalise first, as the data code does
+            text = tokenization.preprocess_text(text, lower=self.do_lower_case)
+        return self.tokenizer.tokenize(text)
+
+    def pack(self, texts, text_pairs=None) -> dict:
+        """Raw text (and optional second segments) → the three int32 [B, S] inputs."""
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        pairs = [None] * len(texts) if text_pairs is None else (
+            [text_pairs] if isinstance(text_pairs, str) else list(text_pairs))
+        if len(pairs) != len(texts):
+            raise InputError(f"{len(texts)} texts but {len(pairs)} text pairs")
+        length = self.max_seq_length
+        ids = np.zeros((len(texts), length), np.int32)
+        mask, types = np.zeros_like(ids), np.zeros_like(ids)
+        for row, (text_a, text_b) in enumerate(zip(texts, pairs)):
+            tokens_a = self._tokens(text_a)
+            tokens_b = self._tokens(text_b) if text_b else []
+            if tokens_b:
+                truncate_seq_pair(tokens_a, tokens_b, length - 3)
+            tokens_a = tokens_a[:length - 2]
+            tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
+            segments = [0] * len(tokens)
+            if tokens_b:
+                tokens += tokens_b + ["[SEP]"]
+                segments += [1] * (len(tokens_b) + 1)
+            piece_ids = self.tokenizer.convert_tokens_to_ids(tokens)
+            ids[row, :len(piece_ids)] = piece_ids
+            mask[row, :len(piece_ids)] = 1
+            types[row, :len(segments)] = segments
+        return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": types}
+
+    def run(self, texts, text_pairs=None) -> dict:
+        return self.model(**self.pack(texts, text_pairs))
+
+
+class LiteEncoder(_LiteTextModel):
+    """`encode(texts)` → {"pooled_output" [B,H], "sequence_output" [B,S,H]}."""
+
+    FILE_NAME = "encoder"
+
+    def encode(self, texts, text_pairs=None) -> dict:
+        return self.run(texts, text_pairs)
+
+
+class LiteClassifier(_LiteTextModel):
+    """`predict(texts)` → probabilities [B,C]; `classify(texts)` → label names (class ids when
+    the export has none)."""
+
+    FILE_NAME = "classifier"
+
+    @property
+    def label_names(self):
+        return self.metadata.get("label_names")
+
+    def predict(self, texts, text_pairs=None) -> np.ndarray:
+        return self.run(texts, text_pairs)["probabilities"]
+
+    def classify(self, texts, text_pairs=None) -> list:
+        ids = np.argmax(self.predict(texts, text_pairs), axis=-1)
+        names = self.label_names
+        return [names[i] if names else int(i) for i in ids]

@@ -1,0 +1,217 @@
+"""TFLite files of an encoder, classifier or SQuAD model: TFLite builtin ops only.
+
+`export_tflite(model, output_dir, max_seq_length, kinds, name=...)` writes
+`<output_dir>/<name>.<kind>.tflite` for each kind in `KINDS`, plus the tokenizer file and a
+small `<name>.json` (inputs, outputs, sequence length, tokenizer, label names) that a device
+app (or `albert_tf.serving.lite`) reads beside it. Inputs are `input_word_ids`, `input_mask`,
+`input_type_ids` int32 [1, max_seq_length]; the batch dimension is left dynamic, so an
+interpreter can resize the inputs to any batch. Every file is converted with
+`supported_ops=[TFLITE_BUILTINS]` alone (a model needing Flex/select-TF ops fails to convert
+rather than produce a file the plain LiteRT runtime cannot run), then read back and checked.
+
+The conversion goes through a temporary single-signature SavedModel: converting a concrete
+function of a Keras 3 model directly keeps its variables as resource variables (VAR_HANDLE /
+READ_VARIABLE ops, unset in the file), while the SavedModel route freezes them into constants.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+
+from albert_tf import io_utils
+from albert_tf.errors import AlbertError
+# The kinds are checked with the flags, before TensorFlow loads; re-exported under their names here.
+from albert_tf.run_config import TFLITE_KINDS as KINDS  # noqa: F401
+from albert_tf.run_config import parse_tflite_kinds as parse_kinds  # noqa: F401
+from albert_tf.models import AlbertClassifier, AlbertModel, AlbertPretrainer, AlbertSquadV1
+from albert_tf.serving.lite import interpreter_runner
+from albert_tf.serving.saved_model import ServingModule, track_captured_variables
+
+INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+# A float32 file must reproduce the Keras model; 1e-4 leaves room for TFLite's own kernels.
+FLOAT32_ATOL = 1e-4
+
+
+class TFLiteExportError(AlbertError, ValueError):
+    """A model that does not convert to TFLite builtin ops, or a file that does not check."""
+
+
+def default_heads(model) -> tuple[str, tuple[str, ...]]:
+    """(file name, output names) for our model types: encoder, classifier, SQuAD v1.1."""
+    if isinstance(model, (AlbertModel, AlbertPretrainer)):
+        return "encoder", ("pooled_output", "sequence_output")
+    if isinstance(model, AlbertClassifier):
+        return "classifier", ("probabilities",)
+    if isinstance(model, AlbertSquadV1):
+        return "squad", ("start_logits", "end_logits")
+    raise TFLiteExportError(
+        f"no TFLite export for a {type(model).__name__} (encoder, classifier and SQuAD v1.1 "
+        "models only; SQuAD v2's beam search needs dynamic shapes)")
+
+
+def _default_call(model):
+    net = model.encoder if isinstance(model, AlbertPretrainer) else model
+
+    def call(input_word_ids, input_mask, input_type_ids):
+        return net({"input_ids": input_word_ids, "input_mask": input_mask,
+                    "segment_ids": input_type_ids}, training=False)
+    return call
+
+
+def serving_function(model, max_seq_length: int, outputs, call=None, batch_size=None):
+    """The tf.function converted: three int32 [batch_size, max_seq_length] inputs → `outputs`.
+    `call(input_word_ids, input_mask, input_type_ids)` → dict (default: our models' call)."""
+    call = call or _default_call(model)
+    shape = [batch_size, int(max_seq_length)]
+
+    def serve(input_word_ids, input_mask, input_type_ids):
+        result = call(input_word_ids, input_mask, input_type_ids)
+        missing = [name for name in outputs if name not in result]
+        if missing:
+            raise TFLiteExportError(f"the model has no output {missing[0]!r} "
+                                    f"(it has {', '.join(sorted(result))})")
+        return {name: tf.cast(result[name], tf.float32) for name in outputs}
+    return tf.function(serve, autograph=False, input_signature=[
+        tf.TensorSpec(shape, tf.int32, name=name) for name in INPUT_NAMES])
+
+
+def _converter(saved_model_dir, kind):
+    converter = tf.lite.TFLiteConverter.from_saved_model(saved_model_dir)
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    if kind == "float16":
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.target_spec.supported_types = [tf.float16]
+    elif kind == "dynamic_int8":
+        # Dynamic-range quantization: int8 weights, activations quantized on the fly.
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    return converter
+
+
+def operators(content: bytes) -> dict[str, bool]:
+    """{operator name: is custom} of a .tflite flatbuffer: builtin names, or a custom op's own
+    name (a Flex op reads `Flex<TF op>`), read from the file's operator codes."""
+    from tensorflow.lite.python import schema_py_generated as schema
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    builtin = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
+    found = {}
+    for code in flatbuffer_utils.read_model_from_bytearray(bytearray(content)).operatorCodes:
+        value = max(code.builtinCode, code.deprecatedBuiltinCode)
+        if value == schema.BuiltinOperator.CUSTOM:
+            custom = code.customCode
+            found[custom.decode() if isinstance(custom, bytes) else str(custom)] = True
+        else:
+            found[builtin.get(value, str(value))] = False
+    return dict(sorted(found.items()))
+
+
+def check_builtin_only(content: bytes, path: str) -> list[str]:
+    """The file's operator names; an error naming any op that is not a TFLite builtin."""
+    found = operators(content)
+    custom = [name for name, is_custom in found.items() if is_custom]
+    if custom:
+        raise TFLiteExportError(f"{path}: needs ops outside the TFLite builtins: {', '.join(custom)}")
+    return list(found)
+
+
+def sample_inputs(max_seq_length: int, vocab_size: int, batch: int = 2, seed: int = 0) -> dict:
+    """Token ids with a padded second row: the inputs every check runs."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(5, vocab_size, (batch, max_seq_length)).astype(np.int32)
+    mask = np.ones_like(ids)
+    mask[-1, max_seq_length // 2:] = 0
+    types = np.zeros_like(ids)
+    types[:, max_seq_length // 3:] = 1
+    return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": types}
+
+
+def _check_float32(path, content, serve, inputs):
+    runner = interpreter_runner(model_content=content)
+    got = runner(**inputs)
+    want = serve(**{k: tf.constant(v) for k, v in inputs.items()})
+    for name, value in want.items():
+        error = float(np.max(np.abs(got[name] - value.numpy())))
+        if not error <= FLOAT32_ATOL:
+            raise TFLiteExportError(f"{path}: {name} differs from the Keras model by {error:.2e} "
+                                    f"(allowed {FLOAT32_ATOL})")
+
+
+def convert(model, max_seq_length: int, kinds, outputs=None, call=None,
+            batch_size=None) -> dict[str, bytes]:
+    """{kind: .tflite bytes}, builtin ops only (see the module docstring)."""
+    kinds = parse_kinds(kinds)
+    if outputs is None:
+        outputs = default_heads(model)[1]
+    serve = serving_function(model, max_seq_length, tuple(outputs), call, batch_size)
+    root = ServingModule()
+    root.serve = serve
+    track_captured_variables(root, [serve.get_concrete_function()])
+    staging = tempfile.mkdtemp(prefix="albert_tflite_")
+    try:
+        tf.saved_model.save(root, staging, signatures={"serving_default": serve})
+        result = {}
+        for kind in kinds:
+            try:
+                result[kind] = _converter(staging, kind).convert()
+            except Exception as error:  # the converter raises ConverterError and friends
+                first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+                raise TFLiteExportError(f"{type(model).__name__} does not convert to TFLite "
+                                        f"builtin ops ({kind}): {first}") from None
+        return result
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def export_tflite(model, output_dir, max_seq_length: int, kinds, name: str | None = None,
+                  outputs=None, call=None, spm_model_file=None, vocab_file=None,
+                  do_lower_case: bool = True, label_names=None, verify: bool = True,
+                  batch_size=None) -> dict:
+    """Writes `<output_dir>/<name>.<kind>.tflite` for each kind (each through
+    `io_utils.atomic_output`), the tokenizer file and `<name>.json`; returns {kind: path} plus
+    "metadata". `model`: our encoder/pretrainer, classifier or SQuAD v1.1 model, or any Keras
+    model with `name`, `outputs` and `call` given (e.g. another library's heads).
+    `verify`: the float32 file (when written) must match the Keras model within 1e-4."""
+    kinds = parse_kinds(kinds)
+    if not kinds:
+        return {}
+    if name is None or outputs is None:
+        default_name, default_outputs = default_heads(model)
+        name, outputs = name or default_name, outputs or default_outputs
+    output_dir = os.fspath(output_dir)
+    contents = convert(model, max_seq_length, kinds, outputs, call, batch_size)
+    written, op_names = {}, {}
+    for kind, content in contents.items():
+        path = os.path.join(output_dir, f"{name}.{kind}.tflite")
+        op_names[kind] = check_builtin_only(content, path)
+        if verify and kind == "float32":
+            config = getattr(model, "config", None)
+            vocab = getattr(config, "vocab_size", 100)
+            inputs = sample_inputs(max_seq_length, vocab, batch=1 if batch_size == 1 else 2)
+            _check_float32(path, content, serving_function(
+                model, max_seq_length, tuple(outputs), call, batch_size), inputs)
+        with io_utils.atomic_output(path) as tmp:
+            with tf.io.gfile.GFile(tmp, "wb") as writer:
+                writer.write(content)
+        written[kind] = path
+    metadata = {"inputs": list(INPUT_NAMES), "outputs": list(outputs),
+                "max_seq_length": int(max_seq_length), "do_lower_case": bool(do_lower_case),
+                "files": {k: os.path.basename(p) for k, p in written.items()},
+                "operators": op_names}
+    for key, source in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
+        if source:
+            target = os.path.join(output_dir, os.path.basename(os.fspath(source)))
+            with io_utils.atomic_output(target) as tmp:
+                tf.io.gfile.copy(os.fspath(source), tmp, overwrite=True)
+            metadata[key] = os.path.basename(target)
+    if label_names is not None:
+        metadata["label_names"] = [str(n) for n in label_names]
+    written["metadata"] = os.path.join(output_dir, f"{name}.json")
+    io_utils.write_text_atomically(written["metadata"], json.dumps(metadata, indent=2) + "\n")
+    return written
+
