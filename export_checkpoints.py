@@ -11,7 +11,7 @@ cli.define_flags(__name__, "albert_directory checkpoint_name do_lower_case expor
 
 def main(_):
     from albert_tf.serving.saved_model import resolve_path
-    from albert_tf.training.checkpoints import export_tf1_checkpoint
+    from albert_tf.weights.our_checkpoints import export_tf1_checkpoint
 
     values = flags.FLAGS
     path = export_tf1_checkpoint(values.albert_directory,

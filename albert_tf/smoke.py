@@ -5,7 +5,8 @@ import tempfile
 
 import numpy as np
 
-from albert_tf import AlbertConfig, AlbertPretrainer, checkpoint
+from albert_tf import AlbertConfig, AlbertPretrainer
+from albert_tf.weights import tf1_checkpoint as checkpoint
 
 
 def main():

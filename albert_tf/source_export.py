@@ -23,8 +23,6 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.convert.resolve import resolve_model_files
-from albert_tf.convert.source import open_source
 from albert_tf.errors import UsageError
 from albert_tf.models import AlbertClassifier, AlbertSquadV1, AlbertSquadV2
 from albert_tf.serving import reference
@@ -35,7 +33,9 @@ from albert_tf.serving.tflite import export_tflite, parse_kinds
 from albert_tf.serving.verify import compare, verify_in_fresh_process
 from albert_tf.tasks.glue.export import ClassifierServing
 from albert_tf.tasks.squad.export import SquadServing
-from albert_tf.training.checkpoints import init_from_checkpoint
+from albert_tf.weights.loading import init_from_checkpoint
+from albert_tf.weights.readers import open_source
+from albert_tf.weights.resolve import resolve_model_files
 
 SAMPLE_TEXT = (["The quick brown fox jumps over the lazy dog.", "ALBERT shares its layers."],
                ["A fox.", ""])

@@ -9,7 +9,8 @@ from albert_tf import checkpoint
 from albert_tf.tasks.eval_log import EvalLog, RunnerEvalLog
 from albert_tf.tasks.eval_state import CheckpointEvaluator, EvalState
 from albert_tf.models import AlbertSquadV1
-from albert_tf.training.checkpoints import checkpoint_step, list_checkpoints
+from albert_tf.training.checkpoint_files import list_checkpoints
+from albert_tf.weights.our_checkpoints import checkpoint_step
 
 def _evaluate_directory(directory, model, f1_by_step):
     def load(prefix):

@@ -12,7 +12,7 @@ from albert_tf import AlbertConfig, AlbertPretrainer
 from albert_tf.checkpoint import load_tf1_checkpoint
 from albert_tf.optimization import create_optimizer
 from albert_tf.training import CheckpointState, Runtime, RuntimeConfig, Trainer
-from albert_tf.training.checkpoints import export_tf1_checkpoint
+from albert_tf.weights.our_checkpoints import export_tf1_checkpoint
 from albert_tf.tasks.pretraining.objective import pretraining_objective
 from support.configs import GROUPED, TINY
 from support.paths import REPO

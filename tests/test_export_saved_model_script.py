@@ -65,7 +65,7 @@ def test_our_training_checkpoints_load_for_export(tmp_path):
 
 def test_pretraining_checkpoint_warm_starts_a_task_model(tmp_path):
     from albert_tf.models import AlbertClassifier
-    from albert_tf.training import init_from_checkpoint
+    from albert_tf.weights import init_from_checkpoint
 
     config = _tiny()
     pretrainer = AlbertPretrainer(config)

@@ -12,7 +12,7 @@ from albert_tf import AlbertConfig
 from albert_tf.checkpoint import save_tf1_checkpoint
 from albert_tf.models import AlbertClassifier
 from albert_tf.tasks.glue.task import GlueRunConfig, GlueRunError, GlueTask, run_glue
-from albert_tf.training.checkpoints import list_checkpoints
+from albert_tf.training.checkpoint_files import list_checkpoints
 from support.configs import GLUE_TINY as TINY
 
 
@@ -102,7 +102,7 @@ def test_init_from_our_pretraining_checkpoint(tmp_path):
     import tensorflow as tf
 
     from albert_tf import AlbertPretrainer
-    from albert_tf.training import init_from_checkpoint
+    from albert_tf.weights import init_from_checkpoint
 
     config = AlbertConfig(**TINY)
     pretrainer = AlbertPretrainer(config)
@@ -136,7 +136,7 @@ def test_predict_after_training_without_eval_uses_the_fine_tuned_model(base, tmp
                                                                        pretrained):
     # No --do_eval, so no model.ckpt-best: the latest fine-tuned checkpoint must be used, never
     # the pretrained --init_checkpoint with an untrained head.
-    from albert_tf.training.checkpoints import init_from_checkpoint
+    from albert_tf.weights import init_from_checkpoint
 
     keras.utils.set_random_seed(1)
     cfg = dict(base, do_train=True, do_predict=True, init_checkpoint=pretrained)

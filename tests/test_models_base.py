@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import checkpoint
-from albert_tf.models import (AlbertClassifier, AlbertMultipleChoice, AlbertPretrainer,
-                              AlbertSquadV1, AlbertSquadV2)
+from albert_tf.weights import tf1_checkpoint as checkpoint
+from albert_tf.models import (HEAD_CLASSES, AlbertClassifier, AlbertMultipleChoice,
+                              AlbertPretrainer, AlbertSquadV1, AlbertSquadV2)
 
 
 def _choices(batch, num_choices=4):
@@ -57,6 +57,22 @@ def test_runs_on_a_tiny_batch(case):
     assert isinstance(outputs, dict) and outputs
     for value in _flat(outputs):
         assert np.isfinite(value).all()
+
+
+def test_head_class_carries_its_head_and_real_tflite_outputs(case):
+    build, batch, _ = case
+    model = build()
+    cls = type(model)
+    assert cls in HEAD_CLASSES and cls.HEAD_ID and cls.HEADS
+    assert set(cls.TFLITE_OUTPUTS) <= set(model(batch))
+    assert bool(cls.TFLITE_NAME) == bool(cls.TFLITE_OUTPUTS)
+
+
+def test_head_ids_and_heads_are_distinct():
+    ids = [cls.HEAD_ID for cls in HEAD_CLASSES]
+    heads = [head for cls in HEAD_CLASSES for head in cls.HEADS]
+    assert len(set(ids)) == len(ids) and len(set(heads)) == len(heads)
+    assert all(cls.HEADS == (cls.HEAD_ID,) for cls in HEAD_CLASSES if cls is not AlbertPretrainer)
 
 
 def test_config_round_trip_gives_the_same_outputs(case):

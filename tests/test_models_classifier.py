@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertModel
-from albert_tf.checkpoint import load_tf1_checkpoint, model_entries, save_tf1_checkpoint
+from albert_tf.weights.tf1_checkpoint import load_tf1_checkpoint, model_entries, save_tf1_checkpoint
 from albert_tf.models import AlbertClassifier, classifier_loss, per_example_loss
 
 

@@ -3,7 +3,8 @@ import pytest
 import tensorflow as tf
 import keras
 
-from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, checkpoint, models
+from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, models
+from albert_tf.weights import tf1_checkpoint as checkpoint
 from support.configs import GROUPED, tiny_config
 
 TOL = dict(atol=1e-5, rtol=1e-5)

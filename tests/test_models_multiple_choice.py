@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import checkpoint
+from albert_tf.weights import tf1_checkpoint as checkpoint
 from albert_tf.models import AlbertMultipleChoice, multiple_choice_loss
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import checkpoint, checkpoint_names
+from albert_tf.weights import tf1_checkpoint as checkpoint, tf1_names as checkpoint_names
 from albert_tf.models import AlbertSquadV1, AlbertSquadV2, squad_v1_loss, squad_v2_loss
 
 

@@ -9,7 +9,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertPretrainer
-from albert_tf.checkpoint import tf1_weights
+from albert_tf.weights import load
+from albert_tf.weights.tf1_checkpoint import tf1_weights
 from albert_tf.optimization import create_optimizer
 from albert_tf.errors import TrainingError
 from albert_tf.tasks.eval_log import EvalLog
@@ -56,7 +57,7 @@ def test_trainer_reproduces_golden_three_steps_and_resumes(fixtures_dir, tmp_pat
     first = golden_trainer(model_dir, out)
     recorder = LossRecorder(first)
     first.train(golden_dataset_fn(model_dir), 3, 2, save_checkpoints_steps=1,
-                init_checkpoint=str(model_dir / "ckpt" / "model.ckpt"))
+                initialize=lambda model: load(model, str(model_dir / "ckpt" / "model.ckpt")))
     assert sorted(p for p in os.listdir(out) if p.endswith(".index")) == [
         "model.ckpt-1.index", "model.ckpt-2.index"]
     # A new process-like start in the same directory resumes at step 2 and ends at 3.
@@ -64,7 +65,7 @@ def test_trainer_reproduces_golden_three_steps_and_resumes(fixtures_dir, tmp_pat
     recorder2 = LossRecorder(second)
     values = second.train(golden_dataset_fn(model_dir), 3, 3, save_checkpoints_steps=1,
                           log_every_steps=1,
-                          init_checkpoint="/nonexistent/ignored/when/resuming")
+                          initialize=lambda model: load(model, "/nonexistent/ignored/when/resuming"))
     assert second.step == 3 and len(recorder2.losses) == 1
     assert_matches_golden(model_dir / "train_lamb_resourcevars", tf1_weights(second.model),
                           recorder.losses + recorder2.losses, recorder.lrs + recorder2.lrs)

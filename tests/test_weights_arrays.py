@@ -1,4 +1,4 @@
-"""albert_tf.convert.arrays: our own training checkpoints convert through the model; the
+"""albert_tf.weights.arrays: our own training checkpoints convert through the model; the
 projection rules for E == H."""
 
 import numpy as np
@@ -10,8 +10,8 @@ from support.interop import odd_config, random_source
 def test_our_training_checkpoint_converts_with_its_pretraining_heads(tmp_path):
     import tensorflow as tf
 
-    from albert_tf.convert import open_source
-    from albert_tf.convert.arrays import source_arrays
+    from albert_tf.weights import open_source
+    from albert_tf.weights.arrays import source_arrays
 
     config = odd_config()
     source, model = random_source(config)
@@ -26,8 +26,8 @@ def test_our_training_checkpoint_converts_with_its_pretraining_heads(tmp_path):
 
 
 def test_a_trained_projection_with_equal_sizes_is_refused_by_key():
-    from albert_tf.convert import SourceError
-    from albert_tf.convert.arrays import drop_identity_projection, identity_projection
+    from albert_tf.weights import SourceError
+    from albert_tf.weights.arrays import drop_identity_projection, identity_projection
 
     config = odd_config(embedding_size=20)
     arrays = identity_projection(config)
@@ -40,8 +40,8 @@ def test_a_trained_projection_with_equal_sizes_is_refused_by_key():
 
 
 def test_shape_mismatch_names_variable_shapes_and_key():
-    from albert_tf.convert import SourceError
-    from albert_tf.convert.arrays import check_shapes
+    from albert_tf.weights import SourceError
+    from albert_tf.weights.arrays import check_shapes
 
     config = odd_config()
     arrays = {"bert/encoder/transformer/group_1/inner_group_0/ffn_1/intermediate/dense/kernel":

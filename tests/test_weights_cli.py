@@ -1,5 +1,6 @@
-"""python -m albert_tf.convert: reads any source, writes the format asked for, says what it
-read and left; what the target cannot express is one error line and nothing written."""
+"""python -m albert_tf.weights (and its old name, python -m albert_tf.convert): reads any source,
+writes the format asked for, says what it read and left; what the target cannot express is one
+error line and nothing written."""
 
 import json
 import shutil
@@ -12,16 +13,16 @@ from support.interop import interop
 from support.paths import REPO
 
 
-def _convert(*args):
-    return subprocess.run([sys.executable, "-m", "albert_tf.convert", *args], cwd=REPO,
+def _convert(*args, module="albert_tf.convert"):
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=REPO,
                           capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def relu_tf1_folder(tmp_path_factory):
     """An original-style TF1 folder of a relu ALBERT (made from the HF fixture's weights)."""
-    from albert_tf.convert import open_source
-    from albert_tf.convert.tf1_writer import write_tf1
+    from albert_tf.weights import open_source
+    from albert_tf.weights.writers.tf1 import write_tf1
 
     tmp = tmp_path_factory.mktemp("relu")
     shutil.copytree(interop("hf", "pretraining"), tmp / "hf")
@@ -34,7 +35,7 @@ def relu_tf1_folder(tmp_path_factory):
 
 def test_relu_checkpoint_to_keras_hub_is_refused_by_key(relu_tf1_folder, tmp_path):
     result = _convert(f"--input={relu_tf1_folder}", f"--output={tmp_path / 'kh'}",
-                      "--output_format=keras_hub")
+                      "--output_format=keras_hub", module="albert_tf.weights")
     assert result.returncode == 1, result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "hidden_act='relu'" in errors[0], result.stderr

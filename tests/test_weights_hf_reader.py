@@ -1,4 +1,4 @@
-"""albert_tf.convert.hf: Hugging Face ALBERT folders load into our models and give
+"""albert_tf.weights.readers.hf: Hugging Face ALBERT folders load into our models and give
 transformers' own outputs (fixtures saved by transformers 5.23)."""
 
 import json
@@ -13,7 +13,7 @@ from support.interop import assert_close, expected, inputs, interop, loaded, run
 
 
 def _source(name):
-    from albert_tf.convert import open_source
+    from albert_tf.weights import open_source
 
     return open_source(interop("hf", name))
 
@@ -75,7 +75,7 @@ def _copy(name, tmp_path, edit=None):
 def test_bare_albert_model_without_prefix_loads(tmp_path):
     from safetensors.numpy import load_file, save_file
 
-    from albert_tf.convert import open_source
+    from albert_tf.weights import open_source
     from albert_tf.models import AlbertModel
 
     folder = _copy("classifier", tmp_path, lambda v: v.update(architectures=["AlbertModel"]))
@@ -97,7 +97,7 @@ def test_bare_albert_model_without_prefix_loads(tmp_path):
     ("model_type", "bert", ["model_type", "'bert'"]),
 ])
 def test_what_albert_cannot_compute_is_refused_by_key(tmp_path, key, value, words):
-    from albert_tf.convert import SourceError, open_source
+    from albert_tf.weights import SourceError, open_source
 
     folder = _copy("pretraining", tmp_path, lambda v: v.update({key: value}))
     with pytest.raises(SourceError) as error:
@@ -106,7 +106,7 @@ def test_what_albert_cannot_compute_is_refused_by_key(tmp_path, key, value, word
 
 
 def test_pytorch_pickle_without_torch_is_one_clear_error(tmp_path, monkeypatch):
-    from albert_tf.convert import SourceError, open_source
+    from albert_tf.weights import SourceError, open_source
 
     folder = _copy("pretraining", tmp_path)
     os.rename(folder / "model.safetensors", folder / "pytorch_model.bin")
@@ -118,7 +118,7 @@ def test_pytorch_pickle_without_torch_is_one_clear_error(tmp_path, monkeypatch):
 def test_untied_decoder_is_refused(tmp_path):
     from safetensors.numpy import load_file, save_file
 
-    from albert_tf.convert import SourceError, open_source
+    from albert_tf.weights import SourceError, open_source
 
     folder = _copy("pretraining", tmp_path)
     tensors = load_file(folder / "model.safetensors")
@@ -135,8 +135,8 @@ def test_untied_decoder_is_refused(tmp_path):
 def test_multiple_choice_and_token_classifier_heads_are_told_apart(tmp_path):
     from safetensors.numpy import load_file, save_file
 
-    from albert_tf.convert import open_source
-    from albert_tf.convert.hf_writer import write_hf
+    from albert_tf.weights import open_source
+    from albert_tf.weights.writers.hf import write_hf
     from albert_tf.models import AlbertModel, AlbertMultipleChoice
 
     folder = _copy("classifier", tmp_path,
@@ -163,7 +163,7 @@ def test_multiple_choice_and_token_classifier_heads_are_told_apart(tmp_path):
 def test_sharded_safetensors_read_as_one(tmp_path):
     from safetensors.numpy import load_file, save_file
 
-    from albert_tf.convert import open_source
+    from albert_tf.weights import open_source
 
     folder = _copy("pretraining", tmp_path)
     tensors = load_file(folder / "model.safetensors")

@@ -1,4 +1,4 @@
-"""albert_tf.convert.hf_writer: written HF folders hold exactly what transformers saves, read
+"""albert_tf.weights.writers.hf: written HF folders hold exactly what transformers saves, read
 back to the same model, and configs HF cannot express are refused before anything is written."""
 
 import json
@@ -14,8 +14,8 @@ from support.interop import (assert_close, inputs, interop, loaded, odd_config, 
 def test_written_folder_holds_what_transformers_saved(tmp_path, name):
     from safetensors.numpy import load_file
 
-    from albert_tf.convert import open_source
-    from albert_tf.convert.hf_writer import write_hf
+    from albert_tf.weights import open_source
+    from albert_tf.weights.writers.hf import write_hf
 
     report = write_hf(open_source(interop("hf", name)), tmp_path / "out")
     assert report.left == ()
@@ -37,8 +37,8 @@ def test_written_folder_holds_what_transformers_saved(tmp_path, name):
 def test_groups_inner_groups_and_equal_sizes_round_trip(tmp_path, overrides):
     from safetensors.numpy import load_file
 
-    from albert_tf.convert import open_source
-    from albert_tf.convert.hf_writer import write_hf
+    from albert_tf.weights import open_source
+    from albert_tf.weights.writers.hf import write_hf
     from albert_tf.models import AlbertPretrainer
 
     config = odd_config(**overrides)
@@ -63,8 +63,8 @@ def test_groups_inner_groups_and_equal_sizes_round_trip(tmp_path, overrides):
 
 
 def test_classifier_labels_and_a_head_hf_has_no_place_for(tmp_path):
-    from albert_tf.convert import open_source
-    from albert_tf.convert.hf_writer import write_hf
+    from albert_tf.weights import open_source
+    from albert_tf.weights.writers.hf import write_hf
     from albert_tf.models import AlbertClassifier
 
     source, _ = random_source(odd_config(), AlbertClassifier, num_labels=3)
@@ -86,8 +86,8 @@ def test_classifier_labels_and_a_head_hf_has_no_place_for(tmp_path):
 def test_what_hf_cannot_express_is_refused_and_nothing_written(tmp_path, overrides, key):
     import dataclasses
 
-    from albert_tf.convert import SourceError, open_source
-    from albert_tf.convert.hf_writer import write_hf
+    from albert_tf.weights import SourceError, open_source
+    from albert_tf.weights.writers.hf import write_hf
 
     source = open_source(interop("hf", "classifier"))
     source = dataclasses.replace(source, config=source.config.replace(**overrides))

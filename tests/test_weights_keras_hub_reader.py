@@ -1,4 +1,4 @@
-"""albert_tf.convert.keras_hub: keras-hub presets load into our models and give keras-hub's
+"""albert_tf.weights.readers.keras_hub: keras-hub presets load into our models and give keras-hub's
 own outputs (fixtures saved by keras-hub 0.32)."""
 
 import json
@@ -11,7 +11,7 @@ from support.interop import assert_close, expected, inputs, interop, loaded, run
 
 
 def _source(name):
-    from albert_tf.convert import open_source
+    from albert_tf.weights import open_source
 
     return open_source(interop("keras_hub", name))
 
@@ -43,7 +43,7 @@ def test_text_classifier_preset_gives_keras_hub_logits():
 
 
 def test_other_classes_are_refused_by_name(tmp_path):
-    from albert_tf.convert import SourceError, open_source
+    from albert_tf.weights import SourceError, open_source
 
     folder = tmp_path / "preset"
     shutil.copytree(interop("keras_hub", "backbone"), folder)

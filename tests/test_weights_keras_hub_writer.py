@@ -1,4 +1,4 @@
-"""albert_tf.convert.keras_hub_writer: written presets have keras-hub's own layout, read back to
+"""albert_tf.weights.writers.keras_hub: written presets have keras-hub's own layout, read back to
 the same model, and what keras-hub cannot express is refused before anything is written."""
 
 import json
@@ -26,8 +26,8 @@ def _layout(path):
     ("classifier", ["model.weights.h5", "task.weights.h5"]),
 ])
 def test_written_preset_is_what_keras_hub_saved(tmp_path, name, files):
-    from albert_tf.convert import open_source
-    from albert_tf.convert.keras_hub_writer import write_keras_hub
+    from albert_tf.weights import open_source
+    from albert_tf.weights.writers.keras_hub import write_keras_hub
 
     write_keras_hub(open_source(interop("keras_hub", name)), tmp_path / "out")  # keeps its 20
     for file in files:
@@ -45,8 +45,8 @@ def test_written_preset_is_what_keras_hub_saved(tmp_path, name, files):
 
 @pytest.mark.parametrize("overrides", [{}, {"embedding_size": 20}])
 def test_groups_inner_groups_and_equal_sizes_round_trip(tmp_path, overrides):
-    from albert_tf.convert import open_source
-    from albert_tf.convert.keras_hub_writer import write_keras_hub
+    from albert_tf.weights import open_source
+    from albert_tf.weights.writers.keras_hub import write_keras_hub
     from albert_tf.models import AlbertClassifier
 
     config = odd_config(**overrides)
@@ -90,8 +90,8 @@ def test_what_keras_hub_cannot_express_is_refused_and_nothing_written(tmp_path, 
                                                                      overrides, key):
     import dataclasses
 
-    from albert_tf.convert import SourceError
-    from albert_tf.convert.keras_hub_writer import write_keras_hub
+    from albert_tf.weights import SourceError
+    from albert_tf.weights.writers.keras_hub import write_keras_hub
 
     source = dataclasses.replace(small_source, config=small_source.config.replace(**overrides))
     with pytest.raises(SourceError, match=f"config key {key}.*nothing was written"):
@@ -100,8 +100,8 @@ def test_what_keras_hub_cannot_express_is_refused_and_nothing_written(tmp_path, 
 
 
 def test_mlm_head_becomes_a_masked_lm_task_and_reads_back(tmp_path):
-    from albert_tf.convert import open_source
-    from albert_tf.convert.keras_hub_writer import write_keras_hub
+    from albert_tf.weights import open_source
+    from albert_tf.weights.writers.keras_hub import write_keras_hub
 
     source = open_source(interop("hf", "pretraining"))
     report = write_keras_hub(source, tmp_path / "kh")

@@ -1,14 +1,15 @@
-"""Checkpoint helpers: model-only round trip (every block weight), TF1 vs ours detection,
-init from either, step lookup, checkpoint copies."""
+"""The load half of checkpoints: model-only round trip (every block weight), TF1 vs ours
+detection, init from either, step lookup, prefixes resolved (copies: test_training_checkpoint_files)."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertPretrainer
-from albert_tf.checkpoint import save_tf1_checkpoint
-from albert_tf.training.checkpoints import (checkpoint_step, copy_checkpoint, init_from_checkpoint,
-                                            is_tf1_checkpoint, resolve_checkpoint)
+from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
+from albert_tf.weights.loading import init_from_checkpoint
+from albert_tf.weights.our_checkpoints import checkpoint_step, is_tf1_checkpoint
+from albert_tf.weights.tf1_checkpoint import resolve_prefix as resolve_checkpoint
 from support.configs import GROUPED, tiny_config
 
 
@@ -36,15 +37,3 @@ def test_resolve_checkpoint_errors_name_the_path(tmp_path):
         resolve_checkpoint(str(tmp_path))
     with pytest.raises(FileNotFoundError, match="model.ckpt-9 .no .*index"):
         resolve_checkpoint(str(tmp_path / "model.ckpt-9"))
-
-
-def test_copy_checkpoint_leaves_state_file_and_other_files(tmp_path):
-    for suffix, data in ((".index", b"i"), (".data-00000-of-00001", b"d")):
-        (tmp_path / f"model.ckpt-5{suffix}").write_bytes(data)
-    (tmp_path / "model.ckpt-50.index").write_bytes(b"other")
-    tf.compat.v1.train.update_checkpoint_state(str(tmp_path), "model.ckpt-5")
-    state = (tmp_path / "checkpoint").read_text()
-    copied = copy_checkpoint(str(tmp_path / "model.ckpt-5"), str(tmp_path / "copy"))
-    assert [d.rsplit("/", 1)[1] for _, d in copied] == ["copy.data-00000-of-00001", "copy.index"]
-    assert (tmp_path / "checkpoint").read_text() == state
-    assert (tmp_path / "model.ckpt-50.index").read_bytes() == b"other"

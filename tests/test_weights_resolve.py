@@ -1,4 +1,4 @@
-"""albert_tf.convert.resolve: a run's config and tokenizer come from the flags, else from the
+"""albert_tf.weights.resolve: a run's config and tokenizer come from the flags, else from the
 --init_checkpoint source; a flag that contradicts the source is one error naming the key. And
 run_classifier fine-tunes from a Hugging Face folder with neither flag."""
 
@@ -10,7 +10,7 @@ from support.interop import interop
 
 
 def test_hf_folder_supplies_config_and_spm_model():
-    from albert_tf.convert.resolve import resolve_model_files
+    from albert_tf.weights.resolve import resolve_model_files
 
     folder = interop("hf", "classifier")
     files = resolve_model_files(folder)
@@ -21,8 +21,8 @@ def test_hf_folder_supplies_config_and_spm_model():
 
 def test_flags_win_and_a_contradiction_names_the_key(tmp_path):
     from albert_tf.config import AlbertConfig
-    from albert_tf.convert.resolve import resolve_model_files
-    from albert_tf.convert.source import SourceError
+    from albert_tf.weights.resolve import resolve_model_files
+    from albert_tf.weights.source import SourceError
 
     folder = interop("hf", "classifier")
     same = tmp_path / "same.json"
@@ -44,7 +44,7 @@ def test_flags_win_and_a_contradiction_names_the_key(tmp_path):
 
 
 def test_no_source_yet_leaves_the_flags_alone(tmp_path):
-    from albert_tf.convert.resolve import resolve_model_files
+    from albert_tf.weights.resolve import resolve_model_files
 
     files = resolve_model_files(str(tmp_path / "missing"), spm_model_file="x.model")
     assert files.source is None and files.albert_config is None
@@ -54,7 +54,7 @@ def test_no_source_yet_leaves_the_flags_alone(tmp_path):
 def test_run_classifier_fine_tunes_from_a_hf_folder_without_config_or_spm(tmp_path,
                                                                           fixtures_dir):
     from albert_tf.tasks.glue.task import GlueRunConfig, run_glue
-    from albert_tf.training import init_from_checkpoint
+    from albert_tf.weights import init_from_checkpoint
 
     folder = tmp_path / "hf"
     shutil.copytree(interop("hf", "pretraining"), folder)
@@ -77,8 +77,8 @@ def test_run_classifier_fine_tunes_from_a_hf_folder_without_config_or_spm(tmp_pa
 def test_a_local_tfhub_module_as_hub_handle_is_the_init_checkpoint(tmp_path):
     """--albert_hub_module_handle=<TF-Hub v1 module folder>: its variables are the weights, its
     assets' SentencePiece model the tokenizer; the config still comes from the flag."""
-    from albert_tf.checkpoint import write_tf1_checkpoint
-    from albert_tf.convert.resolve import resolve_run_config
+    from albert_tf.weights.tf1_checkpoint import write_tf1_checkpoint
+    from albert_tf.weights.resolve import resolve_run_config
     from albert_tf.tasks.glue.task import GlueRunConfig
     from support.interop import odd_config, random_source
 

@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, checkpoint
-from albert_tf.checkpoint import CheckpointError
+from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer
+from albert_tf.weights import tf1_checkpoint as checkpoint
+from albert_tf.weights.tf1_checkpoint import CheckpointError
 from support.configs import GROUPED, TINY, tiny_config
 
 

@@ -3,7 +3,8 @@
 import keras
 import pytest
 
-from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, checkpoint, checkpoint_names
+from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer
+from albert_tf.weights import tf1_checkpoint as checkpoint, tf1_names as checkpoint_names
 from albert_tf.models import (AlbertClassifier, AlbertMultipleChoice, AlbertSquadV1,
                               AlbertSquadV2)
 from support import configs
@@ -96,3 +97,13 @@ def test_a_model_without_names_is_refused(tiny_config):
 
     with pytest.raises(TypeError, match="Unnamed has no TF1 names"):
         checkpoint.model_entries(Unnamed(tiny_config))
+
+
+def test_every_head_has_rows_and_every_row_group_is_a_head():
+    from albert_tf.models import HEAD_CLASSES
+    from albert_tf.weights.heads import HEADS
+
+    assert list(checkpoint_names.HEAD_ROWS) == list(HEADS) == [
+        head for cls in HEAD_CLASSES for head in cls.HEADS]
+    assert checkpoint_names.PRETRAINING_HEADS == sum(
+        (checkpoint_names.HEAD_ROWS[h] for h in AlbertPretrainer.HEADS), ())

@@ -1,4 +1,4 @@
-"""albert_tf.convert.tf1 with a TF-Hub v1 module's layout: variables under `module/` in
+"""albert_tf.weights.readers.tf1 with a TF-Hub v1 module's layout: variables under `module/` in
 `variables/variables`, a `tfhub_module.pb`, the SentencePiece model in `assets/`."""
 
 
@@ -8,10 +8,10 @@ from support.interop import assert_close, inputs, interop, odd_config, random_so
 
 
 def test_tfhub_module_folder_loads_and_converts(tmp_path):
-    from albert_tf.checkpoint import load_tf1_checkpoint
-    from albert_tf.convert import open_source
-    from albert_tf.convert.arrays import source_arrays
-    from albert_tf.convert.hf_writer import write_hf
+    from albert_tf.weights.tf1_checkpoint import load_tf1_checkpoint
+    from albert_tf.weights import open_source
+    from albert_tf.weights.arrays import source_arrays
+    from albert_tf.weights.writers.hf import write_hf
     from albert_tf.models import AlbertPretrainer
 
     config = odd_config()

@@ -1,4 +1,4 @@
-"""albert_tf.convert.tf1_writer: an original-style folder (checkpoint with the original's
+"""albert_tf.weights.writers.tf1: an original-style folder (checkpoint with the original's
 names, albert_config.json, 30k-clean.model) that reads back to the same weights."""
 
 import numpy as np
@@ -11,9 +11,9 @@ def test_hf_classifier_to_tf1_folder_and_back(tmp_path):
     import tensorflow as tf
 
     from albert_tf.config import AlbertConfig
-    from albert_tf.convert import open_source
-    from albert_tf.convert.arrays import source_arrays
-    from albert_tf.convert.tf1_writer import write_tf1
+    from albert_tf.weights import open_source
+    from albert_tf.weights.arrays import source_arrays
+    from albert_tf.weights.writers.tf1 import write_tf1
 
     source = open_source(interop("hf", "classifier"))
     report = write_tf1(source, tmp_path / "tf1")
@@ -33,8 +33,8 @@ def test_hf_classifier_to_tf1_folder_and_back(tmp_path):
 
 
 def test_a_config_that_disagrees_with_the_source_is_refused_by_key(tmp_path):
-    from albert_tf.convert import SourceError, open_source
-    from albert_tf.convert.tf1_writer import write_tf1
+    from albert_tf.weights import SourceError, open_source
+    from albert_tf.weights.writers.tf1 import write_tf1
 
     source = open_source(interop("hf", "classifier"))
     other = source.config.replace(intermediate_size=38)

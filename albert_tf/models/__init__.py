@@ -3,7 +3,11 @@
 `AlbertModel` (encoder), `AlbertPretrainer` (masked-LM + sentence-order heads),
 `AlbertClassifier` (GLUE), `AlbertSquadV1` / `AlbertSquadV2` (SQuAD spans),
 `AlbertMultipleChoice` (RACE). Task models are built as `Cls(config, <head arguments>,
-encoder=None)`; their TF1 checkpoint names are in `albert_tf.checkpoint_names`.
+encoder=None)`; their TF1 checkpoint names are in `albert_tf.weights.tf1_names`.
+
+`HEAD_CLASSES` is the one list of models with a head: each class carries its head id, the
+weight-source heads it holds and its TFLite outputs (see `AlbertTaskModel`), and every place
+that needs "which heads exist" derives it from here.
 """
 
 from albert_tf.models.base import AlbertTaskModel
@@ -16,8 +20,12 @@ from albert_tf.models.pretrainer import (AlbertPretrainer, masked_lm_example_los
                                          sentence_order_loss)
 from albert_tf.models.squad import AlbertSquadV1, AlbertSquadV2, squad_v1_loss, squad_v2_loss
 
+# In the order heads are listed everywhere (`WeightSource.heads`, load reports).
+HEAD_CLASSES = (AlbertPretrainer, AlbertClassifier, AlbertSquadV1, AlbertSquadV2,
+                AlbertMultipleChoice)
+
 __all__ = [
-    "AlbertModel", "AlbertTaskModel", "AlbertPretrainer", "AlbertClassifier", "AlbertSquadV1",
+    "HEAD_CLASSES", "AlbertModel", "AlbertTaskModel", "AlbertPretrainer", "AlbertClassifier", "AlbertSquadV1",
     "AlbertSquadV2", "AlbertMultipleChoice", "RACE_NUM_CHOICES", "as_albert_config",
     "masked_lm_example_loss", "masked_lm_loss", "sentence_order_example_loss",
     "sentence_order_loss", "pretraining_losses", "per_example_loss", "classifier_loss",

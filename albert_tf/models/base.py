@@ -20,9 +20,22 @@ class AlbertTaskModel(keras.Model):
     `get_config` holds `config` plus the head arguments named by `HEAD_ARGUMENTS`; `from_config`
     builds a model with a new encoder from it (an encoder shared at construction is not part of
     the config, as with any Keras layer argument that is an object).
+
+    What the rest of the package knows about a head is read from its class (one registry:
+    `albert_tf.models.HEAD_CLASSES`):
+    `HEAD_ID`: the head's id. `HEADS`: the weight-source heads the model holds (what
+    `WeightSource.heads` lists; each keys its TF1 name rows in
+    `albert_tf.weights.tf1_names.HEAD_ROWS`): `(HEAD_ID,)`, but `("mlm", "sop")` for the
+    pretrainer, whose two heads a source may hold one without the other.
+    `TFLITE_NAME` / `TFLITE_OUTPUTS`: the TFLite file's name and output names; `()` when the
+    model has no TFLite form.
     """
 
     HEAD_ARGUMENTS: tuple = ()
+    HEAD_ID: str = ""
+    HEADS: tuple = ()
+    TFLITE_NAME: str = ""
+    TFLITE_OUTPUTS: tuple = ()
 
     def __init__(self, config: AlbertConfig, encoder: AlbertModel | None = None, **kwargs):
         super().__init__(**kwargs)

@@ -2,7 +2,7 @@
 
 `output_weights` [C, H] and `output_bias` [C] live at the checkpoint root, stored in TF1
 layout ([out, in]), so an original fine-tuned checkpoint loads by name
-(`checkpoint_names.CLASSIFIER_HEAD`).
+(`albert_tf.weights.tf1_names.CLASSIFIER_HEAD`).
 With one output (STS-B) the model is a regressor and its loss is the squared error.
 """
 
@@ -27,6 +27,10 @@ class AlbertClassifier(AlbertTaskModel):
     ([B] int32 class ids; the float scores when regressing). Outputs are float32."""
 
     HEAD_ARGUMENTS = ("num_labels",)
+    HEAD_ID = "classifier"
+    HEADS = (HEAD_ID,)
+    TFLITE_NAME = "classifier"
+    TFLITE_OUTPUTS = ("probabilities",)
 
     def __init__(self, config: AlbertConfig, num_labels: int, encoder: AlbertModel | None = None,
                  **kwargs):

@@ -23,6 +23,8 @@ class AlbertMultipleChoice(AlbertTaskModel):
     """
 
     HEAD_ARGUMENTS = ("dropout_prob", "num_choices")
+    HEAD_ID = "multiple_choice"
+    HEADS = (HEAD_ID,)
 
     def __init__(self, config: AlbertConfig, dropout_prob: float = 0.1,
                  num_choices: int = RACE_NUM_CHOICES, encoder: AlbertModel | None = None,

@@ -20,6 +20,12 @@ class AlbertPretrainer(AlbertTaskModel):
     then the [B,P,H] rows at `masked_lm_positions`.
     """
 
+    HEAD_ID = "pretraining"
+    HEADS = ("mlm", "sop")
+    # Its TFLite file is the encoder's (the heads are for training).
+    TFLITE_NAME = AlbertModel.TFLITE_NAME
+    TFLITE_OUTPUTS = AlbertModel.TFLITE_OUTPUTS
+
     def __init__(self, config: AlbertConfig, encoder: AlbertModel | None = None, **kwargs):
         kwargs.setdefault("name", "albert_pretrainer")
         super().__init__(config, encoder, **kwargs)

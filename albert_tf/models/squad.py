@@ -4,7 +4,7 @@
 v1.1 head masks nothing).
 `AlbertSquadV2`: masked start log-probs, end log-probs conditioned on a start (teacher-forced in
 training, beam over start_n_top × end_n_top at inference) and an answerability logit.
-Their TF1 checkpoint names are `checkpoint_names.SQUAD_V1_HEAD` and `SQUAD_V2_HEAD`.
+Their TF1 checkpoint names are `albert_tf.weights.tf1_names.SQUAD_V1_HEAD` and `SQUAD_V2_HEAD`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,11 @@ def _encoder_inputs(inputs):
 
 class AlbertSquadV1(AlbertTaskModel):
     """Outputs `start_logits`, `end_logits` [B, S] (float32); the original calls them log probs."""
+
+    HEAD_ID = "squad_v1"
+    HEADS = (HEAD_ID,)
+    TFLITE_NAME = "squad"
+    TFLITE_OUTPUTS = ("start_logits", "end_logits")
 
     def __init__(self, config: AlbertConfig, encoder: AlbertModel | None = None, **kwargs):
         kwargs.setdefault("name", "squad_v1")
@@ -73,6 +78,9 @@ class AlbertSquadV2(AlbertTaskModel):
     """
 
     HEAD_ARGUMENTS = ("start_n_top", "end_n_top", "dropout_prob")
+    HEAD_ID = "squad_v2"
+    HEADS = (HEAD_ID,)
+    # No TFLite form: the answerability beam search needs dynamic shapes.
 
     def __init__(self, config: AlbertConfig, start_n_top: int = 5, end_n_top: int = 5,
                  dropout_prob: float = 0.1, encoder: AlbertModel | None = None, **kwargs):

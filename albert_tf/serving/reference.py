@@ -9,12 +9,13 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
-from albert_tf.checkpoint import restore_mismatch_error
-from albert_tf.convert.source import WeightSource, open_source
 from albert_tf.models import AlbertModel, AlbertPretrainer
 from albert_tf.serving.saved_model import resolve_path
 from albert_tf.text import text_preprocessor
-from albert_tf.training.checkpoints import init_from_checkpoint
+from albert_tf.weights.loading import init_from_checkpoint
+from albert_tf.weights.readers import open_source
+from albert_tf.weights.source import WeightSource
+from albert_tf.weights.tf1_checkpoint import restore_mismatch_error
 
 
 def load_model(config: AlbertConfig, checkpoint, init_from_group0: bool = False):

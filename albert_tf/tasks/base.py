@@ -47,7 +47,7 @@ class Task(abc.ABC):
     evaluate_during_training: bool = True
 
     def __init__(self, config: RunConfig):
-        from albert_tf.convert.resolve import resolve_run_config
+        from albert_tf.weights.resolve import resolve_run_config
 
         self.config = config
         # Config and tokenizer files left out are taken from the --init_checkpoint source.

@@ -7,7 +7,9 @@ What the driver guarantees, whatever the task:
 - One run per output_dir: an exclusive lock (`albert_tf.lock`, held by the chief) makes a second
   run on the same folder stop at once with one line, before it writes anything.
 - Checkpoints never hold non-finite weights, and a run never resumes from one that does
-  (`albert_tf.training.checkpoints`).
+  (`albert_tf.training.checkpoint_files`).
+- Every load (initialisation, evaluation, prediction, export) is `albert_tf.weights.load`; the
+  trainer gets it as its `initialize` callable.
 - Evaluation state (`best_trial.txt`: last evaluated step, best step, best value) survives
   restarts, so a re-run evaluates only new checkpoints; `model.ckpt-best` is a copy of the best.
 - Prediction and export use `model.ckpt-best`, else the latest checkpoint of this output_dir,
@@ -23,11 +25,16 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.errors import InputError, UsageError
+from albert_tf.optimization import create_optimizer
 from albert_tf.tasks.base import Task
 from albert_tf.tasks.eval_state import CheckpointEvaluator
 from albert_tf.tasks.output_lock import OutputDirLock
-from albert_tf.training.checkpoints import (BEST_NAME, checkpoint_step, init_from_checkpoint,
-                                            list_checkpoints)
+from albert_tf.training.checkpoint_files import BEST_NAME, list_checkpoints
+from albert_tf.training.loop import Trainer
+from albert_tf.training.runtime import Runtime
+from albert_tf.weights.loading import load
+from albert_tf.weights.our_checkpoints import checkpoint_step
+from albert_tf.weights.readers import open_source
 
 
 class Driver:
@@ -44,8 +51,6 @@ class Driver:
     def create(cls, task_class, config, runtime=None) -> "Driver":
         """Sets the runtime up first, then builds the task: a multi-worker strategy must exist
         before TensorFlow runs anything (the task's input checks read files with it)."""
-        from albert_tf.training import Runtime
-
         runtime = runtime or Runtime(config.runtime)
         task = task_class(config)
         task.runtime = runtime
@@ -55,8 +60,6 @@ class Driver:
     @property
     def runtime(self):
         if self._runtime is None:
-            from albert_tf.training import Runtime
-
             self._runtime = Runtime(self.config.runtime)
         return self._runtime
 
@@ -72,7 +75,7 @@ class Driver:
         return self.config.output_dir
 
     def load(self, checkpoint, require_head=False) -> str:
-        description = init_from_checkpoint(self.model, checkpoint, require_head=require_head)
+        description = load(self.model, checkpoint, require_head=require_head)
         logging.info("%s", description)
         return description
 
@@ -111,9 +114,6 @@ class Driver:
         return summary
 
     def train(self):
-        from albert_tf.optimization import create_optimizer
-        from albert_tf.training import Trainer
-
         task, schedule = self.task, self.config.schedule
         model = self.model
         with self.runtime.scope():
@@ -128,9 +128,17 @@ class Driver:
             on_checkpoint = self._evaluator().on_checkpoint
         return trainer.train(task.train_dataset_fn(), schedule.train_batch_size,
                              task.num_train_steps, schedule.save_checkpoints_steps,
-                             schedule.log_every_steps, self.config.init_checkpoint,
-                             getattr(self.config, "init_from_group0", False),
+                             schedule.log_every_steps, initialize=self._initializer(),
                              on_checkpoint=on_checkpoint)
+
+    def _initializer(self):
+        """What the trainer calls on a fresh run (not when resuming): `--init_checkpoint`
+        loaded into the model (as Model Garden's `init_fn`), or None without one."""
+        path = self.config.init_checkpoint
+        if not path:
+            return None
+        group0 = getattr(self.config, "init_from_group0", False)
+        return lambda model: load(model, path, init_from_group0=group0)
 
     def _evaluator(self) -> CheckpointEvaluator:
         if self.evaluator is None:  # one per run: evaluations during training continue in it
@@ -163,8 +171,6 @@ class Driver:
 
     def _init_step(self) -> int:
         """The step of `--init_checkpoint` (0 for weights of another format: HF, keras-hub)."""
-        from albert_tf.convert.source import open_source
-
         prefix = open_source(self.config.init_checkpoint).checkpoint_prefix
         return checkpoint_step(prefix) if prefix else 0
 

@@ -18,7 +18,7 @@ from absl import logging
 
 from albert_tf.errors import InputError
 from albert_tf.io_utils import write_text_atomically
-from albert_tf.training.checkpoints import BEST_NAME, copy_checkpoint
+from albert_tf.training.checkpoint_files import BEST_NAME, copy_checkpoint
 
 STATE_NAME = "best_trial.txt"
 

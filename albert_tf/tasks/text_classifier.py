@@ -24,7 +24,7 @@ import os
 import tempfile
 
 from albert_tf.errors import UsageError
-from albert_tf.model_folder import SPM_NAMES, VOCAB_NAMES
+from albert_tf.weights.model_folder import SPM_NAMES, VOCAB_NAMES
 
 class TextClassifierError(UsageError):
     """Arguments of the Python API that cannot work (the message names the argument)."""
@@ -113,8 +113,8 @@ class TextClassifier:
         if not os.path.isdir(path) and not os.path.exists(path + ".index"):
             raise TextClassifierError(f"{path}: neither a model folder nor a checkpoint prefix "
                                       f"(no {path}.index)")
-        from albert_tf.convert.resolve import resolve_model_files
-        from albert_tf.convert.source import SourceError
+        from albert_tf.weights.resolve import resolve_model_files
+        from albert_tf.weights.source import SourceError
 
         try:  # any weight source: a release folder, a run's output_dir, HF, keras-hub, TF-Hub
             is_preset = albert_config_file in PRESETS or f"{albert_config_file}_v2" in PRESETS
@@ -256,7 +256,7 @@ class TextClassifier:
         = (texts, labels), each is evaluated and the best kept as `model.ckpt-best`, which
         predict and export then use). A second `fit` continues from the last checkpoint.
         Returns the driver's summary."""
-        from albert_tf.training.checkpoints import list_checkpoints
+        from albert_tf.training.checkpoint_files import list_checkpoints
 
         if int(epochs) < 1 or int(batch_size) < 1:
             raise TextClassifierError(f"epochs and batch_size must be at least 1, got "
@@ -312,7 +312,7 @@ class TextClassifier:
 
     def _loaded(self, config):
         """(task, model holding the prediction checkpoint, its prefix): the driver's choice."""
-        from albert_tf.checkpoint import CheckpointError
+        from albert_tf.weights.tf1_checkpoint import CheckpointError
 
         driver = self._driver(config)
         prefix = driver.prediction_checkpoint()
@@ -349,7 +349,7 @@ class TextClassifier:
         """The metrics of the served model (best, else latest checkpoint) on these examples:
         eval_results.txt's keys (eval_accuracy, eval_macro_f1, eval_loss, loss, global_step).
         Nothing in output_dir changes (eval_results.txt records `fit`'s evaluations)."""
-        from albert_tf.training.checkpoints import checkpoint_step
+        from albert_tf.weights.our_checkpoints import checkpoint_step
 
         self._check_ready()
         rows, pair = self._rows(texts, labels)

@@ -3,6 +3,7 @@
 Usage (what the task driver, `albert_tf.tasks.driver`, does for pretraining, GLUE, SQuAD and
 RACE):
 
+    from albert_tf import weights
     from albert_tf.optimization import create_optimizer
     from albert_tf.training import Runtime, RuntimeConfig, Objective, Trainer
 
@@ -28,8 +29,8 @@ RACE):
         logging.info("step %d: %s", step, trainer.evaluate(eval_dataset_fn, steps=100))
 
     trainer.train(dataset_fn, global_batch, num_train_steps, save_checkpoints_steps=1000,
-                  log_every_steps=100, init_checkpoint=tf1_or_our_ckpt,
-                  on_checkpoint=on_checkpoint)
+                  log_every_steps=100, on_checkpoint=on_checkpoint,
+                  initialize=lambda model: weights.load(model, init_checkpoint))
 
 What the loop guarantees:
 - Checkpoints (`tf.train.CheckpointManager`, files `model.ckpt-<step>.*` in output_dir) hold the
@@ -46,15 +47,12 @@ What the loop guarantees:
   `on_checkpoint` hook): it copies the best to `model.ckpt-best.*` and never deletes anything.
 """
 
-from albert_tf.training.checkpoints import (CheckpointState, copy_checkpoint,
-                                            init_from_checkpoint, is_tf1_checkpoint,
-                                            resolve_checkpoint)
+from albert_tf.training.checkpoint_files import CheckpointState, copy_checkpoint
 from albert_tf.training.logs import MetricSums, StepLogger
 from albert_tf.training.loop import NonFiniteLossError, Trainer
 from albert_tf.training.runtime import Runtime, RuntimeConfig, make_strategy, set_precision
 from albert_tf.training.steps import EvalStep, Objective, TrainStep
 
-__all__ = ["CheckpointState", "copy_checkpoint", "init_from_checkpoint",
-           "is_tf1_checkpoint", "resolve_checkpoint", "MetricSums", "StepLogger",
+__all__ = ["CheckpointState", "copy_checkpoint", "MetricSums", "StepLogger",
            "NonFiniteLossError", "Trainer", "Runtime", "RuntimeConfig", "make_strategy",
            "set_precision", "EvalStep", "Objective", "TrainStep"]

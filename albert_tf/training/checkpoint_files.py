@@ -1,5 +1,6 @@
-"""Training checkpoints in an output_dir: save every N steps, keep N, resume from the latest,
-initialise from an original TF1 checkpoint or one of ours, copy one (the best) aside."""
+"""Training checkpoints in an output_dir: save every N steps (never non-finite weights), keep N,
+resume from the latest, find the last good one, copy one (the best) aside. Loading weights from
+any source into a model is `albert_tf.weights.load`'s."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import shutil
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.checkpoint import CheckpointError
-from albert_tf.checkpoint import resolve_prefix as resolve_checkpoint
-from albert_tf.errors import OutputError, TrainingError, UsageError
-from albert_tf.tf_errors import first_line
+from albert_tf.errors import OutputError, TrainingError
 from albert_tf.io_utils import atomic_output
+from albert_tf.tf_errors import first_line
+# The error type of a checkpoint that does not fit a model; its home should be errors.py, so
+# that training/ needs nothing from weights/.
+from albert_tf.weights.tf1_checkpoint import CheckpointError
 
 CHECKPOINT_NAME = "model.ckpt"  # files model.ckpt-<step>.{index,data-*}, as the original's
 BEST_NAME = "model.ckpt-best"
@@ -132,177 +134,6 @@ class CheckpointState:
             shutil.rmtree(self.manager.directory, ignore_errors=True)
             return None
         return path
-
-
-def is_tf1_checkpoint(prefix) -> bool:
-    """True for a checkpoint written by the original code (or `save_tf1_checkpoint`)."""
-    try:
-        names = tf.train.load_checkpoint(os.fspath(prefix)).get_variable_to_shape_map()
-    except (tf.errors.OpError, ValueError) as error:  # a damaged or foreign index file
-        raise CheckpointError(f"{prefix}: not a readable checkpoint "
-                              f"({str(error).splitlines()[0][:200]})") from None
-    return any(n.endswith("bert/embeddings/word_embeddings") for n in names)
-
-
-# The head names of `convert.source.HEADS` each model class carries (by class name, so a
-# subclass keeps its parent's).
-MODEL_HEADS = {"AlbertPretrainer": ("mlm", "sop"), "AlbertClassifier": ("classifier",),
-               "AlbertSquadV1": ("squad_v1",), "AlbertSquadV2": ("squad_v2",),
-               "AlbertMultipleChoice": ("multiple_choice",)}
-
-
-def model_heads(model) -> tuple:
-    for cls in type(model).__mro__:
-        if cls.__name__ in MODEL_HEADS:
-            return MODEL_HEADS[cls.__name__]
-    return ()
-
-
-def init_from_checkpoint(model, path, init_from_group0=False, require_head=False):
-    """Loads model weights (not optimizer slots, as the original) from any weight source
-    `convert.open_source` reads: an original TF1 checkpoint, a TF-Hub v1 module, one written by
-    this package's training, or converted arrays (Hugging Face, keras-hub). Returns one line
-    saying what was loaded and what was left (heads of the source the model has no use for,
-    heads of the model the source lacks).
-
-    `require_head=True` (prediction and export): a task model whose head the checkpoint does
-    not hold (a pretraining checkpoint) is refused rather than used with an untrained head.
-    """
-    from albert_tf.checkpoint import ArrayReader, load_tf1_checkpoint, load_tf1_weights
-    from albert_tf.convert.source import WeightSource, open_source
-
-    source = path if isinstance(path, WeightSource) else open_source(path)
-    if source.arrays is not None or source.format != "albert_tf":
-        if source.arrays is not None:
-            report = load_tf1_weights(model, ArrayReader(source.arrays), source.path,
-                                      init_from_group0)
-        else:
-            report = load_tf1_checkpoint(model, source.checkpoint_prefix, init_from_group0)
-        heads = [] if not _has_head(model) else [
-            h for h in model_heads(model) if _head_loaded(h, report.loaded)]
-        description = f"{source.describe()}: {len(report.loaded)} variables loaded"
-        if report.from_group0:
-            description += f" ({len(report.from_group0)} from group_0)"
-    else:
-        description, attributes = _init_from_our_checkpoint(model, source.checkpoint_prefix)
-        heads = list(model_heads(model)) if attributes else []
-    wanted = model_heads(model) if _has_head(model) else ()
-    left = [h for h in source.heads if h not in wanted and not
-            (h == "classifier" and "multiple_choice" in wanted)]
-    missing = [h for h in wanted if h not in heads]
-    description += (f"; heads loaded: {', '.join(heads) or 'none'}"
-                    + (f"; not used: {', '.join(left)}" if left else "")
-                    + (f"; not in the source (left at their init): {', '.join(missing)}"
-                       if missing else ""))
-    if require_head and not heads and _has_head(model):
-        raise CheckpointError(
-            f"{source.path} holds no trained head for {type(model).__name__} (it is a "
-            f"pretraining checkpoint): train first (--do_train) or pass a fine-tuned "
-            f"--init_checkpoint")
-    return description
-
-
-def _head_loaded(head, loaded) -> bool:
-    prefixes = {"mlm": ("cls/predictions/",), "sop": ("cls/seq_relationship/",),
-                "classifier": ("output_",), "multiple_choice": ("output_",),
-                "squad_v1": ("cls/squad/",), "squad_v2": ("start_logits/", "end_logits/",
-                                                          "answer_class/")}[head]
-    return any(n.startswith(prefixes) for n in loaded)
-
-
-def _has_head(model) -> bool:
-    from albert_tf.models import AlbertModel
-
-    return not isinstance(model, AlbertModel)
-
-
-def _init_from_our_checkpoint(model, prefix):
-    """The encoder must be complete in the checkpoint; heads are taken where present.
-
-    A pretraining checkpoint warm-starts a task model whose head it never had, as the original's
-    name-based init does; a checkpoint of the same task (predict, export) restores the head too.
-    Returns (description, names of the heads restored).
-    """
-    from albert_tf.models import AlbertModel
-
-    encoder = model if isinstance(model, AlbertModel) else model.encoder
-    saved = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
-    if isinstance(model, AlbertModel) and any(n.startswith("model/embeddings/") for n in saved):
-        root = tf.train.Checkpoint(model=encoder)  # the checkpoint holds a bare encoder
-    else:
-        root = tf.train.Checkpoint(model=tf.train.Checkpoint(encoder=encoder))
-    try:
-        root.read(prefix).expect_partial().assert_existing_objects_matched()
-    except (AssertionError, ValueError) as error:
-        raise _not_this_model(error, model, prefix) from None
-    heads = [] if isinstance(model, AlbertModel) else _head_names(model, saved)
-    if heads:
-        tf.train.Checkpoint(model=model).read(prefix).expect_partial()
-    return f"checkpoint {prefix}: encoder restored", heads
-
-
-def _head_names(model, saved) -> list:
-    """Attributes of `model` besides its encoder that the checkpoint has values for."""
-    found = set()
-    for name in saved:
-        parts = name.split("/")
-        if len(parts) > 2 and parts[0] == "model" and parts[1] != "encoder" and hasattr(model, parts[1]):
-            found.add(parts[1])
-    return sorted(found)
-
-
-def checkpoint_step(prefix) -> int:
-    """The global step stored in a checkpoint: ours (the optimizer's iterations) or a TF1 one
-    (`global_step`); 0 when it has none."""
-    reader = tf.train.load_checkpoint(os.fspath(prefix))
-    for name in reader.get_variable_to_shape_map():
-        if name == "global_step" or name.startswith(("optimizer/_iterations/",
-                                                      "optimizer/iterations/")):
-            return int(reader.get_tensor(name))
-    return 0
-
-
-def _not_this_model(error, model, prefix) -> CheckpointError:
-    """One line for a checkpoint of ours that does not fit `model`: the variable, both shapes
-    and the config key when it is a shape mismatch."""
-    from albert_tf.checkpoint import restore_mismatch_error
-
-    return restore_mismatch_error(error, model, prefix) or CheckpointError(
-        f"{prefix} does not hold this model (another config or task?): "
-        f"{str(error).splitlines()[0][:300]}")
-
-
-class MissingConfigError(UsageError, FileNotFoundError):
-    """The folder given is not a run_pretraining output_dir (no albert_config.json)."""
-
-
-def export_tf1_checkpoint(albert_directory, export_path, checkpoint_name=None) -> str:
-    """Turns a checkpoint written by our training (in a run_pretraining output_dir, which holds
-    `albert_config.json`) into a TF1-named one with `bert/*`, `cls/*` and `global_step` and no
-    optimizer slots, like the archives the original ships. `checkpoint_name` is a file prefix
-    inside the directory (e.g. `model.ckpt-best`, `model.ckpt-5000`) or None/`latest`."""
-    from albert_tf.checkpoint import save_tf1_checkpoint
-    from albert_tf.config import AlbertConfig
-    from albert_tf.models import AlbertPretrainer
-
-    directory = os.fspath(albert_directory)
-    config_file = os.path.join(directory, "albert_config.json")
-    if not tf.io.gfile.exists(config_file):
-        raise MissingConfigError(f"--albert_directory={directory}: albert_config.json not found "
-                                 "there (it must be a run_pretraining output_dir)")
-    if checkpoint_name in (None, "", "latest"):
-        prefix = resolve_checkpoint(directory)
-    else:
-        prefix = resolve_checkpoint(os.path.join(directory, checkpoint_name))
-    if is_tf1_checkpoint(prefix):
-        raise CheckpointError(f"{prefix} already has TF1 names; nothing to export")
-    model = AlbertPretrainer(AlbertConfig.from_json_file(config_file))
-    try:
-        tf.train.Checkpoint(model=model).read(prefix).expect_partial() \
-            .assert_existing_objects_matched()
-    except (AssertionError, ValueError) as error:
-        raise _not_this_model(error, model, prefix) from None
-    return save_tf1_checkpoint(model, os.fspath(export_path), checkpoint_step(prefix))
 
 
 def copy_checkpoint(src_prefix, dst_prefix) -> list[tuple[str, str]]:

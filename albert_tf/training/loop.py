@@ -9,7 +9,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.errors import TrainingError
-from albert_tf.training.checkpoints import CheckpointState, init_from_checkpoint
+from albert_tf.training.checkpoint_files import CheckpointState
 from albert_tf.training.logs import MetricSums, StepLogger
 from albert_tf.training.steps import EvalStep, Objective, TrainStep
 
@@ -59,22 +59,21 @@ class Trainer:
         return self.runtime.strategy.distribute_datasets_from_function(dataset_fn)
 
     def train(self, dataset_fn, global_batch_size, num_train_steps, save_checkpoints_steps=1000,
-              log_every_steps=100, init_checkpoint=None, init_from_group0=False,
-              on_checkpoint=None):
+              log_every_steps=100, initialize=None, on_checkpoint=None):
         """Runs until the step reaches `num_train_steps`, resuming from the latest checkpoint in
-        output_dir if any (else from `init_checkpoint`, model weights only). `on_checkpoint(step,
-        path)` runs after every save (eval hooks, best-checkpoint keeping). Returns the last
-        logged values. As with the original's Estimator, a resumed run restarts its input
-        pipeline (the position in the data is not part of the checkpoint)."""
+        output_dir if any, else calling `initialize(model)` (model weights only, e.g.
+        `lambda model: weights.load(model, init_checkpoint)`; it returns a line for the log).
+        `on_checkpoint(step, path)` runs after every save (eval hooks, best-checkpoint keeping).
+        Returns the last logged values. As with the original's Estimator, a resumed run
+        restarts its input pipeline (the position in the data is not part of the checkpoint)."""
         self._check_batch(global_batch_size)
         iterator = iter(self._distribute(dataset_fn))
         self.state = self._make_state()
         restored = self.state.restore_latest()
         if restored:
             logging.info("resuming from %s at step %d", restored, self.step)
-        elif init_checkpoint:
-            logging.info("initialised from %s",
-                         init_from_checkpoint(self.model, init_checkpoint, init_from_group0))
+        elif initialize is not None:
+            logging.info("initialised from %s", initialize(self.model))
         logger = StepLogger(self.output_dir, log_every_steps, global_batch_size, num_train_steps,
                             self.step, self.write_summaries)
         last_saved = self.step if restored else None

@@ -1,9 +1,10 @@
 """Converts ALBERT weights between formats:
 
-  python -m albert_tf.convert --input=SRC --output=DST --output_format=tf1|hf|keras_hub
+  python -m albert_tf.weights --input=SRC --output=DST --output_format=tf1|hf|keras_hub
 
-SRC is anything `open_source` reads (TF1 checkpoint, output_dir, HF folder, keras-hub preset,
-TF-Hub module); `--albert_config_file` / `--spm_model_file` fill in what SRC lacks.
+(`python -m albert_tf.convert` runs the same.) SRC is anything `open_source` reads (TF1
+checkpoint, output_dir, HF folder, keras-hub preset, TF-Hub module); `--albert_config_file` /
+`--spm_model_file` fill in what SRC lacks.
 """
 
 import os
@@ -24,19 +25,15 @@ def resolve_path(path):
 
 def main(argv):
     del argv
-    from albert_tf.convert import open_source
-    from albert_tf.convert.writers import write
+    # Imported once the flags are parsed: the readers import TensorFlow, which --help and a
+    # flag error need not wait for.
+    from albert_tf.weights import writers
 
-    from albert_tf.convert.arrays import heads_of, source_arrays
-
-    source = open_source(resolve_path(FLAGS.input))
-    if source.arrays is None and source.format != "albert_tf":  # read once, to name its heads
-        source.arrays = source_arrays(source)
-        source.heads = source.heads or heads_of(source.arrays)
+    source = writers.open_to_write(resolve_path(FLAGS.input))
     print(f"read {source.describe()}")
-    report = write(source, resolve_path(FLAGS.output), FLAGS.output_format,
-                   config=resolve_path(FLAGS.albert_config_file),
-                   spm_model_file=resolve_path(FLAGS.spm_model_file))
+    report = writers.write(source, resolve_path(FLAGS.output), FLAGS.output_format,
+                           config=resolve_path(FLAGS.albert_config_file),
+                           spm_model_file=resolve_path(FLAGS.spm_model_file))
     print(report.describe())
 
 

@@ -4,9 +4,13 @@ some formats lack, and a source's TF1-named arrays whatever it was read from."""
 from __future__ import annotations
 
 import numpy as np
+import tensorflow as tf
 
-from albert_tf import checkpoint_names as names
-from albert_tf.convert.source import SourceError
+from albert_tf.models import AlbertClassifier, AlbertModel, AlbertPretrainer
+from albert_tf.weights import tf1_names as names
+from albert_tf.weights.our_checkpoints import restore_ours
+from albert_tf.weights.source import SourceError
+from albert_tf.weights.tf1_checkpoint import is_ignored, scope_prefix, tf1_weights
 
 PROJECTION_KERNEL, PROJECTION_BIAS = (row[0] for row in names.PROJECTION)
 POOLER_KERNEL, POOLER_BIAS = (row[0] for row in names.POOLER)
@@ -55,54 +59,28 @@ def source_arrays(source) -> dict:
         return dict(source.arrays)
     if source.format == "albert_tf":
         return albert_tf_arrays(source)
-    import tensorflow as tf
-
-    from albert_tf.checkpoint import _is_ignored, _scope_prefix
-
     reader = tf.train.load_checkpoint(source.checkpoint_prefix)
     shapes = reader.get_variable_to_shape_map()
-    scope = _scope_prefix(shapes)
+    scope = scope_prefix(shapes)
     return {n[len(scope):]: np.asarray(reader.get_tensor(n), np.float32) for n in shapes
-            if n.startswith(scope) and not _is_ignored(n)}
+            if n.startswith(scope) and not is_ignored(n)}
 
 
 def albert_tf_arrays(source) -> dict:
     """One of our training checkpoints as TF1 arrays: the encoder, plus the pretraining heads
     or the classifier head when the checkpoint has them (span heads are not converted)."""
-    import tensorflow as tf
-
-    from albert_tf.checkpoint import tf1_weights
-    from albert_tf.models import AlbertModel, AlbertPretrainer
-    from albert_tf.training.checkpoints import init_from_checkpoint
-
     if source.config is None:
         raise SourceError(f"{source.path}: needs an ALBERT config (--albert_config_file)")
     saved = tf.train.load_checkpoint(source.checkpoint_prefix).get_variable_to_shape_map()
     if any(n.startswith("model/masked_lm/") for n in saved):
         model = AlbertPretrainer(source.config)
     elif "classifier" in source.heads and source.num_labels:
-        # A run_classifier output_dir: the head goes along (an [n, H] root head; see tf1.our_heads)
-        from albert_tf.models import AlbertClassifier
-
+        # A run_classifier output_dir: the head goes along (an [n, H] root head; see heads.our_heads)
         model = AlbertClassifier(source.config, source.num_labels)
     else:
         model = AlbertModel(source.config)
-    init_from_checkpoint(model, source.checkpoint_prefix)
+    restore_ours(model, source.checkpoint_prefix)
     return {k: v.astype(np.float32) for k, v in tf1_weights(model).items()}
-
-
-def heads_of(arrays: dict) -> tuple:
-    """The heads (`source.HEADS` names) whose TF1 weights `arrays` holds."""
-    found = []
-    if names.PRETRAINING_HEADS[0][0] in arrays:
-        found.append("mlm")
-    if names.PRETRAINING_HEADS[-1][0] in arrays:
-        found.append("sop")
-    if names.CLASSIFIER_HEAD[0][0] in arrays:
-        found.append("classifier")
-    if names.SQUAD_V1_HEAD[0][0] in arrays:
-        found.append("squad_v1")
-    return tuple(found)
 
 
 def _expected_rows(config):

@@ -6,7 +6,7 @@ already [out, in] and are not. Encoder rows sit under `albert.` in every model w
 at the root in a bare `AlbertModel`; block rows under `BLOCK_PREFIX` (HF) / the TF1 block prefix.
 """
 
-from albert_tf.checkpoint_names import BLOCK_PREFIX as TF1_BLOCK_PREFIX
+from albert_tf.weights.tf1_names import BLOCK_PREFIX as TF1_BLOCK_PREFIX
 
 ENCODER_PREFIX = "albert."
 

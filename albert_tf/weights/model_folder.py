@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 
+import tensorflow as tf
+
 from albert_tf.errors import UsageError
 
 # Files looked for in a model folder, in order (the released archives' names first).
@@ -17,8 +19,6 @@ _STEP = re.compile(r"^model\.ckpt-(\d+)\.index$")
 def find_checkpoint(folder: str) -> str:
     """The checkpoint prefix in a model folder: the one its `checkpoint` file names, else
     `model.ckpt-best`, else the highest `model.ckpt-<step>`, else its only `*.index`."""
-    import tensorflow as tf
-
     latest = tf.train.latest_checkpoint(folder)
     if latest:
         return latest

@@ -15,7 +15,9 @@ import os
 
 from absl import logging
 
-from albert_tf.convert.source import SourceError, WeightSource, open_source
+from albert_tf.config import AlbertConfig
+from albert_tf.weights.readers import open_source
+from albert_tf.weights.source import SourceError, WeightSource
 
 # Keys that change what the weights mean: a flag file and a source must agree on them. Dropout
 # and initializer_range are training choices: the flag file's values are used as given.
@@ -74,8 +76,6 @@ def resolve_model_files(init_checkpoint=None, albert_config_file=None, spm_model
                         source: WeightSource | None = None) -> ModelFiles:
     """The config and tokenizer files of a run (see the module docstring); `source` is the
     already opened `init_checkpoint`, if any."""
-    from albert_tf.config import AlbertConfig
-
     source = source or _source_or_none(init_checkpoint)
     taken = []
     if albert_config_file:

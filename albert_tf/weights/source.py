@@ -1,24 +1,20 @@
-"""`WeightSource`: what any weight format yields, and `open_source`, which picks the reader.
+"""`WeightSource`: what any weight format yields (`readers.open_source` picks the reader).
 
-Every reader turns its format into the original's TF1 variable names (`checkpoint_names`), so
-one loader (`checkpoint.load_tf1_weights`) and one name table serve every format. Our own
+Every reader turns its format into the original's TF1 variable names (`tf1_names`), so one
+loader (`tf1_checkpoint.load_tf1_weights`) and one name table serve every format. Our own
 training checkpoints (object-graph names) are the exception: they keep `checkpoint_prefix` and
-load through `tf.train.Checkpoint`.
+load through `tf.train.Checkpoint` (`our_checkpoints`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
-from typing import Callable, Mapping
+from typing import Mapping
 
 import numpy as np
 
 from albert_tf.errors import UsageError
-
-# Heads a source may hold, by the names the rest of the package uses.
-HEADS = ("mlm", "sop", "classifier", "squad_v1", "squad_v2", "multiple_choice")
 
 
 class SourceError(UsageError):
@@ -33,7 +29,7 @@ class WeightSource:
     None for one of our own training checkpoints (then `checkpoint_prefix` is set).
     `config`: the `AlbertConfig` when the source carries one (HF config.json, keras-hub
     config.json, our output_dir's albert_config.json), else None (`--albert_config_file` needed).
-    `heads`: the subset of `HEADS` present. `num_labels`/`labels`: a classifier head's size and
+    `heads`: the subset of `heads.HEADS` present. `num_labels`/`labels`: a classifier head's size and
     label names (HF `id2label`) when known. Tokenizer files are absolute paths or None.
     """
 
@@ -74,32 +70,3 @@ def read_json(path):
             return json.load(f)
     except (OSError, ValueError) as error:
         raise SourceError(f"{path}: cannot read it as JSON ({error})") from None
-
-
-# Readers in the order they are tried: (name, detector(path) -> bool, reader(path) -> source).
-_READERS: list[tuple[str, Callable[[str], bool], Callable[[str], WeightSource]]] = []
-
-
-def register_reader(name: str, detect: Callable[[str], bool],
-                    read: Callable[[str], WeightSource]) -> None:
-    """Adds a format; detectors must be cheap (look at file names, not weights)."""
-    _READERS[:] = [r for r in _READERS if r[0] != name] + [(name, detect, read)]
-
-
-def open_source(path) -> WeightSource:
-    """The `WeightSource` at `path`, whatever format it is in (the first reader that claims it)."""
-    _load_readers()
-    path = os.fspath(path)
-    for _, detect, read in _READERS:
-        if detect(path):
-            return read(path)
-    raise SourceError(
-        f"{path}: no weights found (expected a TF1 checkpoint prefix or folder, a run's "
-        f"output_dir, a Hugging Face ALBERT folder, a keras-hub preset or a TF-Hub module)")
-
-
-def _load_readers() -> None:
-    # Importing a format module registers its reader; the TF1 one is last (it claims any folder
-    # with a checkpoint in it).
-    from albert_tf.convert import hf, keras_hub  # noqa: F401  (before tf1: see above)
-    from albert_tf.convert import tf1  # noqa: F401

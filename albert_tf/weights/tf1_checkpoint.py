@@ -1,4 +1,4 @@
-"""Reading and writing checkpoints with the original's TF1 variable names (see `checkpoint_names`)."""
+"""Reading and writing checkpoints with the original's TF1 variable names (see `tf1_names`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import uuid
 import numpy as np
 import tensorflow as tf
 
-from albert_tf import checkpoint_names as names
 from albert_tf.errors import AlbertError
+from albert_tf.models import AlbertModel
+from albert_tf.weights import tf1_names as names
 
 
 class CheckpointError(AlbertError, ValueError):
@@ -66,16 +67,13 @@ def encoder_entries(encoder, required=True) -> list[Entry]:
 
 
 def head_rows(model) -> tuple:
-    """The name-table rows of the head of `model` (a pretrainer or task model), relative to it.
-
-    Looked up by class name along the class hierarchy in `checkpoint_names.TASK_HEADS`, so a
-    subclass of a task model keeps its parent's names.
-    """
-    for cls in type(model).__mro__:
-        if cls.__name__ in names.TASK_HEADS:
-            return names.TASK_HEADS[cls.__name__]
-    raise TypeError(f"{type(model).__name__} has no TF1 names: add its head's rows to "
-                    f"albert_tf.checkpoint_names.TASK_HEADS")
+    """The name-table rows of the head of `model` (a pretrainer or task model), relative to it:
+    those of the heads its class names in `HEADS` (a subclass keeps its parent's)."""
+    heads = getattr(type(model), "HEADS", ())
+    if not heads:
+        raise TypeError(f"{type(model).__name__} has no TF1 names: give its class HEADS, ids "
+                        f"of albert_tf.weights.tf1_names.HEAD_ROWS")
+    return sum((names.HEAD_ROWS[head] for head in heads), ())
 
 
 def model_entries(model) -> list[Entry]:
@@ -84,8 +82,6 @@ def model_entries(model) -> list[Entry]:
     A pretrainer or task model exposes its encoder as `.encoder`; its head's rows come from
     `head_rows`. Head weights are optional when loading (a pretrained checkpoint has none).
     """
-    from albert_tf.models import AlbertModel
-
     if isinstance(model, AlbertModel):
         return encoder_entries(model)
     return encoder_entries(model.encoder) + _rows(model, head_rows(model), required=False)
@@ -131,11 +127,12 @@ def resolve_prefix(path) -> str:
     return path
 
 
-def _is_ignored(name):
+def is_ignored(name) -> bool:
+    """Whether a checkpoint entry is never a model weight (step counter, optimizer slots)."""
     return any(p in name for p in names.IGNORED_PATTERNS)
 
 
-def _scope_prefix(ckpt_names):
+def scope_prefix(ckpt_names) -> str:
     """'' for original checkpoints, 'module/' etc. for ones fine-tuned from a TF-Hub module."""
     if any(n.startswith("bert/") for n in ckpt_names):
         return ""
@@ -196,7 +193,7 @@ def load_tf1_weights(model, reader, ckpt_prefix, init_from_group0: bool = False)
     """`load_tf1_checkpoint` over any reader with `get_variable_to_shape_map` and `get_tensor`
     (a TF checkpoint reader or an `ArrayReader`); `ckpt_prefix` names the source in errors."""
     shapes = reader.get_variable_to_shape_map()
-    scope = _scope_prefix(shapes)
+    scope = scope_prefix(shapes)
     config = model.config
     loaded, missing, from_group0, used = [], [], [], set()
     pending = []
@@ -222,7 +219,7 @@ def load_tf1_weights(model, reader, ckpt_prefix, init_from_group0: bool = False)
         entry.variable.assign(reader.get_tensor(source).astype(np.float32))
         loaded.append(entry.name)
         used.add(source)
-    unused = sorted(n for n in shapes if n not in used and not _is_ignored(n))
+    unused = sorted(n for n in shapes if n not in used and not is_ignored(n))
     return LoadReport(loaded, missing, unused, from_group0)
 
 

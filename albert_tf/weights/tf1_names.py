@@ -52,16 +52,21 @@ POOLER = (
     ("bert/pooler/dense/bias", "pooler.bias", ("hidden_size",)),
 )
 
-# Relative to an AlbertPretrainer.
-PRETRAINING_HEADS = (
+# Relative to an AlbertPretrainer: its masked-LM head, then its sentence-order head.
+MLM_HEAD = (
     ("cls/predictions/transform/dense/kernel", "masked_lm.transform.kernel", ("hidden_size", "embedding_size")),
     ("cls/predictions/transform/dense/bias", "masked_lm.transform.bias", ("embedding_size",)),
     ("cls/predictions/transform/LayerNorm/beta", "masked_lm.layer_norm.beta", ("embedding_size",)),
     ("cls/predictions/transform/LayerNorm/gamma", "masked_lm.layer_norm.gamma", ("embedding_size",)),
     ("cls/predictions/output_bias", "masked_lm.output_bias", ("vocab_size",)),
+)
+
+SOP_HEAD = (
     ("cls/seq_relationship/output_weights", "sentence_order.output_weights", (2, "hidden_size")),
     ("cls/seq_relationship/output_bias", "sentence_order.output_bias", (2,)),
 )
+
+PRETRAINING_HEADS = MLM_HEAD + SOP_HEAD
 
 # Task heads, relative to the task model, in the original's fine-tuning checkpoints.
 # The GLUE classifier's head sits at the checkpoint root.
@@ -96,13 +101,16 @@ MULTIPLE_CHOICE_HEAD = (
     ("output_bias", "output_bias", (1,)),
 )
 
-# The head rows of each model class with a head, by class name (`checkpoint.head_rows`).
-TASK_HEADS = {
-    "AlbertPretrainer": PRETRAINING_HEADS,
-    "AlbertClassifier": CLASSIFIER_HEAD,
-    "AlbertSquadV1": SQUAD_V1_HEAD,
-    "AlbertSquadV2": SQUAD_V2_HEAD,
-    "AlbertMultipleChoice": MULTIPLE_CHOICE_HEAD,
+# The rows of each head, by the head ids of `albert_tf.models.HEAD_CLASSES` (their `HEADS`), in
+# that order. Heads with the same TF1 names (classifier, multiple_choice) cannot be told apart in
+# a checkpoint: the first is the one reported.
+HEAD_ROWS = {
+    "mlm": MLM_HEAD,
+    "sop": SOP_HEAD,
+    "classifier": CLASSIFIER_HEAD,
+    "squad_v1": SQUAD_V1_HEAD,
+    "squad_v2": SQUAD_V2_HEAD,
+    "multiple_choice": MULTIPLE_CHOICE_HEAD,
 }
 
 # Checkpoint entries that are never model weights: the step counter and optimizer slots.

@@ -28,7 +28,7 @@ def expected(*parts) -> dict:
 
 def loaded(model_cls, source, **head_args):
     """`model_cls(source.config, **head_args)` with the source's weights; the load report."""
-    from albert_tf.checkpoint import ArrayReader, load_tf1_weights
+    from albert_tf.weights.tf1_checkpoint import ArrayReader, load_tf1_weights
 
     model = model_cls(source.config, **head_args)
     report = load_tf1_weights(model, ArrayReader(source.arrays), source.path)
@@ -55,9 +55,9 @@ def assert_close(actual, wanted, what, atol=1e-4):
 def random_source(config, model_cls=None, **head_args):
     """A `WeightSource` holding the (random, freshly initialised) weights of `model_cls`
     (default: an AlbertPretrainer) for `config`; also returns the model."""
-    from albert_tf.checkpoint import tf1_weights
-    from albert_tf.convert import WeightSource
-    from albert_tf.convert.arrays import heads_of
+    from albert_tf.weights.tf1_checkpoint import tf1_weights
+    from albert_tf.weights import WeightSource
+    from albert_tf.weights.heads import heads_of
     from albert_tf.models import AlbertPretrainer
 
     model = (model_cls or AlbertPretrainer)(config, **head_args)
@@ -65,7 +65,7 @@ def random_source(config, model_cls=None, **head_args):
     # Biases and LayerNorm start at 0 / 1: move them so a swapped name cannot go unnoticed.
     rng = np.random.default_rng(5)
     arrays = {k: (v + rng.normal(0, 0.05, v.shape)).astype("float32") for k, v in arrays.items()}
-    from albert_tf.checkpoint import ArrayReader, load_tf1_weights
+    from albert_tf.weights.tf1_checkpoint import ArrayReader, load_tf1_weights
 
     load_tf1_weights(model, ArrayReader(arrays), "random")
     source = WeightSource(path="random", format="tf1", config=config, arrays=arrays,
@@ -89,7 +89,7 @@ def tfhub_module(folder, arrays, spm):
     an (empty) graph file, the SentencePiece model in assets/."""
     import shutil
 
-    from albert_tf.checkpoint import write_tf1_checkpoint
+    from albert_tf.weights.tf1_checkpoint import write_tf1_checkpoint
 
     (folder / "variables").mkdir(parents=True)
     (folder / "assets").mkdir()

@@ -7,10 +7,12 @@ import json
 import os
 
 import numpy as np
+from safetensors.numpy import load_file
 
-from albert_tf.convert import hf_names as hn
-from albert_tf.convert.arrays import drop_identity_projection, fill_pooler
-from albert_tf.convert.source import SourceError, WeightSource, read_json, register_reader
+from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.weights import hf_names as hn
+from albert_tf.weights.arrays import drop_identity_projection, fill_pooler
+from albert_tf.weights.source import SourceError, WeightSource, read_json
 
 CONFIG = "config.json"
 SAFETENSORS = "model.safetensors"
@@ -19,7 +21,7 @@ TORCH_BIN = "pytorch_model.bin"
 SPM = "spiece.model"
 
 
-def _is_hf_folder(path: str) -> bool:
+def is_hf_folder(path: str) -> bool:
     config = os.path.join(path, CONFIG)
     if not (os.path.isdir(path) and os.path.isfile(config)):
         return False
@@ -33,8 +35,6 @@ def _is_hf_folder(path: str) -> bool:
 def config_from_hf(values: dict, label: str):
     """The `AlbertConfig` of an HF config dict; keys HF has and we cannot honour are refused
     by name."""
-    from albert_tf.config import AlbertConfig, ConfigError
-
     act = values.get("hidden_act", "gelu_new")
     if not isinstance(act, str) or act not in hn.ACTIVATIONS_IN:
         hint = (" (HF `gelu` is the exact erf form; ALBERT and albert-tf compute the tanh form, "
@@ -58,8 +58,6 @@ def config_from_hf(values: dict, label: str):
 
 
 def _load_safetensors(path):
-    from safetensors.numpy import load_file
-
     try:
         return load_file(path)
     except Exception as error:  # safetensors raises its own SafetensorError, and TypeError for bf16
@@ -173,6 +171,3 @@ def read_hf(path: str) -> WeightSource:
         path=path, format="hf", config=config, arrays=arrays, heads=heads, num_labels=num_labels,
         labels=labels, spm_model_file=spm if os.path.isfile(spm) else None,
         do_lower_case=_do_lower_case(path), filled=filled)
-
-
-register_reader("hf", _is_hf_folder, read_hf)

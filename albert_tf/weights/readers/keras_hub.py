@@ -7,18 +7,20 @@ import json
 import os
 import re
 
+import h5py
 import numpy as np
 
-from albert_tf.checkpoint_names import BLOCK_PREFIX
-from albert_tf.convert import keras_hub_names as kn
-from albert_tf.convert.arrays import drop_identity_projection
-from albert_tf.convert.source import SourceError, WeightSource, read_json, register_reader
+from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.weights import keras_hub_names as kn
+from albert_tf.weights.arrays import drop_identity_projection
+from albert_tf.weights.source import SourceError, WeightSource, read_json
+from albert_tf.weights.tf1_names import BLOCK_PREFIX
 
 CONFIG, WEIGHTS, TASK, TASK_WEIGHTS = "config.json", "model.weights.h5", "task.json", "task.weights.h5"
 SPM = os.path.join("assets", "tokenizer", "vocabulary.spm")
 
 
-def _is_preset(path: str) -> bool:
+def is_preset(path: str) -> bool:
     config = os.path.join(path, CONFIG)
     if not (os.path.isdir(path) and os.path.isfile(config)):
         return False
@@ -31,8 +33,6 @@ def _is_preset(path: str) -> bool:
 
 
 def config_from_keras_hub(values: dict, label: str):
-    from albert_tf.config import AlbertConfig, ConfigError
-
     if values.get("class_name") != kn.BACKBONE_CLASS:
         raise SourceError(f"{label}: class_name is {values.get('class_name')!r}; only "
                           f"{kn.BACKBONE_CLASS} presets can be read")
@@ -69,8 +69,6 @@ def _reshape(value, how, hidden):
 
 def backbone_to_tf1(weights_file: str, config) -> dict:
     """TF1-named arrays of a keras-hub backbone's `model.weights.h5`, by each layer's name."""
-    import h5py
-
     backbone = {name: rows for _, name, rows in kn.BACKBONE}
     block = {name: rows for _, name, rows in kn.BLOCK}
     arrays = {}
@@ -97,8 +95,6 @@ def backbone_to_tf1(weights_file: str, config) -> dict:
 
 
 def classifier_to_tf1(task_weights_file: str) -> dict:
-    import h5py
-
     rows = {name: r for _, name, r in kn.CLASSIFIER}
     arrays = {}
     with h5py.File(task_weights_file, "r") as handle:
@@ -119,8 +115,6 @@ def masked_lm_to_tf1(task_weights_file: str) -> dict:
     keras-hub normalises in this head with epsilon 1e-5 where ALBERT uses 1e-12, so our MLM
     logits are not keras-hub's exactly (6.5e-4 max on logits of scale 1 for a small random
     model measured against keras-hub 0.32; the encoder is exact)."""
-    import h5py
-
     arrays = {}
     with h5py.File(task_weights_file, "r") as handle:
         layers = handle.get("layers", {})
@@ -173,6 +167,3 @@ def read_keras_hub(path: str) -> WeightSource:
         path=path, format="keras_hub", config=config, arrays=arrays, heads=heads,
         num_labels=num_labels, spm_model_file=spm if os.path.isfile(spm) else None,
         do_lower_case=False, notes=notes, sequence_length=length)
-
-
-register_reader("keras_hub", _is_preset, read_keras_hub)

@@ -6,8 +6,10 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from albert_tf.convert.arrays import check_shapes, heads_of, source_arrays
-from albert_tf.convert.source import SourceError
+from albert_tf.config import AlbertConfig
+from albert_tf.weights.arrays import check_shapes, source_arrays
+from albert_tf.weights.heads import heads_of
+from albert_tf.weights.source import SourceError
 
 # Config keys another format has no place for, with the only value it can express: the
 # original's inert keys and our share_parameters.
@@ -50,8 +52,6 @@ class Prepared:
 def prepare(source, config=None, spm_model_file=None) -> Prepared:
     """The config, TF1 arrays, heads and spm model to write `source` with. `config` and
     `spm_model_file` fill in what the source lacks; both given and different is refused."""
-    from albert_tf.config import AlbertConfig
-
     if isinstance(config, (str, os.PathLike)):
         config = AlbertConfig.from_json_file(config)
     if config is not None and source.config is not None and config != source.config:

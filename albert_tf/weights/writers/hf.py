@@ -8,11 +8,13 @@ import os
 import shutil
 
 import numpy as np
+from safetensors.numpy import save_file
 
-from albert_tf.convert import hf_names as hn
-from albert_tf.convert.arrays import identity_projection, require
-from albert_tf.convert.source import SourceError
-from albert_tf.convert.writing import WriteReport, prepare, refuse_fixed_keys, unused_names
+from albert_tf.io_utils import atomic_output
+from albert_tf.weights import hf_names as hn
+from albert_tf.weights.arrays import identity_projection, require
+from albert_tf.weights.source import SourceError
+from albert_tf.weights.writers.common import WriteReport, prepare, refuse_fixed_keys, unused_names
 
 
 def architecture_for(heads) -> str:
@@ -80,10 +82,6 @@ def write_hf(source, output, config=None, spm_model_file=None) -> WriteReport:
 
     The HF class follows the heads (`architecture_for`); heads it has no place for are left
     out and reported. A config HF cannot express is refused before anything is written."""
-    from safetensors.numpy import save_file
-
-    from albert_tf.io_utils import atomic_output
-
     prepared = prepare(source, config, spm_model_file)
     config = prepared.config
     check_hf(config)

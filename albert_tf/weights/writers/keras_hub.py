@@ -9,13 +9,16 @@ import json
 import os
 import shutil
 
+import h5py
+import keras
 import numpy as np
 
-from albert_tf.checkpoint_names import BLOCK_PREFIX
-from albert_tf.convert import keras_hub_names as kn
-from albert_tf.convert.arrays import encoder_names, identity_projection, require
-from albert_tf.convert.source import SourceError
-from albert_tf.convert.writing import WriteReport, prepare, refuse_fixed_keys, unused_names
+from albert_tf.io_utils import atomic_output
+from albert_tf.weights import keras_hub_names as kn
+from albert_tf.weights.arrays import encoder_names, identity_projection, require
+from albert_tf.weights.source import SourceError
+from albert_tf.weights.tf1_names import BLOCK_PREFIX
+from albert_tf.weights.writers.common import WriteReport, prepare, refuse_fixed_keys, unused_names
 
 
 def check_keras_hub(config) -> None:
@@ -99,8 +102,6 @@ def _split(value, how, config):
 
 def write_backbone_h5(path, arrays, config) -> None:
     """`model.weights.h5` with the layout keras saves an AlbertBackbone in."""
-    import h5py
-
     with h5py.File(path, "w") as handle:
         layers = handle.create_group("layers")
         entries = [(key, name, [arrays[t] for _, t in rows]) for key, name, rows in kn.BACKBONE]
@@ -126,8 +127,6 @@ def write_backbone_h5(path, arrays, config) -> None:
 def write_task_h5(path, arrays) -> None:
     """`task.weights.h5` of an AlbertTextClassifier: the `logits` dense ([H, C] kernel), plus
     the empty optimizer/preprocessor entries keras saves with a compiled task."""
-    import h5py
-
     with h5py.File(path, "w") as handle:
         layers = handle.create_group("layers")
         _layer(layers, "dense", "logits",
@@ -154,8 +153,6 @@ def masked_lm_task_config(config) -> dict:
 def write_masked_lm_h5(path, arrays) -> None:
     """`task.weights.h5` of an AlbertMaskedLM: its `mlm_head` (output bias, intermediate dense
     and LayerNorm; the decoder is the backbone's token embedding)."""
-    import h5py
-
     with h5py.File(path, "w") as handle:
         layers = handle.create_group("layers")
         _layer(layers, "input_layer_3", "mask_positions")
@@ -186,8 +183,6 @@ def write_keras_hub(source, output, config=None, spm_model_file=None,
     `preprocessor.json` with `sequence_length`, default min(512, max_position_embeddings)); else
     an MLM head becomes an AlbertMaskedLM task; other heads are left out and reported. Refuses, before writing, what keras-hub cannot
     express."""
-    from albert_tf.io_utils import atomic_output
-
     prepared = prepare(source, config, spm_model_file)
     config, arrays = prepared.config, dict(prepared.arrays)
     check_keras_hub(config)
@@ -211,7 +206,7 @@ def write_keras_hub(source, output, config=None, spm_model_file=None,
         raise SourceError(f"{source.path}: a keras-hub AlbertTextClassifier preset needs its "
                           f"tokenizer: pass --spm_model_file; nothing was written")
     parameters = int(sum(np.size(arrays[n]) for n in backbone_names))
-    metadata = {"keras_version": _keras_version(), "keras_hub_version": kn.KERAS_HUB_VERSION,
+    metadata = {"keras_version": keras.__version__, "keras_hub_version": kn.KERAS_HUB_VERSION,
                 "parameter_count": parameters,
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S"),
                 "tasks": ["MaskedLM", "TextClassifier"]}
@@ -243,9 +238,3 @@ def write_keras_hub(source, output, config=None, spm_model_file=None,
         if source.do_lower_case:
             report.notes.append("keras-hub's tokenizer does not lower-case; the source's did")
     return report
-
-
-def _keras_version():
-    import keras
-
-    return keras.__version__

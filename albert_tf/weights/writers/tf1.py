@@ -6,19 +6,18 @@ from __future__ import annotations
 import os
 import shutil
 
-from albert_tf.convert.arrays import encoder_names, require
-from albert_tf.convert.writing import WriteReport, prepare
+import numpy as np
+
+from albert_tf.io_utils import atomic_output
+from albert_tf.weights.arrays import encoder_names, require
+from albert_tf.weights.tf1_checkpoint import write_tf1_checkpoint
+from albert_tf.weights.writers.common import WriteReport, prepare
 
 
 def write_tf1(source, output, config=None, spm_model_file=None, step: int = 0) -> WriteReport:
     """Writes every TF1-named weight of `source` (encoder and any heads) to the folder `output`
     (which must not exist), atomically. TF1 names are the original's, so any config and head
     is expressible; names that are not TF1 names (another format's leftovers) are reported."""
-    import numpy as np
-
-    from albert_tf.checkpoint import write_tf1_checkpoint
-    from albert_tf.io_utils import atomic_output
-
     prepared = prepare(source, config, spm_model_file)
     require(prepared.arrays, encoder_names(prepared.config), source.path)
     # Other formats' names the readers passed through have dots; TF1 names never do.

@@ -1,0 +1,60 @@
+"""The one load path: `load(model, source)` puts the weights of any source into a model.
+
+Initialisation, evaluation, prediction and export all load through it (the trainer gets it as
+its `initialize` callable from the task driver), so every load logs the same one line: what was
+loaded, the source's heads the model has no use for, the model's heads the source lacks.
+"""
+
+from __future__ import annotations
+
+from albert_tf.weights.heads import has_head, head_loaded, model_heads
+from albert_tf.weights.our_checkpoints import restore_ours
+from albert_tf.weights.readers import open_source
+from albert_tf.weights.source import WeightSource
+from albert_tf.weights.tf1_checkpoint import (ArrayReader, CheckpointError, load_tf1_checkpoint,
+                                              load_tf1_weights)
+
+
+def load(model, source, init_from_group0=False, require_head=False) -> str:
+    """Loads model weights (not optimizer slots, as the original) from any weight source
+    `open_source` reads, or an opened `WeightSource`: an original TF1 checkpoint, a TF-Hub v1
+    module, one written by this package's training, or converted arrays (Hugging Face,
+    keras-hub). Returns one line saying what was loaded and what was left (heads of the source
+    the model has no use for, heads of the model the source lacks).
+
+    `require_head=True` (prediction and export): a task model whose head the checkpoint does
+    not hold (a pretraining checkpoint) is refused rather than used with an untrained head.
+    """
+    source = source if isinstance(source, WeightSource) else open_source(source)
+    if source.arrays is not None or source.format != "albert_tf":
+        if source.arrays is not None:
+            report = load_tf1_weights(model, ArrayReader(source.arrays), source.path,
+                                      init_from_group0)
+        else:
+            report = load_tf1_checkpoint(model, source.checkpoint_prefix, init_from_group0)
+        heads = [] if not has_head(model) else [
+            h for h in model_heads(model) if head_loaded(h, report.loaded)]
+        description = f"{source.describe()}: {len(report.loaded)} variables loaded"
+        if report.from_group0:
+            description += f" ({len(report.from_group0)} from group_0)"
+    else:
+        description, attributes = restore_ours(model, source.checkpoint_prefix)
+        heads = list(model_heads(model)) if attributes else []
+    wanted = model_heads(model) if has_head(model) else ()
+    left = [h for h in source.heads if h not in wanted and not
+            (h == "classifier" and "multiple_choice" in wanted)]
+    missing = [h for h in wanted if h not in heads]
+    description += (f"; heads loaded: {', '.join(heads) or 'none'}"
+                    + (f"; not used: {', '.join(left)}" if left else "")
+                    + (f"; not in the source (left at their init): {', '.join(missing)}"
+                       if missing else ""))
+    if require_head and not heads and has_head(model):
+        raise CheckpointError(
+            f"{source.path} holds no trained head for {type(model).__name__} (it is a "
+            f"pretraining checkpoint): train first (--do_train) or pass a fine-tuned "
+            f"--init_checkpoint")
+    return description
+
+
+# The name the tasks, the original's flag (--init_checkpoint) and older code use.
+init_from_checkpoint = load
