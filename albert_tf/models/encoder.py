@@ -27,7 +27,7 @@ class AlbertModel(keras.Model):
     `sequence_output` [B,S,H], `pooled_output` [B,H], `encoder_outputs` (L·K × [B,S,H]),
     `embedding_output` [B,S,E] (after LayerNorm, before the E→H projection)."""
 
-    # No head; its TFLite file (`albert_tf.models.AlbertTaskModel` has the attributes' meaning).
+    # The encoder's TFLite file (as on `AlbertTaskModel`); the encoder itself has no head.
     TFLITE_NAME = "encoder"
     TFLITE_OUTPUTS = ("pooled_output", "sequence_output")
 
