@@ -24,9 +24,14 @@ def variable_shapes(prefix) -> dict:
                               f"({str(error).splitlines()[0][:200]})") from None
 
 
+def has_tf1_names(names) -> bool:
+    """Whether a checkpoint's variable names are the original's (under any `module/` scope)."""
+    return any(n.endswith("bert/embeddings/word_embeddings") for n in names)
+
+
 def is_tf1_checkpoint(prefix) -> bool:
     """True for a checkpoint written by the original code (or `save_tf1_checkpoint`)."""
-    return any(n.endswith("bert/embeddings/word_embeddings") for n in variable_shapes(prefix))
+    return has_tf1_names(variable_shapes(prefix))
 
 
 def checkpoint_step(prefix) -> int:

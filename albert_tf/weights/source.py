@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from typing import Mapping
 
 import numpy as np
@@ -61,6 +62,20 @@ class WeightSource:
         for note in self.notes:
             text += f"; {note}"
         return text
+
+
+def folder_json(folder, name) -> dict:
+    """The JSON object in `folder/name`, or {} when there is none or it is not one: what the
+    readers' detectors look at (they must be cheap and never fail)."""
+    path = os.path.join(folder, name)
+    if not (os.path.isdir(folder) and os.path.isfile(path)):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            values = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return values if isinstance(values, dict) else {}
 
 
 def read_json(path):

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
@@ -12,7 +11,7 @@ from safetensors.numpy import load_file
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.weights import hf_names as hn
 from albert_tf.weights.arrays import drop_identity_projection, fill_pooler
-from albert_tf.weights.source import SourceError, WeightSource, read_json
+from albert_tf.weights.source import SourceError, WeightSource, folder_json, read_json
 
 CONFIG = "config.json"
 SAFETENSORS = "model.safetensors"
@@ -22,14 +21,7 @@ SPM = "spiece.model"
 
 
 def is_hf_folder(path: str) -> bool:
-    config = os.path.join(path, CONFIG)
-    if not (os.path.isdir(path) and os.path.isfile(config)):
-        return False
-    try:
-        with open(config, encoding="utf-8") as f:
-            return "model_type" in json.load(f)
-    except (OSError, ValueError):
-        return False
+    return "model_type" in folder_json(path, CONFIG)
 
 
 def config_from_hf(values: dict, label: str):

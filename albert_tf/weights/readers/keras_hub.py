@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
@@ -13,7 +12,7 @@ import numpy as np
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.weights import keras_hub_names as kn
 from albert_tf.weights.arrays import drop_identity_projection
-from albert_tf.weights.source import SourceError, WeightSource, read_json
+from albert_tf.weights.source import SourceError, WeightSource, folder_json, read_json
 from albert_tf.weights.tf1_names import BLOCK_PREFIX
 
 CONFIG, WEIGHTS, TASK, TASK_WEIGHTS = "config.json", "model.weights.h5", "task.json", "task.weights.h5"
@@ -21,15 +20,8 @@ SPM = os.path.join("assets", "tokenizer", "vocabulary.spm")
 
 
 def is_preset(path: str) -> bool:
-    config = os.path.join(path, CONFIG)
-    if not (os.path.isdir(path) and os.path.isfile(config)):
-        return False
-    try:
-        with open(config, encoding="utf-8") as f:
-            values = json.load(f)
-    except (OSError, ValueError):
-        return False
-    return isinstance(values, dict) and "class_name" in values and "config" in values
+    values = folder_json(path, CONFIG)
+    return "class_name" in values and "config" in values
 
 
 def config_from_keras_hub(values: dict, label: str):

@@ -9,7 +9,7 @@ import tensorflow as tf
 from albert_tf.config import AlbertConfig
 from albert_tf.weights.heads import our_heads, tf1_heads
 from albert_tf.weights.model_folder import SPM_NAMES, VOCAB_NAMES, find_checkpoint, first_file
-from albert_tf.weights.our_checkpoints import is_tf1_checkpoint, variable_shapes
+from albert_tf.weights.our_checkpoints import has_tf1_names, variable_shapes
 from albert_tf.weights.source import WeightSource
 from albert_tf.weights.tf1_checkpoint import resolve_prefix
 
@@ -39,7 +39,7 @@ def read_checkpoint(path: str) -> WeightSource:
     config_file = os.path.join(folder, "albert_config.json")
     if tf.io.gfile.exists(config_file):
         config = AlbertConfig.from_json_file(config_file)
-    tf1 = is_tf1_checkpoint(prefix)
+    tf1 = has_tf1_names(shapes)
     heads, num_labels = tf1_heads(shapes) if tf1 else our_heads(shapes)
     return WeightSource(
         path=path, format="tf1" if tf1 else "albert_tf", config=config,
