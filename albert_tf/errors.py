@@ -26,3 +26,11 @@ class OutputDirLockedError(OutputError):
 
 class TrainingError(AlbertError, FloatingPointError):
     """Training cannot go on (a non-finite loss or weights)."""
+
+
+class CheckpointError(AlbertError, ValueError):
+    """A checkpoint that does not fit the model (missing variable, wrong shape, unreadable)."""
+
+
+class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
+    """No checkpoint at the path given (a CheckpointError and a FileNotFoundError)."""

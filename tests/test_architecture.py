@@ -83,6 +83,8 @@ IMPORTS = _imports()
 
 
 def _layer(module: str):
+    if module.endswith(".__main__"):  # `python -m` entry points are applications
+        return len(LAYERS) - 1
     top = _top(module)
     for index, (_, tops) in enumerate(LAYERS):
         if top in tops:

@@ -11,12 +11,11 @@ import shutil
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.errors import OutputError, TrainingError
+from albert_tf.errors import CheckpointError, OutputError, TrainingError
 from albert_tf.io_utils import atomic_output
 from albert_tf.tf_errors import first_line
 # The error type of a checkpoint that does not fit a model; its home should be errors.py, so
 # that training/ needs nothing from weights/.
-from albert_tf.weights.tf1_checkpoint import CheckpointError
 
 CHECKPOINT_NAME = "model.ckpt"  # files model.ckpt-<step>.{index,data-*}, as the original's
 BEST_NAME = "model.ckpt-best"

@@ -10,13 +10,9 @@ import uuid
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.errors import AlbertError
+from albert_tf.errors import CheckpointError, CheckpointNotFoundError
 from albert_tf.models import AlbertModel
 from albert_tf.weights import tf1_names as names
-
-
-class CheckpointError(AlbertError, ValueError):
-    """A checkpoint that does not fit the model (missing variable, wrong shape, unreadable)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,10 +104,6 @@ def dimensions(shape_keys, model) -> tuple:
             factor = key.rpartition("*")[0]
             result.append(int(factor or 1) * _key_value(_key_name(key), model))
     return tuple(result)
-
-
-class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
-    """No checkpoint at the path given (a CheckpointError and a FileNotFoundError)."""
 
 
 def resolve_prefix(path) -> str:
