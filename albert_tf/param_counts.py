@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from albert_tf.config import AlbertConfig, preset
+from albert_tf.models import AlbertModel
 
 # Paper (arXiv 1909.11942) Table 3 and Table 4: ALBERT-base shape, counts in millions.
 PAPER_TABLE3 = {  # embedding_size: (not-shared, all-shared)
@@ -26,8 +27,6 @@ def encoder_params(config: AlbertConfig, pooler: bool = True) -> int:
     The paper's ablation tables count without the pooler (its 108M for the BERT-base shape is
     109.1M with it), so those rows are compared pooler-excluded.
     """
-    from albert_tf.models import AlbertModel
-
     model = AlbertModel(config)
     total = count_params(model)
     return total if pooler else total - count_params(model.pooler)

@@ -16,6 +16,7 @@ from typing import Callable
 from albert_tf.errors import UsageError
 from albert_tf.run_config import OPTIMIZERS, RunConfig
 from albert_tf.training.steps import Objective
+from albert_tf.weights.resolve import resolve_run_config
 
 
 def check_model_inputs(albert_config, max_seq_length: int, vocabulary_size: int | None = None,
@@ -47,8 +48,6 @@ class Task(abc.ABC):
     evaluate_during_training: bool = True
 
     def __init__(self, config: RunConfig):
-        from albert_tf.weights.resolve import resolve_run_config
-
         self.config = config
         # Config and tokenizer files left out are taken from the --init_checkpoint source.
         resolve_run_config(config)

@@ -20,11 +20,14 @@ from albert_tf.data.pretraining_dataset import (check_pretraining_files, dataset
                                                 describe_read_error, input_files)
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
+from albert_tf.models import AlbertPretrainer
 from albert_tf.tasks.base import Task, check_model_inputs
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog
 from albert_tf.tasks.pretraining.objective import pretraining_objective
 from albert_tf.tasks.pretraining.config import PretrainingRunConfig
+from albert_tf.training.loop import evaluate_batches
+from albert_tf.training.steps import EvalStep
 
 CONFIG_NAME = "albert_config.json"
 
@@ -108,8 +111,6 @@ class PretrainingTask(Task):
             write_text_atomically(path, self.albert_config.to_json_string())
 
     def build_model(self):
-        from albert_tf.models import AlbertPretrainer
-
         return AlbertPretrainer(self.albert_config)
 
     def objective(self):
@@ -129,9 +130,6 @@ class PretrainingTask(Task):
         return False
 
     def evaluate(self, model) -> dict:
-        from albert_tf.training.loop import evaluate_batches
-        from albert_tf.training.steps import EvalStep
-
         cfg = self.config
         if self._eval_step is None:
             self._eval_step = EvalStep(self.runtime, model, pretraining_objective())

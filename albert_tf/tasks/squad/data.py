@@ -18,6 +18,7 @@ from albert_tf.data import feature_cache
 from albert_tf.errors import InputError
 from albert_tf.tasks.squad import feature_io, reader
 from albert_tf.tasks.squad.features import convert_examples_to_features
+from albert_tf.tokenization import load_sentencepiece
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,8 +61,6 @@ def _convert(examples, sp, settings: FeatureSettings, is_training: bool, output_
 def _sentencepiece(sp, spm_model_file):
     if sp is not None:
         return sp
-    from albert_tf.tokenization import load_sentencepiece
-
     return load_sentencepiece(spm_model_file)
 
 

@@ -20,6 +20,7 @@ from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import RunnerEvalLog
 from albert_tf.tasks.inference import inference_fn
 from albert_tf.tasks.squad import data, feature_io, metrics, postprocess, reader
+from albert_tf.tasks.squad import export as squad_export
 from albert_tf.tasks.squad.config import SquadRunConfig
 from albert_tf.tokenization import WordpiecePieces, load_sentencepiece
 from albert_tf.serving.tflite import export_tflite
@@ -158,8 +159,6 @@ class SquadTask(Task):
         return scores
 
     def export(self, model, export_dir) -> str:
-        from albert_tf.tasks.squad import export as squad_export
-
         path = squad_export.export(model, self.config, self.albert_config, export_dir)
         if self.config.tflite:
             export_tflite(model, os.path.join(export_dir, "tflite"), self.config.max_seq_length,
