@@ -59,7 +59,7 @@ def interpreter_runner(model_path=None, model_content=None, num_threads=None) ->
 
 def _pair_tokens(tokens_a, tokens_b, limit):
     """Trims the longer of the two until both fit `limit` (the fine-tuning data's rule)."""
-    from albert_tf.tasks.glue.features import truncate_seq_pair
+    from albert_tf.tasks.classification.features import truncate_seq_pair
 
     truncate_seq_pair(tokens_a, tokens_b, limit)
 

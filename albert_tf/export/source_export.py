@@ -46,7 +46,7 @@ def _load(model, source, init_from_group0):
 
 def _classifier(config, source, files, max_seq_length, do_lower_case, init_from_group0):
     from albert_tf.models import AlbertClassifier
-    from albert_tf.tasks.glue.export import ClassifierServing
+    from albert_tf.tasks.classification.export import ClassifierServing
 
     model = _load(AlbertClassifier(config, source.num_labels), source, init_from_group0)
     labels = source.labels if source.labels and len(source.labels) == source.num_labels else None
