@@ -73,18 +73,6 @@ class ClassificationTask(Task):
         self._features = {}
 
     @property
-    def name(self) -> str:
-        return self.source.name
-
-    @property
-    def labels(self) -> list:
-        return self.source.labels
-
-    @property
-    def regression(self) -> bool:
-        return self.source.regression
-
-    @property
     def best_metric(self) -> str:
         return self.source.best_metric
 
@@ -120,12 +108,12 @@ class ClassificationTask(Task):
             raise ClassifierRunError(str(error)) from None
 
     def build_model(self):
-        return AlbertClassifier(self.albert_config, len(self.labels))
+        return AlbertClassifier(self.albert_config, len(self.source.labels))
 
     def label_names(self) -> list[str] | None:
         """The class names in id order (None when regressing): labels.json, the export's
         `labels` output and test_predictions.tsv."""
-        return None if self.regression else [str(label) for label in self.labels]
+        return None if self.source.regression else [str(label) for label in self.source.labels]
 
     def prepare_output_dir(self, is_chief: bool) -> None:
         names = self.label_names()
@@ -134,7 +122,7 @@ class ClassificationTask(Task):
 
     # ---------------------------------------------------------------- data
     def cache_key(self, split: str) -> dict:
-        return {**F.cache_key(self.name, split, self.source.source_file(split),
+        return {**F.cache_key(self.source.name, split, self.source.source_file(split),
                               self.config.max_seq_length, self.tokenizer,
                               self.config.do_lower_case),
                 **self.source.cache_key(split)}
@@ -142,8 +130,8 @@ class ClassificationTask(Task):
     def features(self, split: str, examples, file_name: str) -> tuple[str, int]:
         """The keyed feature file `file_name` (in cached_dir) of `split`: (path, records)."""
         path = os.path.join(self.cached_dir, file_name)
-        return F.cached_features(examples, self.labels, self.config.max_seq_length,
-                                 self.tokenizer, path, self.name, self.cache_key(split))
+        return F.cached_features(examples, self.source.labels, self.config.max_seq_length,
+                                 self.tokenizer, path, self.source.name, self.cache_key(split))
 
     def split_features(self, split: str) -> tuple:
         """(features, count, examples) of `split` (train, dev or test), built once per run: the
@@ -151,12 +139,12 @@ class ClassificationTask(Task):
         if split not in self._features:
             examples = self.source.examples(split)
             if self.source.source_file(split) is None:
-                data = F.feature_arrays(examples, self.labels, self.config.max_seq_length,
-                                        self.tokenizer, self.name)
+                data = F.feature_arrays(examples, self.source.labels, self.config.max_seq_length,
+                                        self.tokenizer, self.source.name)
                 count = len(examples)
             else:
                 data, count = self.features(split, examples,
-                                            FEATURE_FILES[split].format(name=self.name))
+                                            FEATURE_FILES[split].format(name=self.source.name))
             self._features[split] = (data, count, examples)
         return self._features[split]
 
@@ -169,7 +157,7 @@ class ClassificationTask(Task):
 
     def _input_fn(self, data, training):
         return F.input_fn_builder(data, self.config.max_seq_length, training,
-                                  drop_remainder=training, regression=self.regression,
+                                  drop_remainder=training, regression=self.source.regression,
                                   shuffle_buffer=self.config.shuffle_buffer, seed=self.config.seed)
 
     def train_dataset_fn(self):
@@ -187,7 +175,7 @@ class ClassificationTask(Task):
         return dataset_fn
 
     def objective(self):
-        regression = self.regression
+        regression = self.source.regression
 
         def loss_fn(outputs, features):
             losses = per_example_loss(outputs["logits"], features["label_ids"], regression)
@@ -216,7 +204,7 @@ class ClassificationTask(Task):
                 collected[key].append(outputs[key].numpy())
             collected["label_ids"].append(batch["label_ids"].numpy())
             collected["is_real_example"].append(batch["is_real_example"].numpy())
-            losses = per_example_loss(outputs["logits"], batch["label_ids"], self.regression)
+            losses = per_example_loss(outputs["logits"], batch["label_ids"], self.source.regression)
             batch_losses.append(float(tf.reduce_mean(losses)))
         result = {k: np.concatenate(v) for k, v in collected.items()}
         result["loss"] = float(np.mean(batch_losses)) if batch_losses else float("nan")
