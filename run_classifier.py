@@ -6,7 +6,8 @@
 import sys
 
 from albert_tf import cli
-from albert_tf.tasks.glue.task import CUSTOM_FORMATS, GlueRunConfig, run_glue
+from albert_tf.tasks.classification.config import CUSTOM_FORMATS, GlueRunConfig
+from albert_tf.tasks.classification.task import run_glue
 
 cli.define_flags(__name__, """
     data_dir albert_config_file task_name vocab_file spm_model_file output_dir cached_dir

@@ -31,7 +31,7 @@ from albert_tf.serving.preprocessing import build_preprocessing
 from albert_tf.serving.saved_model import resolve_path, staged_saved_model
 from albert_tf.serving.tflite import export_tflite, parse_kinds
 from albert_tf.serving.verify import compare, verify_in_fresh_process
-from albert_tf.tasks.glue.export import ClassifierServing
+from albert_tf.tasks.classification.export import ClassifierServing
 from albert_tf.tasks.squad.export import SquadServing
 from albert_tf.weights.loading import init_from_checkpoint
 from albert_tf.weights.readers import open_source

@@ -86,7 +86,7 @@ def test_traceback_on_request_and_for_bugs():
 
 
 def test_nested_run_config_from_flat_flags():
-    from albert_tf.tasks.glue.task import GlueRunConfig
+    from albert_tf.tasks.classification.config import GlueRunConfig
 
     config = cli.config_from_flags(GlueRunConfig, {
         "task_name": "mrpc", "train_step": 7, "warmup_step": 2, "train_batch_size": 4,

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from albert_tf import tokenization
-from albert_tf.tasks.glue import features as F
-from albert_tf.tasks.glue.processors import get_processor, read_tsv
+from albert_tf.tasks.classification import features as F
+from albert_tf.tasks.classification.processors import get_processor, read_tsv
 from support.configs import GLUE_TINY as TINY
 from support.flags import script_flag_defaults
 from support.paths import REPO
@@ -231,7 +231,7 @@ def test_wordpiece_export_serves_text_in_a_fresh_process(wordpiece_run, tmp_path
     text_a = [f[3] for _, f in raw] + ["我爱中国人，你好。", "Café naïve résumé!"]
     text_b = [f[4] for _, f in raw] + ["日本語のテキスト", "«Zürich», München & Köln."]
     tokenizer = tokenization.FullTokenizer(str(root / "vocab_chinese.txt"), True)
-    from albert_tf.tasks.glue.processors import InputExample
+    from albert_tf.tasks.classification.examples import InputExample
 
     records = [F.feature_to_example(F.convert_single_example(
         InputExample(str(i), a, b, "0"), ["0", "1"], SEQ, tokenizer), False)

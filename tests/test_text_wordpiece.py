@@ -9,8 +9,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import tokenization
-from albert_tf.tasks.glue import features as F
-from albert_tf.tasks.glue.processors import InputExample, read_tsv
+from albert_tf.tasks.classification import features as F
+from albert_tf.tasks.classification.processors import InputExample, read_tsv
 from albert_tf.tasks.squad import reader
 from albert_tf.tasks.squad.alignment import align_paragraph
 from albert_tf.text import AlbertPreprocessor, WordpiecePreprocessor, text_preprocessor

@@ -53,7 +53,8 @@ def test_no_source_yet_leaves_the_flags_alone(tmp_path):
 
 def test_run_classifier_fine_tunes_from_a_hf_folder_without_config_or_spm(tmp_path,
                                                                           fixtures_dir):
-    from albert_tf.tasks.glue.task import GlueRunConfig, run_glue
+    from albert_tf.tasks.classification.config import GlueRunConfig
+    from albert_tf.tasks.classification.task import run_glue
     from albert_tf.weights import init_from_checkpoint
 
     folder = tmp_path / "hf"
@@ -79,7 +80,7 @@ def test_a_local_tfhub_module_as_hub_handle_is_the_init_checkpoint(tmp_path):
     assets' SentencePiece model the tokenizer; the config still comes from the flag."""
     from albert_tf.weights.tf1_checkpoint import write_tf1_checkpoint
     from albert_tf.weights.resolve import resolve_run_config
-    from albert_tf.tasks.glue.task import GlueRunConfig
+    from albert_tf.tasks.classification.config import GlueRunConfig
     from support.interop import odd_config, random_source
 
     config = odd_config(vocab_size=1500)

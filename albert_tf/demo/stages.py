@@ -224,7 +224,8 @@ def pretrain(options: DemoOptions, records: dict) -> dict:
 
 
 def finetune(options: DemoOptions, spm: dict, pretrained: dict, corpus: dict) -> dict:
-    from albert_tf.tasks.glue.task import GlueRunConfig, run_glue
+    from albert_tf.tasks.classification.config import GlueRunConfig
+    from albert_tf.tasks.classification.task import run_glue
 
     directory = options.path("finetune")
 

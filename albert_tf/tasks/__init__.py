@@ -1,9 +1,10 @@
-"""Fine-tuning tasks: GLUE classification, SQuAD span extraction, RACE multiple choice, your own
-data; `TextClassifier` (loaded on first use) is their Python API for text classification."""
+"""Fine-tuning tasks: classification (GLUE, your own files, texts in memory), SQuAD span
+extraction, RACE multiple choice; `TextClassifier` (loaded on first use: importing this package
+starts no TensorFlow) is the Python API for text classification."""
 
 import importlib as _importlib
 
-_EXPORTS = {"TextClassifier": "albert_tf.tasks.text_classifier"}
+_EXPORTS = {"TextClassifier": "albert_tf.tasks.classification.text_classifier"}
 __all__ = list(_EXPORTS)
 
 

@@ -12,9 +12,9 @@ import tensorflow as tf
 
 from albert_tf import AlbertConfig, tokenization
 from albert_tf.models import AlbertClassifier
-from albert_tf.tasks.glue.export import export_classifier
-from albert_tf.tasks.glue import features as F
-from albert_tf.tasks.glue.processors import InputExample
+from albert_tf.tasks.classification import features as F
+from albert_tf.tasks.classification.examples import InputExample
+from albert_tf.tasks.classification.export import export_classifier
 
 SEQ = 24
 PAIRS = [("The cat sat on the mat.", "A cat is sitting."),
@@ -131,7 +131,7 @@ def _is_float(text):
 
 
 def test_serve_text_refuses_mismatched_batches_and_non_utf8(spm_model):
-    from albert_tf.tasks.glue.export import ClassifierServing
+    from albert_tf.tasks.classification.export import ClassifierServing
 
     root, signatures = ClassifierServing(AlbertClassifier(_tiny_config(), 2), SEQ, spm_model,
                                          pair=True).module()

@@ -1,4 +1,5 @@
-"""Examples → fixed-length features exactly as the original, a keyed TFRecord cache, tf.data input.
+"""Examples → fixed-length features exactly as the original, a keyed TFRecord cache (or numpy
+arrays, for examples held in memory), tf.data input.
 
 The cached file keeps the original's name (`<task>_train.tf_record`, ...) and feature names, so
 the original's readers accept it. Unlike the original, a sidecar `<file>.key.json` records what
@@ -18,7 +19,7 @@ from absl import logging
 from albert_tf.data import feature_cache, schema
 from albert_tf.data.feature_cache import file_digest
 from albert_tf.errors import UsageError
-from albert_tf.tasks.glue.processors import GlueDataError
+from albert_tf.tasks.classification.processors import GlueDataError
 from albert_tf.tokenization import truncate_seq_pair
 
 CACHE_FORMAT_VERSION = 1
@@ -93,8 +94,12 @@ def check_max_seq_length(max_seq_length: int, max_position_embeddings: int | Non
             f"({max_position_embeddings}); sequences that long cannot be embedded")
 
 
+def _is_regression(task_name, label_list) -> bool:
+    return task_name == "sts-b" or label_list == [None]
+
+
 def _write_records(examples, label_list, max_seq_length, tokenizer, path, task_name) -> int:
-    regression = task_name == "sts-b" or label_list == [None]
+    regression = _is_regression(task_name, label_list)
     count = 0
     with tf.io.TFRecordWriter(path) as writer:
         for index, example in enumerate(examples):
@@ -135,17 +140,35 @@ def cached_features(examples, label_list, max_seq_length, tokenizer, output_file
     return output_file, int(record["num_records"])
 
 
+def feature_arrays(examples, label_list, max_seq_length: int, tokenizer,
+                   task_name: str = "") -> dict[str, np.ndarray]:
+    """The features of `examples` as the arrays `read_features` returns for their file: for
+    examples held in memory, which need no file."""
+    features = [convert_single_example(example, label_list, max_seq_length, tokenizer, task_name)
+                for example in examples]
+    label_type = np.float32 if _is_regression(task_name, label_list) else np.int32
+    arrays = {name: np.array([getattr(f, name) for f in features], np.int32).reshape(
+        len(features), max_seq_length) for name in ("input_ids", "input_mask", "segment_ids")}
+    arrays["label_ids"] = np.array([f.label_id for f in features], label_type)
+    arrays["is_real_example"] = np.array([int(f.is_real_example) for f in features], np.int32)
+    return arrays
+
+
 def input_fn_builder(input_file, seq_length: int, is_training: bool, drop_remainder: bool,
                      regression: bool = False, shuffle_buffer: int = 100, seed: int | None = None):
-    """A function batch_size → tf.data.Dataset of int32 feature dicts (labels float for STS-B)."""
+    """A function batch_size → tf.data.Dataset of int32 feature dicts (labels float for STS-B).
+    `input_file`: a feature file, or the `feature_arrays` of examples held in memory."""
     spec = schema.classifier_features(seq_length, regression)
+    in_memory = isinstance(input_file, dict)
 
     def input_fn(batch_size: int) -> tf.data.Dataset:
-        dataset = tf.data.TFRecordDataset(input_file)
+        dataset = (tf.data.Dataset.from_tensor_slices(input_file) if in_memory
+                   else tf.data.TFRecordDataset(input_file))
         if is_training:
             dataset = dataset.repeat().shuffle(shuffle_buffer, seed=seed)
-        dataset = dataset.map(lambda record: schema.decode(record, spec),
-                              num_parallel_calls=tf.data.AUTOTUNE)
+        if not in_memory:
+            dataset = dataset.map(lambda record: schema.decode(record, spec),
+                                  num_parallel_calls=tf.data.AUTOTUNE)
         return dataset.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
 
     return input_fn

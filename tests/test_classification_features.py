@@ -8,8 +8,9 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import tokenization
-from albert_tf.tasks.glue import features as F
-from albert_tf.tasks.glue.processors import GlueDataError, InputExample, get_processor
+from albert_tf.tasks.classification import features as F
+from albert_tf.tasks.classification.examples import InputExample
+from albert_tf.tasks.classification.processors import GlueDataError, get_processor
 
 SEQ = 32
 

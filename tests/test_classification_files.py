@@ -1,12 +1,12 @@
-"""Your own data (albert_tf.tasks.custom.data): CSV per RFC 4180, TSV, JSONL, and one line
+"""Your own files (albert_tf.tasks.classification.files): CSV per RFC 4180, TSV, JSONL, and one line
 naming file, line and column for every bad file."""
 
 import json
 
 import pytest
 
-from albert_tf.tasks.custom import data as D
-from albert_tf.tasks.custom.data import Columns, CustomDataError, CustomReader
+from albert_tf.tasks.classification import files as D
+from albert_tf.tasks.classification.files import Columns, CustomDataError, CustomReader
 
 
 def _write(tmp_path, name, text, mode="w"):

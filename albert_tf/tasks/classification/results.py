@@ -8,7 +8,7 @@
 * `submit_results.tsv` and the GLUE leaderboard file (`SST-2.tsv`, `MNLI-m.tsv`, `AX.tsv`...):
   header `index<TAB>prediction`, then `<guid><TAB><label string or score>`.
 
-Ours, for every classifier task (GLUE and your own data):
+Ours, for every classifier task (GLUE, your own files, texts in memory):
 * `labels.json`: the label names in id order, written before training; a later run on the
   same output_dir (predict, export) must have the same labels.
 * `test_predictions.tsv`: header `id<TAB>label`, then per test row its id and the predicted
@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
-from albert_tf.tasks.glue.processors import LEADERBOARD_NAMES
+from albert_tf.tasks.classification.processors import LEADERBOARD_NAMES
 
 
 def format_value(value) -> str:

@@ -156,7 +156,8 @@ def test_predict_only_reuses_labels_json(run_dir, data, spm_model):
 
 
 def test_jsonl_pair_regression_in_process(data, spm_model, tmp_path):
-    from albert_tf.tasks.glue.task import GlueRunConfig, run_glue
+    from albert_tf.tasks.classification.config import GlueRunConfig
+    from albert_tf.tasks.classification.task import run_glue
 
     root, splits = data
     rows = [{"a": text, "b": splits["dev"][i][0], "y": float(len(text.split()) % 5)}
@@ -186,7 +187,8 @@ def test_jsonl_pair_regression_in_process(data, spm_model, tmp_path):
 
 def test_missing_file_names_its_flag(data, spm_model, tmp_path):
     from albert_tf.errors import UsageError
-    from albert_tf.tasks.glue.task import GlueRunConfig, run_glue
+    from albert_tf.tasks.classification.config import GlueRunConfig
+    from albert_tf.tasks.classification.task import run_glue
 
     root, _ = data
     config = GlueRunConfig.from_flat(dict(

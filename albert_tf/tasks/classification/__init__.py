@@ -1,4 +1,8 @@
-"""GLUE: task readers, example → feature conversion with a keyed cache, metrics, result files.
+"""Text classification: one task (`task.ClassificationTask`) on pluggable example sources
+(`sources`): a GLUE task folder (`processors`), your own CSV/TSV/JSONL files (`files`), or texts
+held in memory (the Python API, `text_classifier.TextClassifier`, also `albert_tf.tasks`'s). Then
+example → feature conversion with a keyed cache (`features`), metrics, result files, the export.
+`config` holds the run config without TensorFlow; nothing here is imported by this package file.
 
 `run_classifier.py` takes the original's flags, so the per-task recipes of the original
 `run_glue.sh` run unchanged (two calls per task: `--do_train --nodo_eval --nodo_predict`, then

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from albert_tf.tasks.glue import results as glue_results
+from albert_tf.tasks.classification import results as glue_results
 
 
 def test_eval_block_sorted_keys_then_best_and_rule():

@@ -1,37 +1,46 @@
-"""GLUE fine-tuning as a `Task` (what `run_classifier.py` runs through the driver).
+"""Classifier fine-tuning as one `Task` (what `run_classifier.py` runs through the driver), for
+every example source (`sources`): a GLUE task folder, your own files, texts held in memory.
 
 The original's flow and files, with its traps removed: cached features are keyed (never stale),
 `model.ckpt-best` is a copy (nothing is renamed or deleted), re-running evaluation next to an
 existing best checkpoint works, and prediction never falls back to a pretrained encoder.
+Labels are written to `<output_dir>/labels.json` before training and checked by every later run
+on the same folder (prediction, export), so ids and names always agree.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 
+import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
 from albert_tf import tokenization
 from albert_tf.errors import UsageError
-from albert_tf.run_config import parse_tflite_kinds
 from albert_tf.serving.tflite import export_tflite
 from albert_tf.models import AlbertClassifier, per_example_loss
+from albert_tf.run_config import parse_tflite_kinds
 from albert_tf.tasks.base import Task, check_model_inputs
+from albert_tf.tasks.classification import features as F
+from albert_tf.tasks.classification import results
+from albert_tf.tasks.classification.config import ClassifierRunConfig, ClassifierRunError
+from albert_tf.tasks.classification.export import export_classifier
+from albert_tf.tasks.classification.sources import ExampleSource, source_for
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog
-from albert_tf.tasks.glue import features as F
-from albert_tf.tasks.glue import results as glue_results
-from albert_tf.tasks.glue import metrics as M
-from albert_tf.tasks.glue.config import CUSTOM_FORMATS, GlueRunConfig, GlueRunError
-from albert_tf.tasks.glue.processors import get_processor
 from albert_tf.training.steps import Objective
 
+# The cached feature file of each split (the original's names).
+FEATURE_FILES = {"train": "{name}_train.tf_record", "dev": "{name}_eval.tf_record",
+                 "test": "predict.tf_record"}
 
-class GlueEvalLog(EvalLog):
-    """eval_results.txt as the original: one block per checkpoint (`glue_results.eval_block`)."""
+
+class ClassifierEvalLog(EvalLog):
+    """eval_results.txt as the original: one block per checkpoint (`results.eval_block`)."""
 
     def __init__(self, output_dir):
         self.path = os.path.join(output_dir, "eval_results.txt")
@@ -41,14 +50,18 @@ class GlueEvalLog(EvalLog):
             tf.io.gfile.remove(self.path)  # a fresh evaluation starts a fresh file
 
     def record(self, step, result, best_before, copied):
-        glue_results.append_eval_results(self.path, {**result, "global_step": int(step)}, best_before)
+        results.append_eval_results(self.path, {**result, "global_step": int(step)}, best_before)
 
 
-class GlueTask(Task):
-    def __init__(self, config: GlueRunConfig):
+class ClassificationTask(Task):
+    """Fine-tunes, evaluates, predicts and exports a classifier of `source`'s examples (by
+    default the source `--task_name` names: `sources.source_for`)."""
+
+    def __init__(self, config: ClassifierRunConfig, source: ExampleSource | None = None):
         super().__init__(config)
+        self.source = source if source is not None else source_for(config)
         self.validate()
-        self.setup_data()
+        self.source.open()
         self.albert_config = config.load_albert_config()
         F.check_max_seq_length(config.max_seq_length, self.albert_config.max_position_embeddings)
         self.tokenizer = tokenization.FullTokenizer(config.vocab_file, config.do_lower_case,
@@ -59,88 +72,80 @@ class GlueTask(Task):
         self._predict_fn = None
         self._features = {}
 
-    def setup_data(self):
-        """What the task reads: its processor, name, labels, and whether it regresses."""
-        cfg = self.config
-        self.processor = get_processor(cfg.task_name, use_spm=bool(cfg.spm_model_file),
-                                       do_lower_case=cfg.do_lower_case)
-        self.name = self.processor.name
-        self.labels = self.processor.get_labels()
-        self.regression = self.processor.task.is_regression
-        self.is_pair = self.processor.task.is_pair
-        self.best_metric = M.selection_metric(self.name)
-
-    required_flags = ("data_dir", "task_name", "output_dir")
+    @property
+    def best_metric(self) -> str:
+        return self.source.best_metric
 
     def validate(self):
         cfg = self.config
+        self.source.validate()
         if not (cfg.do_train or cfg.do_eval or cfg.do_predict or cfg.export_dir):
-            raise GlueRunError("At least one of `do_train`, `do_eval`, `do_predict` or "
-                               "`export_dir` must be set.")
+            raise ClassifierRunError("At least one of `do_train`, `do_eval`, `do_predict` or "
+                                     "`export_dir` must be set.")
         if cfg.albert_hub_module_handle and cfg.init_checkpoint != cfg.albert_hub_module_handle \
                 and not cfg.albert_config_file:
-            raise GlueRunError(
+            raise ClassifierRunError(
                 "--albert_hub_module_handle: only a local TF-Hub v1 module folder (with "
                 "tfhub_module.pb) is read, as --init_checkpoint; for a hub URL download the "
                 "module and pass its folder")
-        for name in self.required_flags:
+        for name in self.source.required_flags:
             if not getattr(cfg, name):
-                raise GlueRunError(f"--{name} is required")
+                raise ClassifierRunError(f"--{name} is required")
         if not cfg.albert_config_file and cfg.albert_config is None:
-            raise GlueRunError("--albert_config_file is required (or an --init_checkpoint that "
-                               "holds a config)")
+            raise ClassifierRunError("--albert_config_file is required (or an --init_checkpoint "
+                                     "that holds a config)")
         if not cfg.spm_model_file and not cfg.vocab_file:
-            raise GlueRunError("--spm_model_file or --vocab_file is required (--vocab_file "
-                               "alone: a WordPiece model such as the Chinese ALBERTs)")
+            raise ClassifierRunError("--spm_model_file or --vocab_file is required (--vocab_file "
+                                     "alone: a WordPiece model such as the Chinese ALBERTs)")
         if cfg.tflite:
             parse_tflite_kinds(cfg.tflite)
             if not cfg.export_dir:
-                raise GlueRunError("--tflite needs --export_dir (the files go to "
-                                   "<export_dir>/tflite)")
+                raise ClassifierRunError("--tflite needs --export_dir (the files go to "
+                                         "<export_dir>/tflite)")
         try:
             super().validate()
         except UsageError as error:
-            raise GlueRunError(str(error)) from None
+            raise ClassifierRunError(str(error)) from None
 
     def build_model(self):
-        return AlbertClassifier(self.albert_config, len(self.labels))
+        return AlbertClassifier(self.albert_config, len(self.source.labels))
 
     def label_names(self) -> list[str] | None:
         """The class names in id order (None when regressing): labels.json, the export's
         `labels` output and test_predictions.tsv."""
-        return None if self.regression else [str(label) for label in self.labels]
+        return None if self.source.regression else [str(label) for label in self.source.labels]
 
     def prepare_output_dir(self, is_chief: bool) -> None:
         names = self.label_names()
         if names is not None:
-            glue_results.check_or_write_labels(self.config.output_dir, names, is_chief)
+            results.check_or_write_labels(self.config.output_dir, names, is_chief)
 
     # ---------------------------------------------------------------- data
-    def source_file(self, split: str) -> str:
-        """The data file of `split` (train, dev or test)."""
-        return self.processor.split_path(self.config.data_dir, split)
-
-    def read_split(self, split: str) -> list:
-        """The `InputExample`s of `split`."""
-        return self.processor.get_examples(self.config.data_dir, split)
-
     def cache_key(self, split: str) -> dict:
-        return F.cache_key(self.name, split, self.source_file(split), self.config.max_seq_length,
-                           self.tokenizer, self.config.do_lower_case)
+        return {**F.cache_key(self.source.name, split, self.source.source_file(split),
+                              self.config.max_seq_length, self.tokenizer,
+                              self.config.do_lower_case),
+                **self.source.cache_key(split)}
 
     def features(self, split: str, examples, file_name: str) -> tuple[str, int]:
+        """The keyed feature file `file_name` (in cached_dir) of `split`: (path, records)."""
         path = os.path.join(self.cached_dir, file_name)
-        return F.cached_features(examples, self.labels, self.config.max_seq_length,
-                                 self.tokenizer, path, self.name, self.cache_key(split))
+        return F.cached_features(examples, self.source.labels, self.config.max_seq_length,
+                                 self.tokenizer, path, self.source.name, self.cache_key(split))
 
-    def split_features(self, split: str) -> str:
-        """The keyed feature file of `split` (train, dev or test), built once per run."""
+    def split_features(self, split: str) -> tuple:
+        """(features, count, examples) of `split` (train, dev or test), built once per run: the
+        features are a keyed file, or arrays when the source holds its examples in memory."""
         if split not in self._features:
-            examples = self.read_split(split)
-            name = {"train": f"{self.name}_train.tf_record", "dev": f"{self.name}_eval.tf_record",
-                    "test": "predict.tf_record"}[split]
-            path, count = self.features(split, examples, name)
-            self._features[split] = (path, count, examples)
+            examples = self.source.examples(split)
+            if self.source.source_file(split) is None:
+                data = F.feature_arrays(examples, self.source.labels, self.config.max_seq_length,
+                                        self.tokenizer, self.source.name)
+                count = len(examples)
+            else:
+                data, count = self.features(split, examples,
+                                            FEATURE_FILES[split].format(name=self.source.name))
+            self._features[split] = (data, count, examples)
         return self._features[split]
 
     def prepare_data(self):
@@ -150,17 +155,17 @@ class GlueTask(Task):
             if wanted:
                 self.split_features(split)
 
-    def _input_fn(self, path, training):
-        return F.input_fn_builder(path, self.config.max_seq_length, training,
-                                  drop_remainder=training, regression=self.regression,
+    def _input_fn(self, data, training):
+        return F.input_fn_builder(data, self.config.max_seq_length, training,
+                                  drop_remainder=training, regression=self.source.regression,
                                   shuffle_buffer=self.config.shuffle_buffer, seed=self.config.seed)
 
     def train_dataset_fn(self):
         cfg = self.config
-        path, count, _ = self.split_features("train")
+        data, count, _ = self.split_features("train")
         logging.info("training on %d examples, batch %d, %d steps", count,
                      cfg.schedule.train_batch_size, self.num_train_steps)
-        input_fn = self._input_fn(path, training=True)
+        input_fn = self._input_fn(data, training=True)
 
         def dataset_fn(ctx):
             dataset = input_fn(ctx.get_per_replica_batch_size(cfg.schedule.train_batch_size))
@@ -170,7 +175,7 @@ class GlueTask(Task):
         return dataset_fn
 
     def objective(self):
-        regression = self.regression
+        regression = self.source.regression
 
         def loss_fn(outputs, features):
             losses = per_example_loss(outputs["logits"], features["label_ids"], regression)
@@ -183,65 +188,59 @@ class GlueTask(Task):
         return Objective(loss_fn)
 
     # ---------------------------------------------------------------- eval / predict
-    def predict_logits(self, model, path, batch_size) -> dict[str, np.ndarray]:
-        """Runs the model over a feature file; numpy logits/probabilities/predictions with
-        labels and is_real_example, and `loss` (the mean of the per-batch mean losses)."""
+    def predict_logits(self, model, data, batch_size) -> dict[str, np.ndarray]:
+        """Runs the model over features (a feature file or `split_features` arrays); numpy
+        logits/probabilities/predictions with labels and is_real_example, and `loss` (the mean
+        of the per-batch mean losses)."""
         if self._predict_fn is None:
             self._predict_fn = tf.function(lambda features: model(features, training=False),
                                            jit_compile=bool(self.config.runtime.jit_compile) or None)
         keys = ("logits", "probabilities", "predictions")
         collected = {k: [] for k in keys + ("label_ids", "is_real_example")}
         batch_losses = []
-        for batch in self._input_fn(path, training=False)(batch_size):
+        for batch in self._input_fn(data, training=False)(batch_size):
             outputs = self._predict_fn(batch)
             for key in keys:
                 collected[key].append(outputs[key].numpy())
             collected["label_ids"].append(batch["label_ids"].numpy())
             collected["is_real_example"].append(batch["is_real_example"].numpy())
-            losses = per_example_loss(outputs["logits"], batch["label_ids"], self.regression)
+            losses = per_example_loss(outputs["logits"], batch["label_ids"], self.source.regression)
             batch_losses.append(float(tf.reduce_mean(losses)))
         result = {k: np.concatenate(v) for k, v in collected.items()}
         result["loss"] = float(np.mean(batch_losses)) if batch_losses else float("nan")
         return result
 
+    def split_outputs(self, model, split: str, batch_size: int) -> dict[str, np.ndarray]:
+        """`predict_logits` over the features of `split`."""
+        data, _, _ = self.split_features(split)
+        return self.predict_logits(model, data, batch_size)
+
     def evaluate(self, model) -> dict:
-        path, _, _ = self.split_features("dev")
-        out = self.predict_logits(model, path, self.config.schedule.eval_batch_size)
-        result = self.metrics(out)
+        out = self.split_outputs(model, "dev", self.config.schedule.eval_batch_size)
+        result = self.source.metrics(out)
         result["loss"] = out["loss"]
         return result
 
-    def metrics(self, out: dict) -> dict:
-        """The dev-set result dict from `predict_logits`' output."""
-        return M.glue_metrics(self.name, out["logits"], out["label_ids"], out["is_real_example"])
-
     def eval_log(self):
-        return GlueEvalLog(self.config.output_dir)
+        return ClassifierEvalLog(self.config.output_dir)
 
     def predict(self, model) -> dict:
         cfg = self.config
-        path, _, examples = self.split_features("test")
-        out = self.predict_logits(model, path, cfg.schedule.predict_batch_size)
+        out = self.split_outputs(model, "test", cfg.schedule.predict_batch_size)
         real = out["is_real_example"] > 0
-        guids = [e.guid for e in examples]
-        paths = self.write_predictions(guids, out["probabilities"][real], out["predictions"][real])
-        paths["test_predictions"] = glue_results.write_label_predictions(
+        guids = [e.guid for e in self.split_features("test")[2]]
+        paths = self.source.write_predictions(guids, out["probabilities"][real],
+                                              out["predictions"][real])
+        paths["test_predictions"] = results.write_label_predictions(
             cfg.output_dir, guids, out["predictions"][real], self.label_names())
         logging.info("wrote %s", ", ".join(paths.values()))
         return paths
 
-    def write_predictions(self, guids, probabilities, predictions) -> dict:
-        """The task's own prediction files (GLUE: the original's and the leaderboard's)."""
-        return glue_results.write_predictions(self.config.output_dir, self.name, guids,
-                                              probabilities, predictions, self.labels)
-
     def export(self, model, export_dir) -> str:
-        from albert_tf.tasks.glue.export import export_classifier
-
         cfg = self.config
         threshold = None if math.isnan(cfg.threshold_to_export) else cfg.threshold_to_export
         path = export_classifier(model, export_dir, cfg.max_seq_length, cfg.spm_model_file,
-                                 cfg.do_lower_case, self.is_pair, threshold,
+                                 cfg.do_lower_case, self.source.is_pair, threshold,
                                  label_names=self.label_names(), vocab_file=cfg.vocab_file)
         if cfg.tflite:
             export_tflite(model, os.path.join(export_dir, "tflite"), cfg.max_seq_length,
@@ -251,14 +250,18 @@ class GlueTask(Task):
         return path
 
 
-def run_glue(config: GlueRunConfig) -> dict:
-    """Train / evaluate / predict / export as the flags say; returns what each part produced.
-    `--task_name=csv|tsv|jsonl` runs your own files (`albert_tf.tasks.custom`)."""
+def classification_driver(config: ClassifierRunConfig, source: ExampleSource | None = None):
+    """The driver of a `ClassificationTask` on `source` (default: the one `--task_name` names),
+    with `--seed` applied first."""
     if config.seed is not None:
-        import keras
-
         keras.utils.set_random_seed(config.seed)
-    task_class = GlueTask
-    if (config.task_name or "").lower() in CUSTOM_FORMATS:
-        from albert_tf.tasks.custom.task import CustomTask as task_class
-    return Driver.create(task_class, config).run()
+    return Driver.create(functools.partial(ClassificationTask, source=source), config)
+
+
+def run_classifier(config: ClassifierRunConfig) -> dict:
+    """Train / evaluate / predict / export as the flags say; returns what each part produced.
+    `--task_name=csv|tsv|jsonl` runs your own files, any other name a GLUE task."""
+    return classification_driver(config).run()
+
+
+run_glue = run_classifier  # the name run_classifier.py and older callers use

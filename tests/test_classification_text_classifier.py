@@ -66,6 +66,7 @@ def test_fit_evaluate_predict_export(model_dir, passages, tmp_path):
     assert (out / "model.ckpt-best.index").exists() and (out / "model.ckpt-6.index").exists()
     assert "train" in summary and "eval" in summary
     assert not list(out.glob("api_data_*"))  # the call's data files are gone
+    listing = sorted(p.name for p in out.iterdir())
 
     metrics = clf.evaluate([t for t, _ in dev], [l for _, l in dev])
     assert {"eval_accuracy", "eval_macro_f1", "eval_loss", "global_step"} <= set(metrics)
@@ -77,6 +78,9 @@ def test_fit_evaluate_predict_export(model_dir, passages, tmp_path):
     names, probabilities = clf.predict(queries)
     assert probabilities.shape == (6, 2) and np.allclose(probabilities.sum(-1), 1, atol=1e-5)
     assert names == [["austen", "melville"][i] for i in probabilities.argmax(-1)]
+    # evaluate and predict run in memory: no data or feature file, nothing in output_dir changes
+    assert sorted(p.name for p in out.iterdir()) == listing
+    assert not [p for p in listing if p.endswith((".jsonl", ".tf_record"))]
 
     path = clf.export(tmp_path / "export")
     assert path == str(tmp_path / "export" / "1")

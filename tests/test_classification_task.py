@@ -11,7 +11,8 @@ import pytest
 from albert_tf import AlbertConfig
 from albert_tf.checkpoint import save_tf1_checkpoint
 from albert_tf.models import AlbertClassifier
-from albert_tf.tasks.glue.task import GlueRunConfig, GlueRunError, GlueTask, run_glue
+from albert_tf.tasks.classification.config import ClassifierRunError, GlueRunConfig
+from albert_tf.tasks.classification.task import ClassificationTask, run_glue
 from albert_tf.training.checkpoint_files import list_checkpoints
 from support.configs import GLUE_TINY as TINY
 
@@ -35,19 +36,21 @@ def _blocks(path):
 
 
 def test_flag_checks(base):
-    with pytest.raises(GlueRunError, match="do_train"):
-        GlueTask(GlueRunConfig.from_flat(base))
-    with pytest.raises(GlueRunError, match="init_checkpoint"):
-        GlueTask(GlueRunConfig.from_flat(dict(base, albert_config_file=None, do_train=True,
-                                     albert_hub_module_handle="https://tfhub.dev/x/1")))
+    with pytest.raises(ClassifierRunError, match="do_train"):
+        ClassificationTask(GlueRunConfig.from_flat(base))
+    with pytest.raises(ClassifierRunError, match="init_checkpoint"):
+        ClassificationTask(GlueRunConfig.from_flat(dict(
+            base, albert_config_file=None, do_train=True,
+            albert_hub_module_handle="https://tfhub.dev/x/1")))
     with pytest.raises(ValueError, match="max_position_embeddings"):
-        GlueTask(GlueRunConfig.from_flat(dict(base, do_train=True, max_seq_length=128)))
-    with pytest.raises(GlueRunError, match="optimizer"):
-        GlueTask(GlueRunConfig.from_flat(dict(base, do_train=True, optimizer="sgd")))
-    with pytest.raises(GlueRunError, match="--tflite needs --export_dir"):
-        GlueTask(GlueRunConfig.from_flat(dict(base, do_train=True, tflite="dynamic_int8")))
+        ClassificationTask(GlueRunConfig.from_flat(dict(base, do_train=True, max_seq_length=128)))
+    with pytest.raises(ClassifierRunError, match="optimizer"):
+        ClassificationTask(GlueRunConfig.from_flat(dict(base, do_train=True, optimizer="sgd")))
+    with pytest.raises(ClassifierRunError, match="--tflite needs --export_dir"):
+        ClassificationTask(GlueRunConfig.from_flat(dict(base, do_train=True,
+                                                        tflite="dynamic_int8")))
     with pytest.raises(ValueError, match="--tflite: unknown kind 'int8'"):
-        GlueTask(GlueRunConfig.from_flat(dict(base, export_dir="e", tflite="int8")))
+        ClassificationTask(GlueRunConfig.from_flat(dict(base, export_dir="e", tflite="int8")))
 
 
 def test_eval_from_restored_checkpoints_equals_eval_during_training(base, tmp_path):
@@ -76,11 +79,12 @@ def test_cache_keyed_on_sequence_length(base, tmp_path):
     cfg = dict(base, do_train=True, train_step=1, save_checkpoints_steps=1)
     run_glue(GlueRunConfig.from_flat(cfg))
     shutil.rmtree(tmp_path / "out2", ignore_errors=True)
-    run = GlueTask(GlueRunConfig.from_flat(dict(cfg, output_dir=str(tmp_path / "out2"),
-                                       cached_dir=str(tmp_path / "out"), max_seq_length=24)))
-    path, _ = run.features("train", run.processor.get_train_examples(base["data_dir"]),
+    run = ClassificationTask(GlueRunConfig.from_flat(dict(
+        cfg, output_dir=str(tmp_path / "out2"), cached_dir=str(tmp_path / "out"),
+        max_seq_length=24)))
+    path, _ = run.features("train", run.source.processor.get_train_examples(base["data_dir"]),
                            "mrpc_train.tf_record")
-    from albert_tf.tasks.glue.features import read_features
+    from albert_tf.tasks.classification.features import read_features
     assert read_features(path, 24)["input_ids"].shape == (5, 24)
 
 
@@ -141,8 +145,8 @@ def test_predict_after_training_without_eval_uses_the_fine_tuned_model(base, tmp
     keras.utils.set_random_seed(1)
     cfg = dict(base, do_train=True, do_predict=True, init_checkpoint=pretrained)
     served = np.loadtxt(run_glue(GlueRunConfig.from_flat(cfg))["predict"]["test_results"])
-    task = GlueTask(GlueRunConfig.from_flat(dict(base, do_predict=True)))
-    path, _ = task.features("test", task.processor.get_test_examples(base["data_dir"]),
+    task = ClassificationTask(GlueRunConfig.from_flat(dict(base, do_predict=True)))
+    path, _ = task.features("test", task.source.processor.get_test_examples(base["data_dir"]),
                             "predict.tf_record")
 
     def probabilities(checkpoint):

@@ -21,6 +21,7 @@ from absl import logging
 
 from albert_tf.serving.saved_model import serving_root, write_saved_model
 from albert_tf.serving.text_inputs import checked_text
+from albert_tf.text import text_preprocessor
 
 
 def _strings(name):
@@ -43,8 +44,6 @@ class ClassifierServing:
         self.max_seq_length = int(max_seq_length)
         self.pair = pair
         self.threshold = None if threshold is None or math.isnan(threshold) else float(threshold)
-        from albert_tf.text import text_preprocessor
-
         # SentencePiece when given, else WordPiece over vocab_file (as FullTokenizer picks).
         self.preprocessor = text_preprocessor(max_seq_length, do_lower_case, spm_model_file,
                                               vocab_file, albert_text_rules)

@@ -1,5 +1,5 @@
 """`TextClassifier`: fine-tune, evaluate, predict and export from Python (a notebook), keras-hub
-style, through the same library code as `run_classifier.py --task_name=jsonl`:
+style, through the same library code as `run_classifier.py`:
 
     clf = TextClassifier.from_pretrained("albert_base", labels=["negative", "positive"])
     clf.fit(texts, labels, epochs=2, validation_data=(dev_texts, dev_labels))
@@ -7,12 +7,13 @@ style, through the same library code as `run_classifier.py --task_name=jsonl`:
     names, probabilities = clf.predict(["Great phone.", "It broke after a week."])
     clf.export("export")                     # <export>/<version>: the CLI's SavedModel
 
-Nothing here trains or scores on its own: `fit` writes the examples to a JSONL file and runs
-`CustomTask` through the `Driver` (the output_dir lock, labels.json, checkpoints that are never
-non-finite, evaluation of each checkpoint and `model.ckpt-best`); `evaluate` and `predict` load
-the driver's prediction checkpoint (best, else latest) into the task's model and use the task's
-features and metrics; `export` is the driver's export. Everything lands in `output_dir` (a new
-temporary folder by default), the folder `run_classifier.py --output_dir` would use.
+Nothing here trains or scores on its own: `fit` runs `ClassificationTask` on the texts (a
+`MemorySource`: no data file is written) through the `Driver` (the output_dir lock, labels.json,
+checkpoints that are never non-finite, evaluation of each checkpoint and `model.ckpt-best`);
+`evaluate` and `predict` load the driver's prediction checkpoint (best, else latest) into the
+task's model and use the task's features and metrics, in memory; `export` is the driver's
+export. Everything lands in `output_dir` (a new temporary folder by default), the folder
+`run_classifier.py --output_dir` would use.
 """
 
 from __future__ import annotations
@@ -23,8 +24,23 @@ import math
 import os
 import tempfile
 
-from albert_tf.errors import UsageError
+import numpy as np
+
+from albert_tf.config import PRESETS, AlbertConfig, preset
+from albert_tf.errors import CheckpointError, UsageError
+from albert_tf.io_utils import write_text_atomically
+from albert_tf.run_config import ScheduleConfig
+from albert_tf.tasks.classification import results
+from albert_tf.tasks.classification.config import ClassifierRunConfig
+from albert_tf.tasks.classification.sources import MemorySource
+from albert_tf.tasks.classification.task import classification_driver
+from albert_tf.tasks.output_lock import OutputDirLock
+from albert_tf.training.checkpoint_files import list_checkpoints
 from albert_tf.weights.model_folder import SPM_NAMES, VOCAB_NAMES
+from albert_tf.weights.our_checkpoints import checkpoint_step
+from albert_tf.weights.resolve import resolve_model_files
+from albert_tf.weights.source import SourceError
+
 
 class TextClassifierError(UsageError):
     """Arguments of the Python API that cannot work (the message names the argument)."""
@@ -43,8 +59,6 @@ class TextClassifier:
                  labels=None, num_classes: int | None = None, max_seq_length: int = 128,
                  output_dir: str | None = None, do_lower_case: bool = True,
                  seed: int | None = None):
-        from albert_tf.tasks.glue import results as glue_results
-
         if not spm_model_file and not vocab_file:
             raise TextClassifierError("spm_model_file= (or vocab_file= for a WordPiece model) is "
                                       "required: the model folder holds none of "
@@ -64,7 +78,7 @@ class TextClassifier:
             raise TextClassifierError(f"labels= must name at least 2 classes, got {labels}")
         self.output_dir = os.path.abspath(output_dir or tempfile.mkdtemp(prefix="albert_tf_clf_"))
         os.makedirs(self.output_dir, exist_ok=True)
-        recorded = glue_results.read_labels(self.output_dir)
+        recorded = results.read_labels(self.output_dir)
         if labels is not None and recorded is not None and recorded != labels:
             raise TextClassifierError(f"{self.output_dir}/labels.json holds the labels {recorded} "
                                       f"but labels= is {labels}; use another output_dir")
@@ -102,8 +116,6 @@ class TextClassifier:
         checkpoint prefix with `albert_config_file=`. `albert_config_file` may also be a preset
         name ("albert_base_v2"); presets are configurations only: weights are never downloaded.
         """
-        from albert_tf.config import PRESETS
-
         path = os.fspath(path)
         if path in PRESETS or f"{path}_v2" in PRESETS:
             raise TextClassifierError(
@@ -113,9 +125,6 @@ class TextClassifier:
         if not os.path.isdir(path) and not os.path.exists(path + ".index"):
             raise TextClassifierError(f"{path}: neither a model folder nor a checkpoint prefix "
                                       f"(no {path}.index)")
-        from albert_tf.weights.resolve import resolve_model_files
-        from albert_tf.weights.source import SourceError
-
         try:  # any weight source: a release folder, a run's output_dir, HF, keras-hub, TF-Hub
             is_preset = albert_config_file in PRESETS or f"{albert_config_file}_v2" in PRESETS
             files = resolve_model_files(path, None if is_preset else albert_config_file,
@@ -136,8 +145,6 @@ class TextClassifier:
     def _config_file(self, value) -> str:
         """A preset name, or the `AlbertConfig` a weight source holds (an HF folder's
         config.json), becomes `<output_dir>/albert_config.json`."""
-        from albert_tf.config import PRESETS, AlbertConfig, preset
-
         if isinstance(value, AlbertConfig):
             path = os.path.join(self.output_dir, "albert_config.json")
             value.to_json_file(path)
@@ -163,9 +170,9 @@ class TextClassifier:
                                       "spaces")
         return name
 
-    def _rows(self, texts, labels=None, where="texts", label_where="labels") -> tuple[list, bool]:
-        """(JSONL rows {"text_a", "text_b"?, "label"?}, whether they are pairs), every argument
-        checked."""
+    def _examples(self, texts, labels=None, where="texts", label_where="labels") -> tuple:
+        """(texts, label names or None, whether they are pairs), every argument checked; a
+        pair becomes an (a, b) tuple."""
         if isinstance(texts, str) or not hasattr(texts, "__len__"):
             raise TextClassifierError(f"{where}: expected a list of texts or of (a, b) pairs, got "
                                       f"{type(texts).__name__}")
@@ -174,7 +181,7 @@ class TextClassifier:
         if labels is not None and len(labels) != len(texts):
             raise TextClassifierError(f"{where}: {len(texts)} texts but {len(labels)} labels")
         pair = not isinstance(texts[0], str)
-        rows = []
+        checked, names = [], None if labels is None else []
         for i, text in enumerate(texts):
             parts = (text,) if isinstance(text, str) else tuple(text) if isinstance(
                 text, (tuple, list)) else None
@@ -186,17 +193,14 @@ class TextClassifier:
             for part in parts:
                 if not part.strip():
                     raise TextClassifierError(f"{where}[{i}]: empty text")
-            row = {"text_a": parts[0]}
-            if pair:
-                row["text_b"] = parts[1]
+            checked.append(parts if pair else parts[0])
             if labels is not None:
-                row["label"] = self._label_of(labels[i], f"{label_where}[{i}]")
-            rows.append(row)
+                names.append(self._label_of(labels[i], f"{label_where}[{i}]"))
         if self.is_pair is not None and pair != self.is_pair:
             raise TextClassifierError(f"{where}: {'pairs' if pair else 'single texts'} but this "
                                       f"classifier was trained on "
                                       f"{'pairs' if self.is_pair else 'single texts'}")
-        return rows, pair
+        return checked, names, pair
 
     def _label_of(self, label, where: str) -> str:
         if not isinstance(label, (str, bool)) and hasattr(label, "__index__"):  # a class id
@@ -214,39 +218,21 @@ class TextClassifier:
                                       f"are {', '.join(self.labels)}")
         return name
 
-    def _write(self, folder: str, name: str, rows) -> str:
-        path = os.path.join(folder, name)
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        return path
+    def _run_config(self, schedule: ScheduleConfig | None = None,
+                    **fields) -> ClassifierRunConfig:
+        """The run config of one call: this classifier's model and folder, and `fields`."""
+        return ClassifierRunConfig(
+            output_dir=self.output_dir, albert_config_file=self.albert_config_file,
+            init_checkpoint=self.init_checkpoint, spm_model_file=self.spm_model_file,
+            vocab_file=self.vocab_file, do_lower_case=self.do_lower_case,
+            max_seq_length=self.max_seq_length, seed=self.seed,
+            schedule=schedule or ScheduleConfig(), **fields)
 
-    def _config(self, pair: bool, **values):
-        from albert_tf.tasks.glue.task import GlueRunConfig
-
-        flat = dict(task_name="jsonl", text_a_column="text_a",
-                    text_b_column="text_b" if pair else None, label_column="label",
-                    label_list=list(self.labels) if self.labels is not None else None,
-                    output_dir=self.output_dir, albert_config_file=self.albert_config_file,
-                    init_checkpoint=self.init_checkpoint, spm_model_file=self.spm_model_file,
-                    vocab_file=self.vocab_file, do_lower_case=self.do_lower_case,
-                    max_seq_length=self.max_seq_length, seed=self.seed)
-        flat.update(values)
-        return GlueRunConfig.from_flat(flat)
-
-    def _driver(self, config):
-        from albert_tf.tasks.custom.task import CustomTask
-        from albert_tf.tasks.driver import Driver
-
-        if self.seed is not None:
-            import keras
-
-            keras.utils.set_random_seed(self.seed)
-        return Driver.create(CustomTask, config)
-
-    def _data_dir(self):
-        """A folder for this call's data files (removed afterwards); not a hidden temporary, so
-        no other run's clean-up takes it."""
-        return tempfile.TemporaryDirectory(prefix="api_data_", dir=self.output_dir)
+    def _driver(self, config, splits: dict, pair: bool):
+        """The driver of a `ClassificationTask` on `splits` ({split: (texts, labels)}), held
+        in memory."""
+        return classification_driver(config, MemorySource(config, splits, pair,
+                                                          label_list=self.labels))
 
     # ---------------------------------------------------------------- the API
     def fit(self, texts, labels, epochs: int = 1, batch_size: int = 32,
@@ -256,75 +242,52 @@ class TextClassifier:
         = (texts, labels), each is evaluated and the best kept as `model.ckpt-best`, which
         predict and export then use). A second `fit` continues from the last checkpoint.
         Returns the driver's summary."""
-        from albert_tf.training.checkpoint_files import list_checkpoints
-
         if int(epochs) < 1 or int(batch_size) < 1:
             raise TextClassifierError(f"epochs and batch_size must be at least 1, got "
                                       f"{epochs} and {batch_size}")
-        rows, pair = self._rows(texts, labels)
+        texts, names, pair = self._examples(texts, labels)
+        splits = {"train": (texts, names)}
         known = self.labels, self.is_pair
         if self.labels is None:  # the sorted set of the training labels, as run_classifier's
-            seen = sorted({row["label"] for row in rows})
+            seen = sorted(set(names))
             if len(seen) < 2:
                 raise TextClassifierError(f"labels: {len(seen)} class ({', '.join(seen)}); a "
                                           "classifier needs at least 2")
             self.labels = seen
-        dev_rows = None
         try:
             if validation_data is not None:
                 if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
                     raise TextClassifierError("validation_data: expected (texts, labels)")
                 self.is_pair = pair
-                dev_rows, _ = self._rows(validation_data[0], validation_data[1],
-                                         "validation_data[0]", "validation_data[1]")
+                dev_texts, dev_names, _ = self._examples(
+                    validation_data[0], validation_data[1], "validation_data[0]",
+                    "validation_data[1]")
+                splits["dev"] = (dev_texts, dev_names)
         except TextClassifierError:
             self.labels, self.is_pair = known
             raise
-        steps_per_epoch = math.ceil(len(rows) / int(batch_size))
+        steps_per_epoch = math.ceil(len(texts) / int(batch_size))
         saved = list_checkpoints(self.output_dir)
         start = saved[-1][0] if saved else 0
         new_steps = steps_per_epoch * int(epochs)
-        with self._data_dir() as folder:
-            values = dict(train_file=self._write(folder, "train.jsonl", rows), do_train=True,
-                          train_batch_size=int(batch_size), eval_batch_size=int(batch_size),
-                          learning_rate=float(learning_rate), optimizer=optimizer,
-                          train_step=start + new_steps,
-                          warmup_step=int(new_steps * warmup_proportion) if not start else 0,
-                          save_checkpoints_steps=steps_per_epoch,
-                          keep_checkpoint_max=keep_checkpoint_max,
-                          log_every_steps=max(1, steps_per_epoch))
-            if dev_rows is not None:
-                values.update(dev_file=self._write(folder, "dev.jsonl", dev_rows), do_eval=True)
-            try:
-                summary = self._driver(self._config(pair, **values)).run()
-            except BaseException:
-                self.labels, self.is_pair = known
-                raise
-        from albert_tf.tasks.glue import results as glue_results
-
-        from albert_tf.io_utils import write_text_atomically
-
-        self.labels = glue_results.read_labels(self.output_dir)
+        try:
+            schedule = ScheduleConfig(
+                train_batch_size=int(batch_size), eval_batch_size=int(batch_size),
+                learning_rate=float(learning_rate), optimizer=optimizer,
+                num_train_steps=start + new_steps,
+                num_warmup_steps=int(new_steps * warmup_proportion) if not start else 0,
+                save_checkpoints_steps=steps_per_epoch, keep_checkpoint_max=keep_checkpoint_max,
+                log_every_steps=max(1, steps_per_epoch))
+            config = self._run_config(schedule, do_train=True, do_eval="dev" in splits)
+            summary = self._driver(config, splits, pair).run()
+        except BaseException:
+            self.labels, self.is_pair = known
+            raise
+        self.labels = results.read_labels(self.output_dir)
         self.is_pair = pair
         write_text_atomically(os.path.join(self.output_dir, self.STATE_FILE),
                               json.dumps({"pair": pair}) + "\n")
         return summary
-
-    def _loaded(self, config):
-        """(task, model holding the prediction checkpoint, its prefix): the driver's choice."""
-        from albert_tf.weights.tf1_checkpoint import CheckpointError
-
-        driver = self._driver(config)
-        prefix = driver.prediction_checkpoint()
-        try:
-            driver.load(prefix, require_head=True)
-        except CheckpointError as error:
-            if prefix != self.init_checkpoint or "no trained head" not in str(error):
-                raise
-            raise TextClassifierError(
-                f"the classifier is not fine-tuned yet: call fit() first ({prefix} holds no "
-                f"trained classifier head; {self.output_dir} has no checkpoint)") from None
-        return driver.task, driver.model, prefix
 
     def _check_ready(self):
         if self.labels is None:
@@ -332,42 +295,42 @@ class TextClassifier:
                                       "labels=[...] or num_classes= to from_pretrained")
 
     @contextlib.contextmanager
-    def _served(self, rows, pair, file_flag: str, **changes):
-        """(task, model holding the served checkpoint, its prefix) for `rows` written as the
-        `file_flag` split, under the output_dir lock; nothing in output_dir changes."""
-        from albert_tf.tasks.output_lock import OutputDirLock
-
-        with OutputDirLock(self.output_dir), self._data_dir() as folder:
-            name = file_flag.replace("_file", ".jsonl")
-            config = self._config(pair, cached_dir=folder,
-                                  **{file_flag: self._write(folder, name, rows)}, **changes)
-            task, model, prefix = self._loaded(config)
-            task.prepare_output_dir(True)
-            yield task, model, prefix
+    def _served(self, splits: dict, pair: bool, config):
+        """(task, model holding the served checkpoint (the driver's choice), its prefix) for
+        `splits`, under the output_dir lock; nothing in output_dir changes."""
+        with OutputDirLock(self.output_dir):
+            driver = self._driver(config, splits, pair)
+            prefix = driver.prediction_checkpoint()
+            try:
+                driver.load(prefix, require_head=True)
+            except CheckpointError as error:
+                if prefix != self.init_checkpoint or "no trained head" not in str(error):
+                    raise
+                raise TextClassifierError(
+                    f"the classifier is not fine-tuned yet: call fit() first ({prefix} holds no "
+                    f"trained classifier head; {self.output_dir} has no checkpoint)") from None
+            driver.task.prepare_output_dir(True)
+            yield driver.task, driver.model, prefix
 
     def evaluate(self, texts, labels, batch_size: int = 32) -> dict:
         """The metrics of the served model (best, else latest checkpoint) on these examples:
         eval_results.txt's keys (eval_accuracy, eval_macro_f1, eval_loss, loss, global_step).
         Nothing in output_dir changes (eval_results.txt records `fit`'s evaluations)."""
-        from albert_tf.weights.our_checkpoints import checkpoint_step
-
         self._check_ready()
-        rows, pair = self._rows(texts, labels)
-        with self._served(rows, pair, "dev_file", do_eval=True,
-                          eval_batch_size=int(batch_size)) as (task, model, prefix):
+        texts, names, pair = self._examples(texts, labels)
+        config = self._run_config(ScheduleConfig(eval_batch_size=int(batch_size)), do_eval=True)
+        with self._served({"dev": (texts, names)}, pair, config) as (task, model, prefix):
             result = task.evaluate(model)
         return {**{k: float(v) for k, v in result.items()}, "global_step": checkpoint_step(prefix)}
 
     def predict(self, texts, batch_size: int = 32):
         """(label names, probabilities [n, num_classes]) of the served model."""
-        import numpy as np
-
         self._check_ready()
-        rows, pair = self._rows(texts)
-        with self._served(rows, pair, "test_file", do_predict=True,
-                          predict_batch_size=int(batch_size)) as (task, model, _):
-            path, _, _ = task.split_features("test")
-            out = task.predict_logits(model, path, int(batch_size))
+        texts, _, pair = self._examples(texts)
+        config = self._run_config(ScheduleConfig(predict_batch_size=int(batch_size)),
+                                  do_predict=True)
+        with self._served({"test": (texts, None)}, pair, config) as (task, model, _):
+            out = task.split_outputs(model, "test", int(batch_size))
         real = out["is_real_example"] > 0
         names = task.label_names()
         return [names[int(i)] for i in out["predictions"][real]], \
@@ -377,8 +340,8 @@ class TextClassifier:
         """`run_classifier.py --export_dir`'s SavedModel (serving_default and serve_text with
         probabilities, predictions and labels) in `<export_dir>/<version>`; returns that path."""
         self._check_ready()
-        config = self._config(bool(self.is_pair), export_dir=os.path.abspath(export_dir))
-        return self._driver(config).run()["export"]
+        config = self._run_config(export_dir=os.path.abspath(export_dir))
+        return self._driver(config, {}, bool(self.is_pair)).run()["export"]
 
     def __repr__(self):
         return (f"TextClassifier(labels={self.labels}, max_seq_length={self.max_seq_length}, "

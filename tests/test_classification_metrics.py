@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.tasks.glue import metrics as M
+from albert_tf.tasks.classification import metrics as M
 
 RNG = np.random.default_rng(7)
 LABELS = RNG.integers(0, 2, 200)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from albert_tf.tasks.glue import processors as P
+from albert_tf.tasks.classification import processors as P
 
 # Rows per split in the real files under ../shared/data/glue (header lines excluded).
 REAL_COUNTS = {

@@ -1,4 +1,4 @@
-"""Your own data: CSV, TSV and JSON-lines files read into the GLUE code's `InputExample`s.
+"""Your own files: CSV, TSV and JSON-lines files read into `InputExample`s.
 
 * CSV per RFC 4180 (Python's `csv` module: quoted fields, embedded commas, quotes and newlines),
   with a header row naming the columns; TSV the same with tabs; JSONL one JSON object per line
@@ -26,10 +26,8 @@ import tensorflow as tf
 from albert_tf import tokenization
 from albert_tf.errors import InputError
 from albert_tf.io_utils import read_utf8
-from albert_tf.tasks.glue.processors import InputExample
-
-FORMATS = ("csv", "tsv", "jsonl")
-TASK_TYPES = ("classification", "regression")
+from albert_tf.tasks.classification.config import CUSTOM_FORMATS as FORMATS
+from albert_tf.tasks.classification.examples import InputExample
 
 
 class CustomDataError(InputError):

@@ -19,21 +19,12 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from albert_tf import tokenization
 from albert_tf.errors import InputError
+from albert_tf.tasks.classification.examples import InputExample, process_text
 
 
 class GlueDataError(InputError):
     """A GLUE file that is missing or has a row the task cannot read."""
-
-
-@dataclasses.dataclass
-class InputExample:
-    guid: str
-    text_a: str
-    text_b: str | None = None
-    label: str | float | None = None
-    source: str = ""  # "file:line", for error messages further down the pipeline
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,9 +166,7 @@ class GlueProcessor:
         return self.task.name
 
     def process_text(self, text: str) -> str:
-        if self.use_spm:
-            return tokenization.preprocess_text(text, lower=self.do_lower_case)
-        return tokenization.convert_to_unicode(text)
+        return process_text(text, self.use_spm, self.do_lower_case)
 
     def get_labels(self) -> list:
         return list(self.task.labels)
