@@ -11,6 +11,7 @@ import numpy as np
 from albert_tf.demo import stages
 from albert_tf.demo.stages import DemoOptions
 from albert_tf.serving.verify import verify_in_fresh_process
+from albert_tf.serving.lite import LiteClassifier
 
 SAMPLE_SENTENCES = (
     "The expression is evaluated once and the resulting object is bound to the target name.",
@@ -29,8 +30,6 @@ def classify_in_fresh_process(export_dir: str, sentences) -> list[dict]:
 
 def classify_with_tflite(folder: str, sentences) -> list[dict]:
     """What a device app does: the int8 .tflite file, our Python tokenizer, raw text in."""
-    from albert_tf.serving.lite import LiteClassifier
-
     classifier = LiteClassifier.from_folder(folder, kind="dynamic_int8")
     probabilities = classifier.predict(list(sentences))
     return [{"sentence": s, "label": int(np.argmax(q)), "probability": float(max(q))}

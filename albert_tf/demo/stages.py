@@ -11,7 +11,15 @@ import time
 
 from absl import logging
 
+from albert_tf.config import AlbertConfig
 from albert_tf.demo import corpus as corpus_lib
+from albert_tf.pretraining_data import engines as pretraining_data
+from albert_tf.pretraining_data.options import PretrainingDataOptions
+from albert_tf.serving.lite import LiteClassifier
+from albert_tf.tasks.classification.config import GlueRunConfig
+from albert_tf.tasks.classification.task import run_glue
+from albert_tf.tasks.pretraining.task import PretrainingRunConfig, run_pretraining
+from albert_tf.train_spm import train_sentencepiece
 
 # The TFLite files the fine-tuning export writes (the demo compares int8 with float32).
 TFLITE_KINDS = "float32,dynamic_int8"
@@ -137,8 +145,6 @@ def _clean(sentence: str) -> str:
 
 
 def train_vocabulary(options: DemoOptions, corpus: dict) -> dict:
-    from albert_tf.train_spm import train_sentencepiece
-
     directory = options.path("spm")
 
     def fn():
@@ -151,9 +157,6 @@ def train_vocabulary(options: DemoOptions, corpus: dict) -> dict:
 
 
 def make_records(options: DemoOptions, spm: dict) -> dict:
-    from albert_tf.pretraining_data import engines as pretraining_data
-    from albert_tf.pretraining_data.options import PretrainingDataOptions
-
     directory = options.path("records")
 
     def fn():
@@ -180,8 +183,6 @@ def make_records(options: DemoOptions, spm: dict) -> dict:
 
 
 def model_config(options: DemoOptions, vocab_size: int):
-    from albert_tf.config import AlbertConfig
-
     return AlbertConfig(vocab_size=vocab_size, embedding_size=options.embedding_size,
                         hidden_size=options.hidden_size, num_hidden_layers=options.num_hidden_layers,
                         num_attention_heads=options.num_attention_heads,
@@ -191,8 +192,6 @@ def model_config(options: DemoOptions, vocab_size: int):
 
 
 def pretrain(options: DemoOptions, records: dict) -> dict:
-    from albert_tf.tasks.pretraining.task import PretrainingRunConfig, run_pretraining
-
     directory = options.path("pretrain")
 
     def fn():
@@ -224,9 +223,6 @@ def pretrain(options: DemoOptions, records: dict) -> dict:
 
 
 def finetune(options: DemoOptions, spm: dict, pretrained: dict, corpus: dict) -> dict:
-    from albert_tf.tasks.classification.config import GlueRunConfig
-    from albert_tf.tasks.classification.task import run_glue
-
     directory = options.path("finetune")
 
     def fn():
@@ -255,8 +251,6 @@ def lite(options: DemoOptions, finetuned: dict) -> dict:
     """The fine-tuned classifier's TFLite files (written by the fine-tuning export) on the dev
     set through `albert_tf.lite.LiteClassifier`: accuracy, size and one-sentence latency."""
     import numpy as np
-
-    from albert_tf.serving.lite import LiteClassifier
 
     directory = options.path("lite")
     folder = os.path.join(os.path.dirname(finetuned["export_dir"]), "tflite")
