@@ -2,7 +2,8 @@
 
 `AlbertModel` (encoder), `AlbertPretrainer` (masked-LM + sentence-order heads),
 `AlbertClassifier` (GLUE), `AlbertSquadV1` / `AlbertSquadV2` (SQuAD spans),
-`AlbertMultipleChoice` (RACE). Task models are built as `Cls(config, <head arguments>,
+`AlbertMultipleChoice` (RACE), `AlbertTokenClassifier` (NER and other tagging: a tag per
+piece). Task models are built as `Cls(config, <head arguments>,
 encoder=None)`; their TF1 checkpoint names are in `albert_tf.weights.tf1_names`.
 
 `HEAD_CLASSES` is the one list of models with a head: each class carries its head id, the
@@ -19,10 +20,11 @@ from albert_tf.models.pretrainer import (AlbertPretrainer, masked_lm_example_los
                                          pretraining_losses, sentence_order_example_loss,
                                          sentence_order_loss)
 from albert_tf.models.squad import AlbertSquadV1, AlbertSquadV2, squad_v1_loss, squad_v2_loss
+from albert_tf.models.token_classifier import AlbertTokenClassifier, token_classifier_loss
 
 # In the order heads are listed everywhere (`WeightSource.heads`, load reports).
 HEAD_CLASSES = (AlbertPretrainer, AlbertClassifier, AlbertSquadV1, AlbertSquadV2,
-                AlbertMultipleChoice)
+                AlbertMultipleChoice, AlbertTokenClassifier)
 
 __all__ = [
     "HEAD_CLASSES", "AlbertModel", "AlbertTaskModel", "AlbertPretrainer", "AlbertClassifier", "AlbertSquadV1",
@@ -30,4 +32,5 @@ __all__ = [
     "masked_lm_example_loss", "masked_lm_loss", "sentence_order_example_loss",
     "sentence_order_loss", "pretraining_losses", "per_example_loss", "classifier_loss",
     "squad_v1_loss", "squad_v2_loss", "multiple_choice_loss",
+    "AlbertTokenClassifier", "token_classifier_loss",
 ]

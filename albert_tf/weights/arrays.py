@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.models import AlbertClassifier, AlbertModel, AlbertPretrainer
+from albert_tf.models import (AlbertClassifier, AlbertModel, AlbertPretrainer,
+                              AlbertTokenClassifier)
 from albert_tf.weights import tf1_names as names
 from albert_tf.weights.our_checkpoints import restore_ours
 from albert_tf.weights.source import SourceError
@@ -68,12 +69,14 @@ def source_arrays(source) -> dict:
 
 def albert_tf_arrays(source) -> dict:
     """One of our training checkpoints as TF1 arrays: the encoder, plus the pretraining heads
-    or the classifier head when the checkpoint has them (span heads are not converted)."""
+    or a (token) classifier head when the checkpoint has them (span heads are not converted)."""
     if source.config is None:
         raise SourceError(f"{source.path}: needs an ALBERT config (--albert_config_file)")
     saved = tf.train.load_checkpoint(source.checkpoint_prefix).get_variable_to_shape_map()
     if any(n.startswith("model/masked_lm/") for n in saved):
         model = AlbertPretrainer(source.config)
+    elif "token_classifier" in source.heads and source.num_labels:  # a run_ner output_dir
+        model = AlbertTokenClassifier(source.config, source.num_labels)
     elif "classifier" in source.heads and source.num_labels:
         # A run_classifier output_dir: the head goes along (an [n, H] root head; see heads.our_heads)
         model = AlbertClassifier(source.config, source.num_labels)

@@ -29,7 +29,7 @@ def head_loaded(head: str, loaded) -> bool:
 
 
 def _held(found: dict, key) -> tuple[tuple, int | None]:
-    """(heads, classifier label count): the heads all of whose rows are in `found` ({key:
+    """(heads, (token) classifier label count): the heads all of whose rows are in `found` ({key:
     shape}). `key(row)` is (the row's key, its rank when `found` holds the weight itself, else
     None). Heads with the same keys as an earlier head cannot be told from it: only the first
     is reported (a TF1 RACE head is a one-label classifier by names and shapes)."""
@@ -44,8 +44,9 @@ def _held(found: dict, key) -> tuple[tuple, int | None]:
                for name, rank in keys):
             heads.append(head)
     num_labels = None
-    if "classifier" in heads:
-        num_labels = int(found[key(HEAD_ROWS["classifier"][0])[0]][0])
+    for head in ("classifier", "token_classifier"):  # heads sized by their labels
+        if head in heads:
+            num_labels = int(found[key(HEAD_ROWS[head][0])[0]][0])
     return tuple(heads), num_labels
 
 

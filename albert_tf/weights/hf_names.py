@@ -78,6 +78,11 @@ HEADS = {
         ("qa_outputs.weight", "cls/squad/output_weights", False),
         ("qa_outputs.bias", "cls/squad/output_bias", False),
     ),
+    # AlbertForTokenClassification: the same `classifier` names, applied to every position.
+    "token_classifier": (
+        ("classifier.weight", "token_classifier/output_weights", False),
+        ("classifier.bias", "token_classifier/output_bias", False),
+    ),
 }
 
 # Saved by some versions, never weights of their own: the tied decoder (checked against the
@@ -94,12 +99,16 @@ ARCHITECTURES = {
     "AlbertForSequenceClassification": ("classifier",),
     "AlbertForQuestionAnswering": ("squad_v1",),
     "AlbertForMultipleChoice": ("multiple_choice",),
+    "AlbertForTokenClassification": ("token_classifier",),
 }
 # Classes whose `classifier` is not a sequence classifier on the pooled output.
 CLASSIFIER_HEAD_OF = {"AlbertForMultipleChoice": "multiple_choice",
-                      "AlbertForTokenClassification": None}
+                      "AlbertForTokenClassification": "token_classifier"}
+# The heads HF saves as `classifier.*`: which one a file holds follows its `architectures`.
+CLASSIFIER_HEADS = ("classifier", "multiple_choice", "token_classifier")
 # Which classes carry a pooler.
-WITHOUT_POOLER = ("AlbertForMaskedLM", "AlbertForQuestionAnswering")
+WITHOUT_POOLER = ("AlbertForMaskedLM", "AlbertForQuestionAnswering",
+                  "AlbertForTokenClassification")
 
 # HF `hidden_act` → ours. HF `gelu` is the exact erf form, which neither the original nor our
 # layers compute; `gelu_new`, `gelu_pytorch_tanh` and `gelu_fast` are the tanh form (ours `gelu`).

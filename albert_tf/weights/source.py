@@ -30,8 +30,9 @@ class WeightSource:
     None for one of our own training checkpoints (then `checkpoint_prefix` is set).
     `config`: the `AlbertConfig` when the source carries one (HF config.json, keras-hub
     config.json, our output_dir's albert_config.json), else None (`--albert_config_file` needed).
-    `heads`: the subset of `heads.HEADS` present. `num_labels`/`labels`: a classifier head's size and
-    label names (HF `id2label`) when known. Tokenizer files are absolute paths or None.
+    `heads`: the subset of `heads.HEADS` present. `num_labels`/`labels`: a classifier (or token
+    classifier) head's size and label names (HF `id2label`) when known. Tokenizer files are
+    absolute paths or None.
     """
 
     path: str

@@ -101,6 +101,13 @@ MULTIPLE_CHOICE_HEAD = (
     ("output_bias", "output_bias", (1,)),
 )
 
+# The token classifier (run_ner.py; HF `AlbertForTokenClassification`'s `classifier`): one
+# [out, in] projection per position, in a scope of its own so a GLUE head never loads into it.
+TOKEN_CLASSIFIER_HEAD = (
+    ("token_classifier/output_weights", "token_output_weights", ("num_labels", "hidden_size")),
+    ("token_classifier/output_bias", "token_output_bias", ("num_labels",)),
+)
+
 # The rows of each head, by the head ids of `albert_tf.models.HEAD_CLASSES` (their `HEADS`), in
 # that order. Heads with the same TF1 names (classifier, multiple_choice) cannot be told apart in
 # a checkpoint: the first is the one reported.
@@ -111,6 +118,7 @@ HEAD_ROWS = {
     "squad_v1": SQUAD_V1_HEAD,
     "squad_v2": SQUAD_V2_HEAD,
     "multiple_choice": MULTIPLE_CHOICE_HEAD,
+    "token_classifier": TOKEN_CLASSIFIER_HEAD,
 }
 
 # Checkpoint entries that are never model weights: the step counter and optimizer slots.

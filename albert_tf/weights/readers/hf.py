@@ -90,7 +90,7 @@ def _encoder_prefix(tensors) -> str:
 
 def hf_to_tf1(tensors: dict, config, label: str, architecture=None) -> tuple[dict, tuple]:
     """TF1-named float32 arrays and the heads found. Names no row maps are passed through
-    unchanged, so the loader reports them as unused (a token classifier's `classifier`)."""
+    unchanged, so the loader reports them as unused."""
     tensors = dict(tensors)
     classifier = hn.CLASSIFIER_HEAD_OF.get(architecture, "classifier")
     prefix = _encoder_prefix(tensors)
@@ -98,7 +98,7 @@ def hf_to_tf1(tensors: dict, config, label: str, architecture=None) -> tuple[dic
             hn.EMBEDDINGS + hn.PROJECTION + tuple(
                 hn.block_rows(config.num_hidden_groups, config.inner_group_num)) + hn.POOLER]
     heads = [head for head, head_rows in hn.HEADS.items() if head_rows[0][0] in tensors
-             and (head not in ("classifier", "multiple_choice") or head == classifier)]
+             and (head not in hn.CLASSIFIER_HEADS or head == classifier)]
     for head in heads:
         rows += hn.HEADS[head]
     arrays = {}
@@ -155,9 +155,11 @@ def read_hf(path: str) -> WeightSource:
     drop_identity_projection(arrays, config, path)
     filled = fill_pooler(arrays, config)
     num_labels = labels = None
-    if "classifier" in heads:
-        num_labels = int(arrays["output_weights"].shape[0])
-        labels = _labels(values, num_labels)
+    for head, weights in (("classifier", "output_weights"),
+                          ("token_classifier", "token_classifier/output_weights")):
+        if head in heads:
+            num_labels = int(arrays[weights].shape[0])
+            labels = _labels(values, num_labels)
     spm = os.path.join(path, SPM)
     return WeightSource(
         path=path, format="hf", config=config, arrays=arrays, heads=heads, num_labels=num_labels,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import tensorflow as tf
@@ -41,10 +42,26 @@ def read_checkpoint(path: str) -> WeightSource:
         config = AlbertConfig.from_json_file(config_file)
     tf1 = has_tf1_names(shapes)
     heads, num_labels = tf1_heads(shapes) if tf1 else our_heads(shapes)
+    labels = _tag_names(folder, num_labels) if "token_classifier" in heads else None
     return WeightSource(
         path=path, format="tf1" if tf1 else "albert_tf", config=config,
-        checkpoint_prefix=prefix, heads=heads, num_labels=num_labels,
+        checkpoint_prefix=prefix, heads=heads, num_labels=num_labels, labels=labels,
         spm_model_file=first_file(folder, SPM_NAMES), vocab_file=first_file(folder, VOCAB_NAMES))
+
+
+def _tag_names(folder, num_labels):
+    """run_ner's tag names (its output_dir's labels.json) when they fit the head: what an HF
+    export writes as `id2label`."""
+    path = os.path.join(folder, "labels.json")
+    if not tf.io.gfile.exists(path):
+        return None
+    try:
+        with tf.io.gfile.GFile(path, "r") as reader:
+            names = json.load(reader)
+    except ValueError:
+        return None
+    ok = isinstance(names, list) and len(names) == num_labels
+    return [str(n) for n in names] if ok else None
 
 
 def read_tfhub_module(path: str) -> WeightSource:

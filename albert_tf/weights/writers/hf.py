@@ -21,6 +21,8 @@ def architecture_for(heads) -> str:
     """The HF class for a set of heads: a task head wins over the pretraining heads."""
     if "classifier" in heads:
         return "AlbertForSequenceClassification"
+    if "token_classifier" in heads:
+        return "AlbertForTokenClassification"
     if "squad_v1" in heads:
         return "AlbertForQuestionAnswering"
     if "multiple_choice" in heads:
@@ -88,7 +90,7 @@ def write_hf(source, output, config=None, spm_model_file=None) -> WriteReport:
     architecture = architecture_for(prepared.heads)
     tensors, used = hf_tensors(prepared.arrays, config, architecture, source.path)
     labels = None
-    if architecture == "AlbertForSequenceClassification":
+    if architecture in ("AlbertForSequenceClassification", "AlbertForTokenClassification"):
         num_labels = tensors["classifier.weight"].shape[0]
         labels = source.labels or [f"LABEL_{i}" for i in range(num_labels)]
     written = hn.ARCHITECTURES[architecture]
