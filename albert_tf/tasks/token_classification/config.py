@@ -1,0 +1,39 @@
+"""run_ner.py's run config (TensorFlow-free: the script checks its flags before TF starts)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from albert_tf.run_config import ScheduleConfig, TextTaskConfig
+
+# The flags of run_ner.py (types and help in `cli_flags.FLAG_TABLE`, defaults from the config).
+NER_FLAGS = """
+    albert_config_file vocab_file spm_model_file output_dir cached_dir init_checkpoint
+    do_lower_case max_seq_length doc_stride do_train do_eval do_predict train_batch_size
+    eval_batch_size predict_batch_size learning_rate train_step warmup_step
+    save_checkpoints_steps keep_checkpoint_max optimizer export_dir tflite shuffle_buffer seed
+    train_file dev_file test_file label_list"""
+
+
+@dataclasses.dataclass
+class NerRunConfig(TextTaskConfig):
+    """run_classifier.py's conventions (flag names, schedule, outputs) for tagged sentences.
+
+    `max_seq_length` counts pieces with [CLS] and [SEP]; a sentence with more pieces is split
+    into windows `doc_stride` pieces apart, and each word is tagged from the window where it
+    has the most context on both sides.
+    """
+
+    FLAG_NAMES = {"num_train_steps": "train_step", "num_warmup_steps": "warmup_step"}
+
+    max_seq_length: int = 128
+    doc_stride: int = 64
+    train_file: str | None = None
+    dev_file: str | None = None
+    test_file: str | None = None
+    label_list: str | None = None
+    cached_dir: str | None = None
+    tflite: str = ""  # kinds of TFLite file written beside the export
+    shuffle_buffer: int = 1000
+    seed: int | None = None
+    schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)
