@@ -68,7 +68,7 @@ FLAG_TABLE = {
     "max_predictions_per_seq": ("integer", "Maximum masked LM predictions per sequence; must match the data."),
     "max_query_length": ("integer", "Maximum question length in pieces."),
     "max_qa_length": ("integer", "Maximum question+option length in pieces."),
-    "doc_stride": ("integer", "Stride between document windows (run_ner.py: between the windows of a sentence longer than max_seq_length - 2 pieces; each word takes its tag from the window where it has the most context)."),
+    "doc_stride": ("integer", "Stride between document windows (run_ner.py: between the windows of a sentence longer than max_seq_length - 2 pieces, unset: half of that; each word takes its tag from the window where it has the most context)."),
     "max_answer_length": ("integer", "Maximum answer length in pieces."),
     # Task heads and outputs.
     "threshold_to_export": ("float", "A decision threshold served as the extra output `threshold` (not set: NaN)."),

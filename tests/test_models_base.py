@@ -9,7 +9,8 @@ import tensorflow as tf
 
 from albert_tf.weights import tf1_checkpoint as checkpoint
 from albert_tf.models import (HEAD_CLASSES, AlbertClassifier, AlbertMultipleChoice,
-                              AlbertPretrainer, AlbertSquadV1, AlbertSquadV2)
+                              AlbertPretrainer, AlbertSquadV1, AlbertSquadV2,
+                              AlbertTokenClassifier)
 
 
 def _choices(batch, num_choices=4):
@@ -32,6 +33,7 @@ CASES = {
     "squad_v2_training": (lambda c: AlbertSquadV2(c, start_n_top=3, end_n_top=2),
                           _with_start_positions, None),
     "multiple_choice": (AlbertMultipleChoice, _choices, None),
+    "token_classifier": (lambda c: AlbertTokenClassifier(c, 5), dict, None),
 }
 
 

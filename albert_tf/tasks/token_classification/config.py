@@ -20,14 +20,14 @@ class NerRunConfig(TextTaskConfig):
     """run_classifier.py's conventions (flag names, schedule, outputs) for tagged sentences.
 
     `max_seq_length` counts pieces with [CLS] and [SEP]; a sentence with more pieces is split
-    into windows `doc_stride` pieces apart, and each word is tagged from the window where it
-    has the most context on both sides.
+    into windows `doc_stride` pieces apart (unset: half a window), and each word is tagged from
+    the window where it has the most context on both sides.
     """
 
     FLAG_NAMES = {"num_train_steps": "train_step", "num_warmup_steps": "warmup_step"}
 
     max_seq_length: int = 128
-    doc_stride: int = 64
+    doc_stride: int | None = None
     train_file: str | None = None
     dev_file: str | None = None
     test_file: str | None = None
@@ -37,3 +37,10 @@ class NerRunConfig(TextTaskConfig):
     shuffle_buffer: int = 1000
     seed: int | None = None
     schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)
+
+    @property
+    def stride(self) -> int:
+        """`doc_stride`, or half of the `max_seq_length - 2` pieces a window holds."""
+        if self.doc_stride is not None:
+            return int(self.doc_stride)
+        return max(1, (int(self.max_seq_length) - 2) // 2)

@@ -152,14 +152,6 @@ def _jsonl(path: str, text: str, need_tags: bool) -> list[Sentence]:
 
 
 # ---------------------------------------------------------------------------------- the tags
-def parse_label_list(value) -> list[str] | None:
-    if not value:
-        return None
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value]
-    return [part.strip() for part in str(value).split(",") if part.strip()]
-
-
 def resolve_labels(train: list[Sentence], train_file: str, label_list=None) -> list[str]:
     """The tags in id order: `label_list`, else the sorted set of the training tags. Every
     training tag must be in it, and there must be at least two."""

@@ -1,7 +1,8 @@
 """run_ner.py's files, each written through `io_utils.atomic_output`:
 
 * `labels.json`: the tags in id order, written before training; a later run on the same
-  output_dir (evaluation, prediction, export) must have the same tags.
+  output_dir (evaluation, prediction, export) must have the same tags (the classifiers' file:
+  `glue.results.read_labels` and `check_or_write_labels`).
 * `eval_results.txt`: per evaluated checkpoint its `key = value` lines (with `global_step`),
   the files copied to `model.ckpt-best`, `best <metric> = <value>` and a line of 50 `=`; at the
   end the best checkpoint's lines and `best perf happened at step: <step>` (the SQuAD and RACE
@@ -20,42 +21,8 @@ import os
 
 import tensorflow as tf
 
-from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.tasks.eval_log import RunnerEvalLog
-
-LABELS_FILE = "labels.json"
-
-
-def read_labels(output_dir: str) -> list[str] | None:
-    """The tags recorded in `<output_dir>/labels.json`, or None when there is none."""
-    path = os.path.join(output_dir, LABELS_FILE)
-    if not tf.io.gfile.exists(path):
-        return None
-    with tf.io.gfile.GFile(path, "r") as reader:
-        try:
-            labels = json.load(reader)
-        except json.JSONDecodeError as error:
-            raise UsageError(f"{path}: not valid JSON ({error}); remove it or use another "
-                             "--output_dir") from None
-    if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
-        raise UsageError(f"{path}: expected a JSON list of tags")
-    return labels
-
-
-def check_or_write_labels(output_dir: str, labels: list[str], write: bool = True) -> None:
-    """Writes labels.json, or checks that the one there names the same tags in the same order."""
-    existing = read_labels(output_dir)
-    if existing is not None:
-        if existing != list(labels):
-            raise UsageError(f"{os.path.join(output_dir, LABELS_FILE)} holds the tags {existing} "
-                             f"but this run has {list(labels)}; use another --output_dir or the "
-                             "same tags (--label_list)")
-        return
-    if write:
-        write_text_atomically(os.path.join(output_dir, LABELS_FILE),
-                              json.dumps(list(labels), ensure_ascii=False) + "\n")
-
 
 class NerEvalLog(RunnerEvalLog):
     """eval_results.txt: the runners' format, each block with its `global_step`."""

@@ -25,7 +25,9 @@ from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertTokenClassifier, token_classifier_loss
 from albert_tf.run_config import parse_tflite_kinds
 from albert_tf.tasks.base import Task, check_model_inputs
+from albert_tf.tasks.custom.data import parse_label_list
 from albert_tf.tasks.driver import Driver
+from albert_tf.tasks.glue.results import check_or_write_labels, read_labels
 from albert_tf.tasks.token_classification import data as D
 from albert_tf.tasks.token_classification import features as F
 from albert_tf.tasks.token_classification import results as R
@@ -76,7 +78,7 @@ class NerTask(Task):
         if cfg.max_seq_length < 3:
             raise UsageError(f"--max_seq_length must be at least 3 ([CLS] word [SEP]), got "
                              f"{cfg.max_seq_length}")
-        if not 1 <= cfg.doc_stride <= cfg.max_seq_length - 2:
+        if not 1 <= cfg.stride <= cfg.max_seq_length - 2:
             raise UsageError(f"--doc_stride must be between 1 and --max_seq_length - 2 "
                              f"({cfg.max_seq_length - 2}), got {cfg.doc_stride}")
         if cfg.tflite:
@@ -96,12 +98,12 @@ class NerTask(Task):
 
     def _resolve_labels(self) -> list[str]:
         cfg = self.config
-        label_list = D.parse_label_list(cfg.label_list)
+        label_list = parse_label_list(cfg.label_list)
         if cfg.do_train:
             return D.resolve_labels(self.read_split("train"), cfg.train_file, label_list)
         if label_list:
             return label_list
-        recorded = R.read_labels(cfg.output_dir)
+        recorded = read_labels(cfg.output_dir)
         if recorded is not None:
             return recorded
         init = cfg.init_checkpoint
@@ -122,7 +124,7 @@ class NerTask(Task):
         return AlbertTokenClassifier(self.albert_config, len(self.labels))
 
     def prepare_output_dir(self, is_chief: bool) -> None:
-        R.check_or_write_labels(self.config.output_dir, self.labels, is_chief)
+        check_or_write_labels(self.config.output_dir, self.labels, is_chief)
 
     # ---------------------------------------------------------------- data
     def read_split(self, split: str) -> list:
@@ -147,9 +149,9 @@ class NerTask(Task):
             path = os.path.join(self.cached_dir, CACHE_NAMES[split])
             tf.io.gfile.makedirs(self.cached_dir)
             key = F.cache_key(split, getattr(cfg, SPLIT_FLAGS[split]), cfg.max_seq_length,
-                              cfg.doc_stride, self.tokenizer, cfg.do_lower_case, self.labels)
+                              cfg.stride, self.tokenizer, cfg.do_lower_case, self.labels)
             count = F.cached_features(sentences, self.labels, self.pieces, cfg.max_seq_length,
-                                      cfg.doc_stride, path, key)
+                                      cfg.stride, path, key)
             self._features[split] = (path, count, self.read_split(split))
         return self._features[split]
 
@@ -241,7 +243,7 @@ class NerTask(Task):
 
     def export(self, model, export_dir) -> str:
         cfg = self.config
-        path = export_token_classifier(model, export_dir, cfg.max_seq_length, cfg.doc_stride,
+        path = export_token_classifier(model, export_dir, cfg.max_seq_length, cfg.stride,
                                        self.labels, cfg.spm_model_file, cfg.vocab_file,
                                        cfg.do_lower_case)
         if cfg.tflite:

@@ -1,0 +1,263 @@
+"""`TokenClassifier`: fine-tune, evaluate, tag and export from Python, through the same library
+code as `run_ner.py` (the sibling of `TextClassifier`):
+
+    tagger = TokenClassifier.from_pretrained("albert_base_v2/", labels=["B-PER", "I-PER", "O"])
+    tagger.fit(sentences, tags, epochs=2, validation_data=(dev_sentences, dev_tags))
+    tagger.evaluate(dev_sentences, dev_tags)   # {'eval_f1': ..., 'eval_precision': ..., ...}
+    tagger.predict(["Ada Lovelace met Babbage in London"])  # [['B-PER', 'I-PER', 'O', ...]]
+    tagger.export("export")                  # <export>/<version>: run_ner.py's SavedModel
+
+A sentence is a list of tokens, or a string (its whitespace-separated words); tags are one list
+of tag names per sentence. `fit` writes the examples to a JSONL file and runs `NerTask` through
+the `Driver` (the output_dir lock, labels.json, checkpoints, evaluation of each checkpoint and
+`model.ckpt-best`); `evaluate` and `predict` load the driver's prediction checkpoint (best, else
+latest) and use the task's windows and metrics; `export` is the driver's export. Everything
+lands in `output_dir` (a new temporary folder by default), the folder `run_ner.py --output_dir`
+would use.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+
+import keras
+
+from albert_tf.checkpoint import CheckpointError
+from albert_tf.config import AlbertConfig
+from albert_tf.convert.resolve import resolve_model_files
+from albert_tf.convert.source import SourceError
+from albert_tf.errors import UsageError
+from albert_tf.tasks.driver import Driver
+from albert_tf.tasks.glue.results import read_labels
+from albert_tf.tasks.output_lock import OutputDirLock
+from albert_tf.tasks.token_classification.config import NerRunConfig
+from albert_tf.tasks.token_classification.task import NerTask
+from albert_tf.training.checkpoints import checkpoint_step, list_checkpoints
+
+
+class TokenClassifierError(UsageError):
+    """Arguments of the Python API that cannot work (the message names the argument)."""
+
+
+class TokenClassifier:
+    """A tagger of words (NER, POS, any tag set); see the module docstring.
+
+    `labels`: the tags in id order; else the sorted set of the tags given to the first `fit`
+    (then recorded in `<output_dir>/labels.json`, which a tagger reopened on the same output_dir
+    reads back).
+    """
+
+    def __init__(self, albert_config_file, init_checkpoint: str | None,
+                 spm_model_file: str | None = None, vocab_file: str | None = None,
+                 labels=None, max_seq_length: int = 128, doc_stride: int | None = None,
+                 output_dir: str | None = None, do_lower_case: bool = True,
+                 seed: int | None = None):
+        if not spm_model_file and not vocab_file:
+            raise TokenClassifierError("spm_model_file= (or vocab_file= for a WordPiece model) is "
+                                       "required")
+        if labels is not None:
+            labels = [self._tag(label, "labels=") for label in labels]
+            if len(set(labels)) != len(labels) or len(labels) < 2:
+                raise TokenClassifierError(f"labels= must name at least 2 distinct tags, got "
+                                           f"{labels}")
+        self.output_dir = os.path.abspath(output_dir or tempfile.mkdtemp(prefix="albert_tf_ner_"))
+        os.makedirs(self.output_dir, exist_ok=True)
+        recorded = read_labels(self.output_dir)
+        if labels is not None and recorded is not None and recorded != labels:
+            raise TokenClassifierError(f"{self.output_dir}/labels.json holds the tags {recorded} "
+                                       f"but labels= is {labels}; use another output_dir")
+        self.labels = labels if labels is not None else recorded
+        if isinstance(albert_config_file, AlbertConfig):  # a weight source's own config
+            path = os.path.join(self.output_dir, "albert_config.json")
+            albert_config_file.to_json_file(path)
+            albert_config_file = path
+        if not os.path.isfile(os.fspath(albert_config_file)):
+            raise TokenClassifierError(f"albert_config_file={albert_config_file!r}: no such file")
+        self.albert_config_file = os.path.abspath(os.fspath(albert_config_file))
+        self.init_checkpoint = init_checkpoint
+        self.spm_model_file, self.vocab_file = spm_model_file, vocab_file
+        self.max_seq_length, self.doc_stride = int(max_seq_length), doc_stride
+        self.do_lower_case, self.seed = do_lower_case, seed
+
+    @classmethod
+    def from_pretrained(cls, path: str, labels=None, albert_config_file: str | None = None,
+                        spm_model_file: str | None = None, vocab_file: str | None = None,
+                        **kwargs) -> "TokenClassifier":
+        """`path`: any weight source (a release folder, a run's output_dir, a Hugging Face
+        folder, e.g. an `AlbertForTokenClassification` whose `id2label` gives the tags, a
+        keras-hub preset, a TF-Hub module), or a checkpoint prefix with `albert_config_file=`.
+        Other keyword arguments go to the constructor."""
+        path = os.fspath(path)
+        if not os.path.isdir(path) and not os.path.exists(path + ".index"):
+            raise TokenClassifierError(f"{path}: neither a model folder nor a checkpoint prefix "
+                                       f"(no {path}.index)")
+        try:
+            files = resolve_model_files(path, albert_config_file, spm_model_file, vocab_file)
+        except SourceError as error:
+            raise TokenClassifierError(str(error)) from None
+        config = albert_config_file or files.albert_config
+        if config is None:
+            raise TokenClassifierError(f"{path} holds no model config; pass albert_config_file=")
+        source = files.source
+        if labels is None and "token_classifier" in source.heads and source.labels:
+            labels = list(source.labels)
+        return cls(config, source.checkpoint_prefix or path, files.spm_model_file,
+                   files.vocab_file, labels, **kwargs)
+
+    # ---------------------------------------------------------------- arguments
+    @staticmethod
+    def _tag(tag, where: str) -> str:
+        if not isinstance(tag, str) or not tag.strip() or len(tag.split()) != 1:
+            raise TokenClassifierError(f"{where}: a tag is a non-empty string without spaces, "
+                                       f"got {tag!r}")
+        return tag
+
+    def _rows(self, sentences, tags=None, where="sentences", tag_where="tags") -> list[dict]:
+        """JSONL rows {"tokens", "tags"?}, every argument checked."""
+        if isinstance(sentences, str) or not hasattr(sentences, "__len__") or not len(sentences):
+            raise TokenClassifierError(f"{where}: expected a non-empty list of sentences (each a "
+                                       "list of tokens or a string)")
+        if tags is not None and (isinstance(tags, str) or len(tags) != len(sentences)):
+            raise TokenClassifierError(f"{tag_where}: expected one list of tags per sentence "
+                                       f"({len(sentences)})")
+        rows = []
+        for i, sentence in enumerate(sentences):
+            tokens = sentence.split() if isinstance(sentence, str) else sentence
+            if not isinstance(tokens, (list, tuple)) or not tokens or \
+                    not all(isinstance(t, str) for t in tokens):
+                raise TokenClassifierError(f"{where}[{i}]: expected a non-empty list of str (or "
+                                           f"a string of words), got {sentence!r:.80}")
+            row = {"tokens": list(tokens)}
+            if tags is not None:
+                row["tags"] = [self._tag(t, f"{tag_where}[{i}]") for t in tags[i]] \
+                    if isinstance(tags[i], (list, tuple)) else None
+                if row["tags"] is None or len(row["tags"]) != len(tokens):
+                    raise TokenClassifierError(f"{tag_where}[{i}]: expected {len(tokens)} tags "
+                                               f"(one per token), got {tags[i]!r:.80}")
+                unknown = [t for t in row["tags"] if self.labels and t not in self.labels]
+                if unknown:
+                    raise TokenClassifierError(f"{tag_where}[{i}]: unknown tag {unknown[0]!r}; "
+                                               f"the tags are {', '.join(self.labels)}")
+            rows.append(row)
+        return rows
+
+    @staticmethod
+    def _write(folder: str, name: str, rows) -> str:
+        path = os.path.join(folder, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        return path
+
+    def _config(self, **values) -> NerRunConfig:
+        flat = dict(label_list=list(self.labels) if self.labels is not None else None,
+                    output_dir=self.output_dir, albert_config_file=self.albert_config_file,
+                    init_checkpoint=self.init_checkpoint, spm_model_file=self.spm_model_file,
+                    vocab_file=self.vocab_file, do_lower_case=self.do_lower_case,
+                    max_seq_length=self.max_seq_length, doc_stride=self.doc_stride,
+                    seed=self.seed)
+        flat.update(values)
+        return NerRunConfig.from_flat(flat)
+
+    def _driver(self, config) -> Driver:
+        if self.seed is not None:
+            keras.utils.set_random_seed(self.seed)
+        return Driver.create(NerTask, config)
+
+    def _data_dir(self):
+        """A folder for this call's data files (removed afterwards)."""
+        return tempfile.TemporaryDirectory(prefix="api_data_", dir=self.output_dir)
+
+    def _check_ready(self):
+        if self.labels is None:
+            raise TokenClassifierError("the tagger has no tags yet: fit it first, or pass "
+                                       "labels=[...]")
+
+    # ---------------------------------------------------------------- the API
+    def fit(self, sentences, tags, epochs: int = 1, batch_size: int = 32,
+            learning_rate: float = 5e-5, validation_data=None, warmup_proportion: float = 0.1,
+            optimizer: str = "adamw", keep_checkpoint_max: int = 5) -> dict:
+        """Fine-tunes for `epochs` more epochs (a checkpoint per epoch; with `validation_data`
+        = (sentences, tags) each is evaluated and the best kept as `model.ckpt-best`, which
+        evaluate, predict and export then use). Returns the driver's summary."""
+        if int(epochs) < 1 or int(batch_size) < 1:
+            raise TokenClassifierError(f"epochs and batch_size must be at least 1, got {epochs} "
+                                       f"and {batch_size}")
+        rows = self._rows(sentences, tags)
+        dev_rows = None
+        if validation_data is not None:
+            if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
+                raise TokenClassifierError("validation_data: expected (sentences, tags)")
+            dev_rows = self._rows(*validation_data, "validation_data[0]", "validation_data[1]")
+        # One step per batch of sentences: a long sentence's extra windows only add to it.
+        steps_per_epoch = math.ceil(len(rows) / int(batch_size))
+        saved = list_checkpoints(self.output_dir)
+        start = saved[-1][0] if saved else 0
+        new_steps = steps_per_epoch * int(epochs)
+        with self._data_dir() as folder:
+            values = dict(train_file=self._write(folder, "train.jsonl", rows), do_train=True,
+                          train_batch_size=int(batch_size), eval_batch_size=int(batch_size),
+                          learning_rate=float(learning_rate), optimizer=optimizer,
+                          train_step=start + new_steps,
+                          warmup_step=int(new_steps * warmup_proportion) if not start else 0,
+                          save_checkpoints_steps=steps_per_epoch,
+                          keep_checkpoint_max=keep_checkpoint_max,
+                          log_every_steps=max(1, steps_per_epoch))
+            if dev_rows is not None:
+                values.update(dev_file=self._write(folder, "dev.jsonl", dev_rows), do_eval=True)
+            summary = self._driver(self._config(**values)).run()
+        self.labels = read_labels(self.output_dir)
+        return summary
+
+    def _served(self, folder, rows, file_flag: str, **changes):
+        """(task, model holding the prediction checkpoint, its prefix) for `rows` as the
+        `file_flag` split; nothing in output_dir changes."""
+        name = file_flag.replace("_file", ".jsonl")
+        config = self._config(cached_dir=folder, **{file_flag: self._write(folder, name, rows)},
+                              **changes)
+        driver = self._driver(config)
+        prefix = driver.prediction_checkpoint()
+        try:
+            driver.load(prefix, require_head=True)
+        except CheckpointError as error:
+            if prefix != self.init_checkpoint or "no trained head" not in str(error):
+                raise
+            raise TokenClassifierError(
+                f"the tagger is not fine-tuned yet: call fit() first ({prefix} holds no trained "
+                f"token classifier head; {self.output_dir} has no checkpoint)") from None
+        driver.task.prepare_output_dir(True)
+        return driver.task, driver.model, prefix
+
+    def evaluate(self, sentences, tags, batch_size: int = 32) -> dict:
+        """The metrics of the served model (best, else latest checkpoint) on these sentences:
+        eval_results.txt's keys (eval_f1, eval_precision, eval_recall, eval_f1_<TYPE>,
+        eval_accuracy, eval_loss) and global_step."""
+        self._check_ready()
+        rows = self._rows(sentences, tags)
+        with OutputDirLock(self.output_dir), self._data_dir() as folder:
+            task, model, prefix = self._served(folder, rows, "dev_file", do_eval=True,
+                                               eval_batch_size=int(batch_size))
+            result = task.evaluate(model)
+        return {**{k: float(v) for k, v in result.items()}, "global_step": checkpoint_step(prefix)}
+
+    def predict(self, sentences, batch_size: int = 32) -> list[list[str]]:
+        """The tag of every token (a string sentence: of every whitespace-separated word)."""
+        self._check_ready()
+        rows = self._rows(sentences)
+        with OutputDirLock(self.output_dir), self._data_dir() as folder:
+            task, model, _ = self._served(folder, rows, "test_file", do_predict=True,
+                                          predict_batch_size=int(batch_size))
+            ids, _ = task.predict_tags(model, "test", int(batch_size))
+        return task.tag_names(ids)
+
+    def export(self, export_dir: str) -> str:
+        """run_ner.py --export_dir's SavedModel (serving_default on ids, serve_text on raw
+        text) in `<export_dir>/<version>`; returns that path."""
+        self._check_ready()
+        return self._driver(self._config(export_dir=os.path.abspath(export_dir))).run()["export"]
+
+    def __repr__(self):
+        return (f"TokenClassifier(labels={self.labels}, max_seq_length={self.max_seq_length}, "
+                f"output_dir={self.output_dir!r})")
