@@ -214,6 +214,9 @@ class TokenClassifier:
     def _served(self, folder, rows, file_flag: str, **changes):
         """(task, model holding the prediction checkpoint, its prefix) for `rows` as the
         `file_flag` split; nothing in output_dir changes."""
+        if not self.init_checkpoint and not list_checkpoints(self.output_dir):
+            raise TokenClassifierError(f"the tagger is not fine-tuned yet: call fit() first "
+                                       f"({self.output_dir} has no checkpoint)")
         name = file_flag.replace("_file", ".jsonl")
         config = self._config(cached_dir=folder, **{file_flag: self._write(folder, name, rows)},
                               **changes)

@@ -1,0 +1,97 @@
+"""TokenClassifier, the Python API of run_ner.py: fit / evaluate / predict / export on real
+tweets with a tiny model, a Hugging Face AlbertForTokenClassification used as it is, and
+arguments that cannot work named one by one."""
+
+import json
+
+import pytest
+
+from albert_tf.tasks import TokenClassifier
+from albert_tf.tasks.token_classification.api import TokenClassifierError
+from albert_tf.tasks.token_classification.data import read_sentences
+from support.configs import GLUE_TINY
+from support.paths import DATA
+
+
+def _tweets(name, count):
+    path = DATA / "ner" / "btc" / name
+    if not path.exists():
+        pytest.skip(f"needs {path} (the project's ../shared folder; absent in a plain clone)")
+    sentences = read_sentences(str(path))[:count]
+    return [s.tokens for s in sentences], [s.tags for s in sentences]
+
+
+@pytest.fixture()
+def config_file(tmp_path):
+    path = tmp_path / "albert_config.json"
+    path.write_text(json.dumps(GLUE_TINY))
+    return str(path)
+
+
+def test_fit_evaluate_predict_export(tmp_path, config_file, spm_model):
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (the SentencePiece ops of serve_text)
+
+    train, train_tags = _tweets("train.conll", 24)
+    dev, dev_tags = _tweets("dev.conll", 12)
+    tagger = TokenClassifier(config_file, None, spm_model_file=spm_model, max_seq_length=32,
+                             output_dir=str(tmp_path / "out"), seed=1)
+    tagger.fit(train, train_tags, epochs=1, batch_size=8, learning_rate=1e-5,
+               validation_data=(dev, dev_tags))
+    assert tagger.labels == sorted({t for tags in train_tags for t in tags})
+    assert (tmp_path / "out" / "model.ckpt-best.index").exists()
+    result = tagger.evaluate(dev, dev_tags, batch_size=4)
+    assert result["global_step"] == 3 and 0.0 <= result["eval_f1"] <= 1.0
+    assert set(result) >= {"eval_precision", "eval_recall", "eval_accuracy", "eval_loss"}
+    tags = tagger.predict(dev)
+    assert [len(t) for t in tags] == [len(s) for s in dev]
+    assert all(t in tagger.labels for sentence in tags for t in sentence)
+    # A string is its whitespace-separated words; the export tags them the same way.
+    texts = [" ".join(s) for s in dev if all(t and len(t.split()) == 1 for t in s)]
+    assert tagger.predict(texts) == [t for s, t in zip(dev, tags) if " ".join(s) in texts]
+    export = tagger.export(str(tmp_path / "export"))
+    served = tf.saved_model.load(export).signatures["serve_text"](text=tf.constant(texts))
+    got = [[x.decode() for x in row if x] for row in served["tags"].numpy()]
+    assert got == tagger.predict(texts)
+
+
+def test_a_hugging_face_tagger_predicts_as_it_is(tmp_path):
+    import shutil
+
+    from support.interop import interop
+
+    folder = tmp_path / "hf"
+    shutil.copytree(interop("hf", "classifier"), folder)
+    values = json.loads((folder / "config.json").read_text())
+    values.update(architectures=["AlbertForTokenClassification"],
+                  id2label={"0": "B-PER", "1": "I-PER", "2": "O"})
+    (folder / "config.json").write_text(json.dumps(values))
+    tagger = TokenClassifier.from_pretrained(str(folder), output_dir=str(tmp_path / "out"),
+                                             max_seq_length=16)
+    assert tagger.labels == ["B-PER", "I-PER", "O"]
+    tags = tagger.predict(["hello world from the test", ["one", "two"]])
+    assert [len(t) for t in tags] == [5, 2]
+    assert all(t in tagger.labels for sentence in tags for t in sentence)
+
+
+def test_arguments_that_cannot_work_are_named(tmp_path, config_file, spm_model):
+    tagger = TokenClassifier(config_file, None, spm_model_file=spm_model,
+                             labels=["B-X", "I-X", "O"], output_dir=str(tmp_path / "out"))
+    cases = [
+        (lambda: tagger.fit([["a", "b"]], [["O"]]), r"tags\[0\]: expected 2 tags"),
+        (lambda: tagger.fit([["a"]], [["B-Y"]]), r"tags\[0\]: unknown tag 'B-Y'"),
+        (lambda: tagger.fit("a b", [["O", "O"]]), "sentences: expected a non-empty list"),
+        (lambda: tagger.fit([[]], [[]]), r"sentences\[0\]: expected a non-empty list of str"),
+        (lambda: tagger.fit([["a"]], [["O"]], epochs=0), "epochs and batch_size"),
+        (lambda: tagger.predict([["a"]]), "not fine-tuned yet: call fit"),
+        (lambda: TokenClassifier(config_file, None, spm_model_file=spm_model, labels=["O"]),
+         "at least 2 distinct tags"),
+        (lambda: TokenClassifier(config_file, None), "spm_model_file= .* is required"),
+        (lambda: TokenClassifier(config_file, None, spm_model_file=spm_model,
+                                 labels=["O", "B-X"], output_dir=str(tmp_path / "out")),
+         "labels.json holds the tags"),
+    ]
+    (tmp_path / "out" / "labels.json").write_text(json.dumps(["B-X", "I-X", "O"]))
+    for call, words in cases:
+        with pytest.raises(TokenClassifierError, match=words):
+            call()
