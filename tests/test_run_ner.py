@@ -169,7 +169,7 @@ def test_serve_text_gives_the_cli_tags_word_for_word(run):
 def test_serving_default_and_tflite_on_the_cli_windows(run):
     import tensorflow as tf
 
-    from albert_tf.lite import interpreter_runner
+    from albert_tf.serving.lite import interpreter_runner
 
     root, _ = run
     output = root / "output"

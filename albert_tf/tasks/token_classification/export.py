@@ -22,8 +22,8 @@ import tensorflow_text as tf_text
 from absl import logging
 
 from albert_tf import tokenization
-from albert_tf.export.saved_model import serving_root, write_saved_model
-from albert_tf.export.text_inputs import checked_text
+from albert_tf.serving.saved_model import serving_root, write_saved_model
+from albert_tf.serving.text_inputs import checked_text
 from albert_tf.tasks.token_classification.metrics import split_tag
 from albert_tf.text import text_preprocessor
 

@@ -20,10 +20,10 @@ from absl import logging
 from albert_tf import tokenization
 from albert_tf.convert.source import open_source
 from albert_tf.errors import UsageError
-from albert_tf.export.tflite import export_tflite
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertTokenClassifier, token_classifier_loss
 from albert_tf.run_config import parse_tflite_kinds
+from albert_tf.serving.tflite import export_tflite
 from albert_tf.tasks.base import Task, check_model_inputs
 from albert_tf.tasks.custom.data import parse_label_list
 from albert_tf.tasks.driver import Driver
