@@ -37,7 +37,7 @@ def _hf_token_folder(tmp_path):
 
 
 def test_hf_token_classification_folder_loads_and_gives_its_logits(tmp_path):
-    from albert_tf.convert import open_source
+    from albert_tf.weights import open_source
     from albert_tf.models import AlbertTokenClassifier
 
     folder, tensors = _hf_token_folder(tmp_path)
@@ -55,8 +55,8 @@ def test_hf_token_classification_folder_loads_and_gives_its_logits(tmp_path):
 def test_written_hf_folder_is_an_albert_for_token_classification(tmp_path):
     from safetensors.numpy import load_file
 
-    from albert_tf.convert import open_source
-    from albert_tf.convert.hf_writer import write_hf
+    from albert_tf.weights import open_source
+    from albert_tf.weights.writers.hf import write_hf
     from albert_tf.models import AlbertTokenClassifier
 
     config = odd_config()
@@ -80,8 +80,8 @@ def test_written_hf_folder_is_an_albert_for_token_classification(tmp_path):
 
 
 def test_tf1_names_and_heads():
-    from albert_tf import checkpoint
-    from albert_tf.convert.tf1 import our_heads, tf1_heads
+    from albert_tf.weights import tf1_checkpoint as checkpoint
+    from albert_tf.weights.heads import our_heads, tf1_heads
     from albert_tf.models import AlbertTokenClassifier
     from support.configs import tiny_config
 
@@ -91,9 +91,10 @@ def test_tf1_names_and_heads():
     shapes = {n: list(np.shape(v)) for n, v in checkpoint.tf1_weights(model).items()}
     assert tf1_heads(shapes) == (("token_classifier",), 5)
     # a GLUE classifier's root output_weights is another head, and does not load here
-    assert tf1_heads({"output_weights": [3, 16]}) == (("classifier",), 3)
-    assert our_heads({"model/token_output_weights/.ATTRIBUTES/VARIABLE_VALUE": [5, 16]}) == \
-        (("token_classifier",), 5)
+    assert tf1_heads({"output_weights": [3, 16], "output_bias": [3]}) == (("classifier",), 3)
+    ours = {f"model/token_output_{n}/.ATTRIBUTES/VARIABLE_VALUE": s
+            for n, s in (("weights", [5, 16]), ("bias", [5]))}
+    assert our_heads(ours) == (("token_classifier",), 5)
 
 
 @pytest.fixture(scope="module")
@@ -113,9 +114,9 @@ def ner_output_dir(tmp_path_factory):
 
 
 def test_output_dir_to_hf_and_tf1_through_the_convert_cli(ner_output_dir, tmp_path):
-    from albert_tf.convert import open_source
+    from albert_tf.weights import open_source
     from albert_tf.models import AlbertTokenClassifier
-    from albert_tf.training.checkpoints import init_from_checkpoint
+    from albert_tf.weights.loading import load as init_from_checkpoint
 
     folder, model, config = ner_output_dir
     feed = {k: v % config.vocab_size if k == "input_ids" else v for k, v in inputs().items()}
@@ -141,9 +142,10 @@ def test_output_dir_to_hf_and_tf1_through_the_convert_cli(ner_output_dir, tmp_pa
 
 
 def test_a_pretrained_encoder_is_not_served_as_a_tagger(tmp_path):
-    from albert_tf.checkpoint import CheckpointError, save_tf1_checkpoint
+    from albert_tf.errors import CheckpointError
+    from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
     from albert_tf.models import AlbertModel, AlbertTokenClassifier
-    from albert_tf.training.checkpoints import init_from_checkpoint
+    from albert_tf.weights.loading import load as init_from_checkpoint
 
     config = odd_config()
     prefix = save_tf1_checkpoint(AlbertModel(config), str(tmp_path / "model.ckpt"))

@@ -5,7 +5,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.models import (AlbertClassifier, AlbertModel, AlbertMultipleChoice,
-                              AlbertPretrainer, AlbertSquadV1, AlbertSquadV2)
+                              AlbertPretrainer, AlbertSquadV1, AlbertSquadV2,
+                              AlbertTokenClassifier)
 from albert_tf.weights.heads import head_loaded, heads_of, model_heads, our_heads, tf1_heads
 from albert_tf.weights.our_checkpoints import variable_shapes
 from albert_tf.weights.tf1_checkpoint import tf1_weights
@@ -18,6 +19,8 @@ MODELS = {
     "squad_v1": (AlbertSquadV1, (("squad_v1",), None), (("classifier",), 2)),
     "squad_v2": (AlbertSquadV2, (("squad_v2",), None), (("squad_v2",), None)),
     "multiple_choice": (AlbertMultipleChoice, (("classifier",), 1), (("classifier",), 1)),
+    "token_classifier": (lambda c: AlbertTokenClassifier(c, 4), (("token_classifier",), 4),
+                         (("token_classifier",), 4)),
 }
 
 

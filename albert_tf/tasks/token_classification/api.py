@@ -25,17 +25,17 @@ import tempfile
 
 import keras
 
-from albert_tf.checkpoint import CheckpointError
 from albert_tf.config import AlbertConfig
-from albert_tf.convert.resolve import resolve_model_files
-from albert_tf.convert.source import SourceError
-from albert_tf.errors import UsageError
+from albert_tf.errors import CheckpointError, UsageError
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.glue.results import read_labels
 from albert_tf.tasks.output_lock import OutputDirLock
 from albert_tf.tasks.token_classification.config import NerRunConfig
 from albert_tf.tasks.token_classification.task import NerTask
-from albert_tf.training.checkpoints import checkpoint_step, list_checkpoints
+from albert_tf.training.checkpoint_files import list_checkpoints
+from albert_tf.weights.our_checkpoints import checkpoint_step
+from albert_tf.weights.resolve import resolve_model_files
+from albert_tf.weights.source import SourceError
 
 
 class TokenClassifierError(UsageError):

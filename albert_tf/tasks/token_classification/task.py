@@ -18,7 +18,6 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf import tokenization
-from albert_tf.convert.source import open_source
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertTokenClassifier, token_classifier_loss
@@ -35,6 +34,7 @@ from albert_tf.tasks.token_classification.config import NerRunConfig
 from albert_tf.tasks.token_classification.export import export_token_classifier, tflite_call
 from albert_tf.tasks.token_classification.metrics import tagging_metrics
 from albert_tf.training.steps import Objective
+from albert_tf.weights.readers import open_source
 
 SPLIT_FLAGS = {"train": "train_file", "dev": "dev_file", "test": "test_file"}
 CACHE_NAMES = {"train": "ner_train.tf_record", "dev": "ner_eval.tf_record",
