@@ -27,8 +27,8 @@ import keras
 
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import CheckpointError, UsageError
+from albert_tf.tasks.classification.results import read_labels
 from albert_tf.tasks.driver import Driver
-from albert_tf.tasks.glue.results import read_labels
 from albert_tf.tasks.output_lock import OutputDirLock
 from albert_tf.tasks.token_classification.config import NerRunConfig
 from albert_tf.tasks.token_classification.task import NerTask

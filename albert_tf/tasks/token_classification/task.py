@@ -24,9 +24,9 @@ from albert_tf.models import AlbertTokenClassifier, token_classifier_loss
 from albert_tf.run_config import parse_tflite_kinds
 from albert_tf.serving.tflite import export_tflite
 from albert_tf.tasks.base import Task, check_model_inputs
-from albert_tf.tasks.custom.data import parse_label_list
+from albert_tf.tasks.classification.files import parse_label_list
+from albert_tf.tasks.classification.results import check_or_write_labels, read_labels
 from albert_tf.tasks.driver import Driver
-from albert_tf.tasks.glue.results import check_or_write_labels, read_labels
 from albert_tf.tasks.token_classification import data as D
 from albert_tf.tasks.token_classification import features as F
 from albert_tf.tasks.token_classification import results as R
