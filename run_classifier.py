@@ -6,7 +6,7 @@
 import sys
 
 from albert_tf import cli
-from albert_tf.tasks.glue.task import CUSTOM_FORMATS, GlueRunConfig, run_glue
+from albert_tf.tasks.glue.config import CUSTOM_FORMATS, GlueRunConfig
 
 cli.define_flags(__name__, """
     data_dir albert_config_file task_name vocab_file spm_model_file output_dir cached_dir
@@ -31,6 +31,9 @@ def _required(argv) -> list:
 
 
 def main(_):
+    # TensorFlow-heavy: imported after the flags are parsed, so --help and flag errors are instant.
+    from albert_tf.tasks.glue.task import run_glue
+
     run_glue(cli.config_from_flags(GlueRunConfig))
 
 
