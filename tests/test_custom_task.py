@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from support.configs import GLUE_TINY
+from support.entry_points import run_entry_point
 from support.paths import REPO
 
 SEQ = 32
@@ -69,7 +70,7 @@ def data(data_dir, tmp_path_factory):
 
 
 def _run(root, spm_model, *extra, output="output"):
-    args = [sys.executable, os.path.join(REPO, "run_classifier.py"), "--task_name=csv",
+    args = ["--task_name=csv",
             f"--train_file={root / 'train.csv'}", f"--dev_file={root / 'dev.csv'}",
             f"--test_file={root / 'test.csv'}", "--text_a_column=passage",
             "--label_column=author", "--id_column=passage_id",
@@ -77,7 +78,7 @@ def _run(root, spm_model, *extra, output="output"):
             f"--spm_model_file={spm_model}", f"--output_dir={root / output}",
             f"--max_seq_length={SEQ}", "--train_batch_size=8", "--eval_batch_size=16",
             "--predict_batch_size=16", "--learning_rate=1e-3", "--seed=1", *extra]
-    return subprocess.run(args, env=_env(), capture_output=True, text=True, timeout=600)
+    return run_entry_point("run_classifier.py", args)
 
 
 @pytest.fixture(scope="module")

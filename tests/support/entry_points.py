@@ -25,23 +25,20 @@ import traceback
 
 from absl import app, flags
 from absl import logging as absl_logging
-from absl.flags import _flagvalues
 
 from support.paths import REPO
 
-# The modules that read `FLAGS` through their own module-level name.
-_FLAG_HOMES = (flags, _flagvalues, app, absl_logging)
 
-
-def _absl_flags() -> flags.FlagValues:
-    """absl's own flags (logging, --help and friends), unparsed: what every script starts with."""
+def _absl_flags() -> dict:
+    """The state of a flag set holding absl's own flags only (logging, --help and friends),
+    unparsed: what every script starts with."""
     app.define_help_flags()
     values = copy.deepcopy(flags.FLAGS)
     for name in list(values):
         module = values.find_module_defining_flag(name) or ""
         if not module.startswith("absl."):
             delattr(values, name)
-    return values
+    return values.__dict__
 
 
 _PRISTINE = _absl_flags()
@@ -49,36 +46,34 @@ _PRISTINE = _absl_flags()
 
 @contextlib.contextmanager
 def _fresh_process_state(argv, stdout, stderr):
-    """sys.argv, streams, flags and logging as a new process has them; everything put back."""
-    fresh = copy.deepcopy(_PRISTINE)
-    homes = [(module, module.FLAGS) for module in _FLAG_HOMES]
+    """sys.argv, streams, flags and logging as a new process has them; everything put back.
+
+    The flag set is swapped inside the one `flags.FLAGS` object (its state is its __dict__), so
+    every holder of it sees the fresh set: absl's DEFINE_* defaults, absl.app, absl.logging."""
     process_flags = flags.FLAGS
+    own_state = dict(process_flags.__dict__)
     root = logging.getLogger()
     handler = absl_logging.get_absl_handler()
     saved = dict(argv=sys.argv, stdout=sys.stdout, stderr=sys.stderr, root_level=root.level,
                  absl_level=absl_logging.get_absl_logger().level, filters=list(handler.filters),
                  stream=handler.python_handler.stream, run_init=app._run_init.done,
-                 env=dict(os.environ), policy=_dtype_policy(), parsed=process_flags.is_parsed(),
+                 env=dict(os.environ), policy=_dtype_policy(),
                  levels={n: logging.getLogger(n).level for n in ("tensorflow", "keras", "h5py")})
     try:
-        for module, _ in homes:
-            module.FLAGS = fresh
-        # absl.app's one-time set-up (its help flags are in `fresh`) is a new process's; its
-        # own flags (--pdb_post_mortem, ...) stay in this process's set, read as parsed defaults.
+        process_flags.__dict__.clear()
+        process_flags.__dict__.update(copy.deepcopy(_PRISTINE))
+        # absl.app's one-time set-up is done as in a new process (its help flags are in the set).
         app._run_init.done = True
-        process_flags.mark_as_parsed()
         sys.argv, sys.stdout, sys.stderr = list(argv), stdout, stderr
         handler.python_handler.stream = stderr
         if handler not in root.handlers:
             root.addHandler(handler)
-        fresh["verbosity"].value = 0  # absl.app's INFO default; --verbosity=N still overrides
+        process_flags["verbosity"].value = 0  # absl.app's INFO default; --verbosity=N overrides
         yield
     finally:
-        for module, values in homes:
-            module.FLAGS = values
+        process_flags.__dict__.clear()
+        process_flags.__dict__.update(own_state)
         app._run_init.done = saved["run_init"]
-        if not saved["parsed"]:
-            process_flags.unparse_flags()
         sys.argv, sys.stdout, sys.stderr = saved["argv"], saved["stdout"], saved["stderr"]
         root.removeHandler(handler)
         handler.python_handler.stream = saved["stream"]
@@ -105,10 +100,12 @@ def _exit_status(code, stderr) -> int:
     return 1
 
 
-def run_entry_point(script: str, argv=(), cwd=None, without=()) -> subprocess.CompletedProcess:
+def run_entry_point(script: str, argv=(), cwd=None, env=None,
+                    without=()) -> subprocess.CompletedProcess:
     """`python script *argv` (script: a file in the repository, or "-m" with the module first in
     argv) in this process; the result as `subprocess.run(..., capture_output=True, text=True)`.
-    `without`: modules that cannot be imported during the call, as where they are not installed."""
+    `env`: variables set for the call; `without`: modules that cannot be imported during the
+    call, as where they are not installed."""
     argv = [os.fspath(a) for a in argv]
     if script == "-m":
         module, argv = argv[0], argv[1:]
@@ -119,6 +116,7 @@ def run_entry_point(script: str, argv=(), cwd=None, without=()) -> subprocess.Co
         run = lambda: runpy.run_path(program, run_name="__main__")  # noqa: E731
     stdout, stderr = io.StringIO(), io.StringIO()
     with _fresh_process_state([program, *argv], stdout, stderr), _cwd(cwd), _missing(without):
+        os.environ.update(env or {})  # put back by _fresh_process_state
         try:
             run()
             code = 0
