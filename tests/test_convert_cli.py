@@ -3,18 +3,15 @@ read and left; what the target cannot express is one error line and nothing writ
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 
+from support.entry_points import run_entry_point
 from support.interop import interop
-from support.paths import REPO
 
 
 def _convert(*args):
-    return subprocess.run([sys.executable, "-m", "albert_tf.convert", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+    return run_entry_point("-m", ["albert_tf.convert", *args])
 
 
 @pytest.fixture(scope="module")

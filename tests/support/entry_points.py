@@ -18,10 +18,12 @@ import copy
 import io
 import logging
 import os
+import re
 import runpy
 import subprocess
 import sys
 import traceback
+import warnings
 
 from absl import app, flags
 from absl import logging as absl_logging
@@ -106,11 +108,12 @@ def run_entry_point(script: str, argv=(), cwd=None, env=None,
     argv) in this process; the result as `subprocess.run(..., capture_output=True, text=True)`.
     `env`: variables set for the call; `without`: modules that cannot be imported during the
     call, as where they are not installed."""
-    argv = [os.fspath(a) for a in argv]
+    command = [sys.executable, script, *map(os.fspath, argv)]
+    argv = command[2:]
     if script == "-m":
         module, argv = argv[0], argv[1:]
         program = os.path.join(REPO, *module.split(".")) + ".py"
-        run = lambda: runpy.run_module(module, run_name="__main__", alter_sys=True)  # noqa: E731
+        run = lambda: _run_module(module)  # noqa: E731
     else:
         program = os.fspath(REPO / script)
         run = lambda: runpy.run_path(program, run_name="__main__")  # noqa: E731
@@ -125,8 +128,15 @@ def run_entry_point(script: str, argv=(), cwd=None, env=None,
         except BaseException:  # noqa: B902 - as Python: the traceback on stderr, status 1
             traceback.print_exc(file=stderr)
             code = 1
-    return subprocess.CompletedProcess([sys.executable, script, *argv], code,
-                                       stdout.getvalue(), stderr.getvalue())
+    return subprocess.CompletedProcess(command, code, stdout.getvalue(), stderr.getvalue())
+
+
+def _run_module(module):
+    with warnings.catch_warnings():
+        # A test has often imported the module already; `python -m` runs a fresh copy all the same.
+        warnings.filterwarnings("ignore", f".*'{re.escape(module)}' found in sys.modules",
+                                RuntimeWarning)
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 
 @contextlib.contextmanager
