@@ -208,12 +208,10 @@ def test_run_squad_exports_a_wordpiece_model(data_dir, tmp_path):
     """`run_squad.py --vocab_file=... --do_predict --export_dir=...`: the export, loaded in a
     fresh process, answers every question with the text of predictions.json."""
     import json
-    import subprocess
-    import sys
 
     from albert_tf.checkpoint import save_tf1_checkpoint
     from albert_tf.export.verify import verify_in_fresh_process
-    from support.paths import REPO
+    from support.entry_points import run_entry_point
 
     squad = _wordpiece_squad(data_dir)
     (tmp_path / "predict.json").write_text(json.dumps(squad))
@@ -225,15 +223,15 @@ def test_run_squad_exports_a_wordpiece_model(data_dir, tmp_path):
     model = AlbertSquadV1(config)
     model({k: tf.zeros([1, 8], tf.int32) for k in ("input_ids", "input_mask", "segment_ids")})
     init = save_tf1_checkpoint(model, str(tmp_path / "init" / "model.ckpt"))
-    subprocess.run([sys.executable, "run_squad.py",
-                    f"--albert_config_file={tmp_path / 'albert_config.json'}",
-                    f"--vocab_file={tmp_path / 'vocab.txt'}", f"--output_dir={tmp_path / 'out'}",
-                    f"--predict_file={tmp_path / 'predict.json'}", f"--init_checkpoint={init}",
-                    f"--predict_feature_file={tmp_path / 'p.tfrecord'}",
-                    f"--predict_feature_left_file={tmp_path / 'p.jsonl'}", "--do_predict",
-                    f"--export_dir={tmp_path / 'export'}", "--max_seq_length=192",
-                    "--max_query_length=24", "--doc_stride=32", "--max_answer_length=8",
-                    "--n_best_size=192"], cwd=REPO, check=True, capture_output=True)
+    done = run_entry_point("run_squad.py", [
+        f"--albert_config_file={tmp_path / 'albert_config.json'}",
+        f"--vocab_file={tmp_path / 'vocab.txt'}", f"--output_dir={tmp_path / 'out'}",
+        f"--predict_file={tmp_path / 'predict.json'}", f"--init_checkpoint={init}",
+        f"--predict_feature_file={tmp_path / 'p.tfrecord'}",
+        f"--predict_feature_left_file={tmp_path / 'p.jsonl'}", "--do_predict",
+        f"--export_dir={tmp_path / 'export'}", "--max_seq_length=192", "--max_query_length=24",
+        "--doc_stride=32", "--max_answer_length=8", "--n_best_size=192"])
+    assert done.returncode == 0, done.stderr[-3000:]
     predictions = json.loads((tmp_path / "out" / "predictions.json").read_text())
     examples = reader.examples_from_json(squad, False)
     served = verify_in_fresh_process(tmp_path / "export" / "1", {"answer_text": {
