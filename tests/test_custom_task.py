@@ -4,16 +4,13 @@ train / eval / predict / export with a tiny model, and the export serving label 
 
 import csv
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
 from support.configs import GLUE_TINY
 from support.entry_points import run_entry_point
-from support.paths import REPO
+from support.serving import run_fresh
 
 SEQ = 32
 SOURCES = {"austen": "austen-emma.txt", "melville": "melville-moby_dick.txt",
@@ -29,11 +26,6 @@ answer = {k: v.numpy().tolist() for k, v in out.items()}
 answer["labels"] = [label.decode("utf-8") for label in answer["labels"]]
 json.dump(answer, open(sys.argv[3], "w"))
 """
-
-
-def _env():
-    return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
-                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
 def _passages(path, count, skip=40):
@@ -114,9 +106,7 @@ def test_export_serves_label_names(run_dir, data, tmp_path):
     export = run_dir / "export" / "1"
     texts = [text for text, _ in splits["test"][:4]]
     (tmp_path / "request.json").write_text(json.dumps(texts))
-    done = subprocess.run([sys.executable, "-c", QUERY, str(export), str(tmp_path / "request.json"),
-                           str(tmp_path / "answer.json")], env=_env(), capture_output=True,
-                          text=True, timeout=300)
+    done = run_fresh(QUERY, export, tmp_path / "request.json", tmp_path / "answer.json")
     assert done.returncode == 0, done.stderr[-3000:]
     answer = json.loads((tmp_path / "answer.json").read_text())
     assert {"probabilities", "predictions", "labels"} <= set(answer)

@@ -3,8 +3,6 @@ keep the best checkpoint, predict test, export, and query the export in a fresh 
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,7 +13,7 @@ from albert_tf.tasks.glue.processors import get_processor, read_tsv
 from support.configs import GLUE_TINY as TINY
 from support.entry_points import run_entry_point
 from support.flags import script_flag_defaults
-from support.paths import REPO
+from support.serving import run_fresh
 
 SEQ = 32
 
@@ -34,11 +32,6 @@ listed = lambda v: [x.decode() for x in v.numpy()] if v.dtype == tf.string else 
 json.dump({"default": {k: listed(v) for k, v in default.items()},
            "text": {k: listed(v) for k, v in text.items()}}, open(sys.argv[3], "w"))
 """
-
-
-def _env():
-    return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
-                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +62,8 @@ def _query_export(export, tmp_path, records, text_a, text_b) -> dict:
     """Both signatures of an export, queried in a fresh process; they must agree."""
     request, answer = tmp_path / "request.json", tmp_path / "answer.json"
     request.write_text(json.dumps({"examples": records, "text_a": text_a, "text_b": text_b}))
-    subprocess.run([sys.executable, "-c", QUERY, str(export), str(request), str(answer)],
-                   env=_env(), check=True, timeout=300)
+    done = run_fresh(QUERY, export, request, answer)
+    assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(answer.read_text())
     np.testing.assert_allclose(got["default"]["probabilities"], got["text"]["probabilities"],
                                atol=1e-5)

@@ -80,9 +80,7 @@ def test_exported_signatures(version_2, spm_model, tmp_path):
 
 def test_tf_serving_loader_restores_the_export(spm_model, tmp_path):
     """`saved_model_cli run` restores variables with the TF1-style loader TF Serving uses."""
-    import os
-    import subprocess
-    import sys
+    from support.serving import saved_model_cli
 
     model = AlbertSquadV1(CONFIG)
     run = SquadRunConfig(albert_config_file="", spm_model_file=spm_model, output_dir="",
@@ -95,12 +93,9 @@ def test_tf_serving_loader_restores_the_export(spm_model, tmp_path):
            "input_mask": np.ones((2, 64), np.int32), "segment_ids": np.zeros((2, 64), np.int32)}
     for name, value in ids.items():
         np.save(tmp_path / f"{name}.npy", value)
-    code = ("import sys, tensorflow_text; from tensorflow.python.tools import saved_model_cli; "
-            "sys.argv[0] = 'saved_model_cli'; saved_model_cli.main()")
-    subprocess.run([sys.executable, "-c", code, "run", "--dir", path, "--tag_set", "serve",
-                    "--signature_def", "serving_default", "--outdir", str(tmp_path / "out"),
-                    "--inputs", ";".join(f"{n}={tmp_path / n}.npy" for n in ids)],
-                   check=True, capture_output=True, timeout=600, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    saved_model_cli("run", "--dir", path, "--tag_set", "serve", "--signature_def",
+                    "serving_default", "--outdir", str(tmp_path / "out"),
+                    "--inputs", ";".join(f"{n}={tmp_path / n}.npy" for n in ids))
     np.testing.assert_allclose(np.load(tmp_path / "out" / "start_logits.npy"),
                                model(ids)["start_logits"], atol=1e-5)
 
