@@ -10,6 +10,7 @@ cli.define_flags(__name__, "albert_directory checkpoint_name do_lower_case expor
 
 
 def main(_):
+    # TensorFlow-heavy: imported after the flags are parsed, so --help and flag errors are instant.
     from albert_tf.serving.saved_model import resolve_path
     from albert_tf.weights.our_checkpoints import export_tf1_checkpoint
 

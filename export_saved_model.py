@@ -20,6 +20,7 @@ import json
 from absl import flags, logging
 
 from albert_tf import cli
+from albert_tf.errors import UsageError
 
 cli.define_flags(__name__, """
     albert_config_file init_checkpoint spm_model_file vocab_file export_dir max_seq_length do_lower_case
@@ -34,14 +35,14 @@ FLAGS["do_lower_case"].help += " Default: the source's tokenizer setting, else t
 
 def main(argv):
     del argv
-    from albert_tf.errors import UsageError
-    from albert_tf.source_export import export_source
-
     if not FLAGS["verbosity"].present:  # TensorFlow's own INFO lines while saving
         logging.set_verbosity(logging.WARNING)
     for name in ("init_checkpoint", "export_dir"):
         if not FLAGS[name].value.strip():
             raise UsageError(f"--{name} must not be empty")
+    # TensorFlow-heavy: imported after the flags are parsed, so --help and flag errors are instant.
+    from albert_tf.source_export import export_source
+
     result = export_source(FLAGS.init_checkpoint, FLAGS.export_dir, FLAGS.albert_config_file or None,
                            FLAGS.spm_model_file or None, FLAGS.vocab_file or None,
                            FLAGS.max_seq_length, FLAGS.do_lower_case, FLAGS.version, FLAGS.verify,

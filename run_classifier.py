@@ -7,7 +7,6 @@ import sys
 
 from albert_tf import cli
 from albert_tf.tasks.classification.config import CUSTOM_FORMATS, GlueRunConfig
-from albert_tf.tasks.classification.task import run_glue
 
 cli.define_flags(__name__, """
     data_dir albert_config_file task_name vocab_file spm_model_file output_dir cached_dir
@@ -32,6 +31,9 @@ def _required(argv) -> list:
 
 
 def main(_):
+    # TensorFlow-heavy: imported after the flags are parsed, so --help and flag errors are instant.
+    from albert_tf.tasks.classification.task import run_glue
+
     run_glue(cli.config_from_flags(GlueRunConfig))
 
 

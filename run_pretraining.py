@@ -2,7 +2,7 @@
 the original's run_pretraining.py, plus the TF2 runtime flags."""
 
 from albert_tf import cli
-from albert_tf.tasks.pretraining.task import PretrainingRunConfig, run_pretraining
+from albert_tf.tasks.pretraining.config import PretrainingRunConfig
 
 cli.define_flags(__name__, """
     albert_config_file input_file output_dir init_checkpoint max_seq_length
@@ -13,6 +13,9 @@ cli.define_flags(__name__, """
 
 
 def main(_):
+    # TensorFlow-heavy: imported after the flags are parsed, so --help and flag errors are instant.
+    from albert_tf.tasks.pretraining.task import run_pretraining
+
     run_pretraining(cli.config_from_flags(PretrainingRunConfig))
 
 

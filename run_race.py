@@ -4,7 +4,7 @@ from absl import flags, logging
 
 from albert_tf import cli
 from albert_tf.errors import UsageError
-from albert_tf.tasks.race.task import RaceRunConfig, run_race
+from albert_tf.tasks.race.config import RaceRunConfig
 
 cli.define_flags(__name__, """
     data_dir albert_config_file task_name vocab_file train_file eval_file predict_file
@@ -20,6 +20,9 @@ def main(_):
         raise UsageError("--albert_hub_module_handle is not supported; use --init_checkpoint")
     if flags.FLAGS.task_name.lower() != "race":
         raise UsageError(f"--task_name: task not found: {flags.FLAGS.task_name}")
+    # TensorFlow-heavy: imported after the flags are parsed, so --help and flag errors are instant.
+    from albert_tf.tasks.race.task import run_race
+
     for key, value in sorted(run_race(cli.config_from_flags(RaceRunConfig)).items()):
         logging.info("%s = %s", key, value)
 

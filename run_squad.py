@@ -8,7 +8,7 @@ from absl import flags, logging
 
 from albert_tf import cli
 from albert_tf.errors import UsageError
-from albert_tf.tasks.squad.task import SquadRunConfig, run_squad
+from albert_tf.tasks.squad.config import SquadRunConfig
 
 cli.define_flags(__name__, """
     albert_config_file vocab_file spm_model_file output_dir train_file predict_file
@@ -24,6 +24,9 @@ def main(_):
     if flags.FLAGS.albert_hub_module_handle:
         raise UsageError("--albert_hub_module_handle (TF1 hub modules) is not supported; "
                          "use --init_checkpoint")
+    # TensorFlow-heavy: imported after the flags are parsed, so --help and flag errors are instant.
+    from albert_tf.tasks.squad.task import run_squad
+
     for key, value in run_squad(cli.config_from_flags(SquadRunConfig)).items():
         logging.info("%s = %s", key, value)
 

@@ -7,7 +7,9 @@ _os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 from albert_tf import cli as _cli  # noqa: E402  (imports absl only, not TensorFlow)
 
-if _cli.is_entry_point():  # a script's console: no TensorFlow start-up lines
+# A script's console: TensorFlow's start-up lines silenced whenever it loads (nothing imported now,
+# so flags are parsed and checked before TensorFlow starts).
+if _cli.is_entry_point():
     _cli.quiet_tensorflow()
 
 # Loaded on first use, so `from albert_tf import cli` does not import TensorFlow before a script

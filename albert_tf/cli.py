@@ -1,12 +1,15 @@
 """What every entry point shares: the original's TPU flags, the TF2 runtime flags, flags → nested
 run configs, a quiet console and one `error: ...` line for every error a user can act on.
 
-A script is its flags and one call:
+A script is its flags and one call; it imports its TensorFlow-heavy task module inside `main`, so
+`--help` and a flag error answer before TensorFlow starts (~4 s):
 
-    cli.quiet_tensorflow()                 # before TensorFlow is imported
-    ...define its flags...
-    def main(argv): GlueDriver(cli.config_from_flags(GlueRunConfig)).run()
+    ...define its flags (its run config module is TensorFlow-free)...
+    def main(argv): from ... import run_glue; run_glue(cli.config_from_flags(GlueRunConfig))
     if __name__ == "__main__": cli.run(main, required=["data_dir", ...])
+
+Every function here reads the flag set at call time (`flags.FLAGS` by default), so tests can run
+a script in-process with a fresh `FlagValues` each time.
 
 `--verbosity=1` (or ALBERT_TF_TRACEBACK=1) shows tracebacks and TensorFlow's own log lines.
 """
@@ -14,12 +17,15 @@ A script is its flags and one call:
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import logging
 import os
 import re
 import sys
 import typing
 
-from absl import flags
+from absl import app, flags
+from absl import logging as absl_logging
 
 from albert_tf.cli_flags import FLAG_TABLE
 from albert_tf.errors import AlbertError
@@ -33,9 +39,14 @@ def _owner(module_name: str) -> str:
     return sys.argv[0] if module_name == "__main__" else module_name
 
 
-def define_tpu_flags(module_name: str, flag_values=flags.FLAGS) -> None:
+def _flag_set(flag_values):
+    # Looked up per call (never bound as a default argument), so a test's fresh set is used.
+    return flags.FLAGS if flag_values is None else flag_values
+
+
+def define_tpu_flags(module_name: str, flag_values=None) -> None:
     """The original's TPU flags (same names and defaults)."""
-    kw = dict(module_name=_owner(module_name), flag_values=flag_values)
+    kw = dict(module_name=_owner(module_name), flag_values=_flag_set(flag_values))
     flags.DEFINE_bool("use_tpu", False, "Whether to use a TPU (implies --distribution_strategy=tpu).", **kw)
     flags.DEFINE_string("tpu_name", None, "The Cloud TPU to use.", **kw)
     flags.DEFINE_string("tpu_zone", None, "GCE zone of the Cloud TPU.", **kw)
@@ -47,9 +58,9 @@ def define_tpu_flags(module_name: str, flag_values=flags.FLAGS) -> None:
                          "runs one step per call).", **kw)
 
 
-def define_runtime_flags(module_name: str, flag_values=flags.FLAGS) -> None:
+def define_runtime_flags(module_name: str, flag_values=None) -> None:
     """Ours: strategy, precision, XLA, accumulation, logging (`RuntimeConfig`'s fields)."""
-    kw = dict(module_name=_owner(module_name), flag_values=flag_values)
+    kw = dict(module_name=_owner(module_name), flag_values=_flag_set(flag_values))
     flags.DEFINE_enum("distribution_strategy", "one_device",
                       ["one_device", "mirrored", "multi_worker_mirrored", "tpu"],
                       "tf.distribute strategy.", **kw)
@@ -82,11 +93,12 @@ def config_defaults(cls) -> dict:
 
 
 def define_flags(module_name: str, names: str, config=None, defaults=None, runtime=False,
-                 flag_values=flags.FLAGS) -> None:
+                 flag_values=None) -> None:
     """Defines the flags `names` (whitespace-separated) with the type and help of
     `cli_flags.FLAG_TABLE`; a default comes from `defaults`, else from the run config class
     `config` (so a flag's default and the library's agree), else None. `runtime=True` adds the
-    original's TPU flags and our runtime flags."""
+    original's TPU flags and our runtime flags. `flag_values`: `flags.FLAGS` when left out."""
+    flag_values = _flag_set(flag_values)
     merged = {**(config_defaults(config) if config is not None else {}), **(defaults or {})}
     kw = dict(module_name=_owner(module_name), flag_values=flag_values)
     for name in names.split():
@@ -101,14 +113,15 @@ def define_flags(module_name: str, names: str, config=None, defaults=None, runti
         define_runtime_flags(module_name, flag_values)
 
 
-def runtime_config_from_flags(values=flags.FLAGS):
+def runtime_config_from_flags(values=None):
     """The shared `RuntimeConfig` from the flags above (`--use_tpu` means the TPU strategy)."""
     return config_from_flags(RuntimeConfig, values)
 
 
-def config_from_flags(cls, values=flags.FLAGS):
-    """An instance of the dataclass `cls` from flag values (absl FLAGS, or a plain mapping of
-    flag names to values): see `dataclass_from_flat`."""
+def config_from_flags(cls, values=None):
+    """An instance of the dataclass `cls` from flag values (absl FLAGS when left out, or a plain
+    mapping of flag names to values): see `dataclass_from_flat`."""
+    values = _flag_set(values)
     if isinstance(values, flags.FlagValues):
         values = {name: values[name].value for name in values}
     return dataclass_from_flat(cls, values)
@@ -141,25 +154,59 @@ def is_entry_point(argv=None) -> bool:
             f"{os.sep}albert_tf{os.sep}" in program)
 
 
+class _SilencedLoader:
+    """Runs TensorFlow's package code with file descriptor 2 sent to /dev/null: its C++ start-up
+    lines are written there, below Python's sys.stderr."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            with open(os.devnull, "w") as devnull:
+                os.dup2(devnull.fileno(), 2)
+                self._loader.exec_module(module)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            module.__loader__ = module.__spec__.loader = self._loader
+
+
+class _QuietTensorFlowImport:
+    """A one-shot import hook: whenever TensorFlow is first imported (by a task module, keras,
+    ...), its package code runs through `_SilencedLoader`."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "tensorflow":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _SilencedLoader(spec.loader)
+        return spec
+
+
 def quiet_tensorflow(argv=None) -> None:
-    """For a new user's console: imports TensorFlow without its C++ start-up lines (oneDNN,
-    CUDA probing) and keeps its C++ log below errors, unless the user asked for detail
-    (`--verbosity=1`, ALBERT_TF_TRACEBACK=1). Call it before TensorFlow is imported; a no-op
-    after."""
+    """For a new user's console: TensorFlow's first import, whenever it comes, prints none of its
+    C++ start-up lines (oneDNN, CUDA probing), and its C++ log stays below errors, unless the
+    user asked for detail (`--verbosity=1`, ALBERT_TF_TRACEBACK=1). Imports nothing itself, so
+    a script still answers `--help` or a flag error before TensorFlow loads. Call it before
+    TensorFlow is imported; a no-op after."""
     argv = sys.argv if argv is None else argv
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     if _wants_detail(argv) or "tensorflow" in sys.modules:
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 2)
-            import tensorflow  # noqa: F401 - the import is what prints the start-up lines
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+    if not any(isinstance(finder, _QuietTensorFlowImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _QuietTensorFlowImport())
 
 
 def describe_error(error: BaseException) -> str | None:
@@ -190,8 +237,6 @@ class _OwnInfoOnly:
     internals (saver timings, signature renames); warnings and errors from anyone."""
 
     def filter(self, record) -> bool:
-        import logging
-
         if record.levelno >= logging.WARNING:
             return True
         path = record.pathname.replace("\\", "/")
@@ -199,13 +244,11 @@ class _OwnInfoOnly:
 
 
 def _quiet_python_loggers() -> None:
-    import logging
-
-    from absl import logging as absl_logging
-
     for name in ("tensorflow", "keras", "h5py"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    absl_logging.get_absl_handler().addFilter(_OwnInfoOnly())
+    handler = absl_logging.get_absl_handler()
+    if not any(isinstance(f, _OwnInfoOnly) for f in handler.filters):  # once per process
+        handler.addFilter(_OwnInfoOnly())
 
 
 _MISSING = re.compile(r"Flag --(\w+) must have a value other than None")
@@ -231,12 +274,10 @@ def run(main, required=(), argv=None) -> None:
     """`absl.app.run(main)` with our console: a flag error or one of our errors ends the process
     with one `error: ...` line on stderr and exit status 1 (2 for flags); `--verbosity=1` (or
     ALBERT_TF_TRACEBACK=1) lets the traceback through instead."""
-    from absl import app
-
     argv = sys.argv if argv is None else argv
     quiet_tensorflow(argv)
     if required:
-        flags.mark_flags_as_required(list(required))
+        flags.mark_flags_as_required(list(required), flag_values=flags.FLAGS)
     detail = _wants_detail(argv)
 
     def guarded(args):

@@ -20,7 +20,9 @@ import math
 import os
 import sys
 
+from albert_tf import cli
 from albert_tf.errors import AlbertError, InputError
+from albert_tf.io_utils import write_text_atomically
 from albert_tf.tasks.squad import metrics
 
 TRACEBACK_ENV = "ALBERT_TF_TRACEBACK"
@@ -125,11 +127,7 @@ def _main(argv) -> None:
     result = evaluate_files(args.data_file, args.pred_file, args.na_prob_file, args.na_prob_thresh)
     version_2 = "exact" in result
     if args.out_file:
-        from albert_tf import cli
-
-        cli.quiet_tensorflow()  # the atomic writer imports TensorFlow
-        from albert_tf.io_utils import write_text_atomically
-
+        cli.quiet_tensorflow()  # the atomic writer loads TensorFlow: without its start-up lines
         write_text_atomically(os.path.abspath(args.out_file), json.dumps(result))
     elif version_2:
         print(json.dumps(result, indent=2))

@@ -11,6 +11,22 @@ import pytest
 from support.configs import TINY, tiny_config as make_tiny_config
 from support.paths import DATA, FIXTURES
 
+# Test processes on this 2-core machine: tests spread over this many pytest-xdist workers, each
+# test file kept in one worker (its module fixtures are built once). `-n 0` (or `-p no:xdist`)
+# runs everything in this process.
+WORKERS = 2
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """`python -m pytest tests` uses WORKERS processes unless `-n` says otherwise (set here
+    rather than in addopts, so `-p no:xdist` still works)."""
+    if (config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses") is None
+            and "PYTEST_XDIST_WORKER" not in os.environ):
+        config.option.numprocesses = WORKERS
+        if config.getoption("dist") == "no":
+            config.option.dist = "loadfile"
+
 
 def _require(path):
     if not path.exists():

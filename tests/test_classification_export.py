@@ -1,9 +1,6 @@
 """The classifier SavedModel: both signatures agree with each other and the model; saved_model_cli."""
 
-import os
 import pathlib
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -15,6 +12,7 @@ from albert_tf.models import AlbertClassifier
 from albert_tf.tasks.classification import features as F
 from albert_tf.tasks.classification.examples import InputExample
 from albert_tf.tasks.classification.export import export_classifier
+from support.serving import saved_model_cli
 
 SEQ = 24
 PAIRS = [("The cat sat on the mat.", "A cat is sitting."),
@@ -93,20 +91,14 @@ def test_single_sentence_regression_export_and_saved_model_cli(spm_model, tmp_pa
                                atol=1e-5)
     np.testing.assert_allclose(np.asarray(answer["default"]["probabilities"])[:, 0],
                                answer["default"]["predictions"], atol=1e-7)
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
-    shown = subprocess.run(["saved_model_cli", "show", "--dir", export, "--all"], env=env,
-                           capture_output=True, text=True, check=True, timeout=300).stdout
+    shown = saved_model_cli("show", "--dir", export, "--all").stdout
     assert "signature_def['serving_default']" in shown and "signature_def['serve_text']" in shown
     assert "inputs['input']" in shown and "inputs['text_a']" in shown
     assert "outputs['probabilities']" in shown and "outputs['predictions']" in shown
     # `saved_model_cli run` cannot load custom ops by itself; the SentencePiece op comes from
     # tensorflow_text, so the same CLI is run with that module imported first.
-    cli = ("import sys, tensorflow_text; from tensorflow.python.tools import saved_model_cli; "
-           "sys.argv[0] = 'saved_model_cli'; saved_model_cli.main()")
-    ran = subprocess.run(
-        [sys.executable, "-c", cli, "run", "--dir", export, "--tag_set", "serve", "--signature_def",
-         "serve_text", "--input_exprs", "text_a=['a man is dancing']"],
-        env=env, capture_output=True, text=True, check=True, timeout=300).stdout
+    ran = saved_model_cli("run", "--dir", export, "--tag_set", "serve", "--signature_def",
+                          "serve_text", "--input_exprs", "text_a=['a man is dancing']").stdout
     assert "probabilities" in ran and "predictions" in ran
     # The same sentence through the Python tokenizer and the in-process model.
     local = model(_parse(_serialized(spm_model, [("a man is dancing", "")], pair=False)))

@@ -4,15 +4,13 @@ train / eval / predict / export with a tiny model, and the export serving label 
 
 import csv
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
 from support.configs import GLUE_TINY
-from support.paths import REPO
+from support.entry_points import run_entry_point
+from support.serving import run_fresh
 
 SEQ = 32
 SOURCES = {"austen": "austen-emma.txt", "melville": "melville-moby_dick.txt",
@@ -28,11 +26,6 @@ answer = {k: v.numpy().tolist() for k, v in out.items()}
 answer["labels"] = [label.decode("utf-8") for label in answer["labels"]]
 json.dump(answer, open(sys.argv[3], "w"))
 """
-
-
-def _env():
-    return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
-                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
 def _passages(path, count, skip=40):
@@ -69,7 +62,7 @@ def data(data_dir, tmp_path_factory):
 
 
 def _run(root, spm_model, *extra, output="output"):
-    args = [sys.executable, os.path.join(REPO, "run_classifier.py"), "--task_name=csv",
+    args = ["--task_name=csv",
             f"--train_file={root / 'train.csv'}", f"--dev_file={root / 'dev.csv'}",
             f"--test_file={root / 'test.csv'}", "--text_a_column=passage",
             "--label_column=author", "--id_column=passage_id",
@@ -77,7 +70,7 @@ def _run(root, spm_model, *extra, output="output"):
             f"--spm_model_file={spm_model}", f"--output_dir={root / output}",
             f"--max_seq_length={SEQ}", "--train_batch_size=8", "--eval_batch_size=16",
             "--predict_batch_size=16", "--learning_rate=1e-3", "--seed=1", *extra]
-    return subprocess.run(args, env=_env(), capture_output=True, text=True, timeout=600)
+    return run_entry_point("run_classifier.py", args)
 
 
 @pytest.fixture(scope="module")
@@ -113,9 +106,7 @@ def test_export_serves_label_names(run_dir, data, tmp_path):
     export = run_dir / "export" / "1"
     texts = [text for text, _ in splits["test"][:4]]
     (tmp_path / "request.json").write_text(json.dumps(texts))
-    done = subprocess.run([sys.executable, "-c", QUERY, str(export), str(tmp_path / "request.json"),
-                           str(tmp_path / "answer.json")], env=_env(), capture_output=True,
-                          text=True, timeout=300)
+    done = run_fresh(QUERY, export, tmp_path / "request.json", tmp_path / "answer.json")
     assert done.returncode == 0, done.stderr[-3000:]
     answer = json.loads((tmp_path / "answer.json").read_text())
     assert {"probabilities", "predictions", "labels"} <= set(answer)

@@ -1,6 +1,11 @@
+import os
+import textwrap
+
+import pytest
 from absl import flags
 
 from albert_tf import cli
+from support.entry_points import console_env, run_entry_point, run_process
 
 
 def _values(*argv):
@@ -31,57 +36,99 @@ def test_flags_belong_to_the_calling_script():
     assert "use_tpu" in {f.name for f in values.get_flags_for_module("my_script")}
 
 
-def _run_main(body, *argv, env=None):
-    """Runs a script whose main(argv) has `body`, through cli.run; returns the process."""
-    import os
-    import subprocess
-    import sys
-    import textwrap
-
-    code = textwrap.dedent("""
-        import sys
-        from absl import flags
-        from albert_tf import cli
-        from albert_tf.errors import InputError
-        flags.DEFINE_string("data_file", None, "a file")
-        def main(argv):
-        {body}
-        cli.run(main, required=["data_file"])
-    """).format(body=textwrap.indent(body, "    "))
-    console = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}  # a user's
-    return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
-                          timeout=120, env={**console, **(env or {})})
+SCRIPT = """
+import sys
+from absl import flags
+from albert_tf import cli
+from albert_tf.errors import InputError
+flags.DEFINE_string("data_file", None, "a file")
+def main(argv):
+{body}
+cli.run(main, required=["data_file"])
+"""
 
 
-def test_our_errors_are_one_line_and_exit_1():
-    result = _run_main("raise InputError('data.tsv:3: empty text_a (column 1)')",
+def _script(body, folder) -> str:
+    """A script whose main(argv) has `body`, through cli.run."""
+    path = os.path.join(folder, "script.py")
+    with open(path, "w") as handle:
+        handle.write(SCRIPT.format(body=textwrap.indent(body, "    ")))
+    return path
+
+
+@pytest.fixture()
+def run_main(tmp_path):
+    """Runs such a script in-process (a fresh flag set per call): the CompletedProcess."""
+    return lambda body, *argv, env=None: run_entry_point(_script(body, tmp_path), argv, env=env)
+
+
+def test_a_new_users_console_shows_one_error_line_and_no_tensorflow_start_up(tmp_path):
+    """A real process (the point here): TensorFlow loads inside main, as in every script, and
+    prints none of its C++ start-up lines; our error is the one line, exit status 1."""
+    body = "import tensorflow\nraise InputError('data.tsv:3: empty text_a (column 1)')"
+    result = run_process(_script(body, tmp_path), ["--data_file=x"], env=console_env(), timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == ["error: data.tsv:3: empty text_a (column 1)"]
+
+
+SCRIPTS = ("run_classifier.py", "run_pretraining.py", "run_squad.py", "run_race.py",
+           "export_saved_model.py", "export_checkpoints.py")
+# Runs a script (argv[1:]) in a real process, then says whether TensorFlow was imported.
+LOADED = ("import runpy, sys\nsys.argv = sys.argv[1:]\ntry:\n"
+          "    runpy.run_path(sys.argv[0], run_name='__main__')\nexcept SystemExit as e:\n"
+          "    print('exit', e.code)\nprint('tensorflow loaded:', 'tensorflow' in sys.modules)\n")
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_answers_before_tensorflow_loads(script):
+    result = run_process("-c", [LOADED, script, "--helpshort"], timeout=120)
+    assert "Try --helpfull to get a list of all flags." in result.stdout, result.stderr[-2000:]
+    assert result.stdout.splitlines()[-1] == "tensorflow loaded: False", result.stderr[-2000:]
+
+
+def test_a_missing_flag_answers_before_tensorflow_loads():
+    result = run_process("-c", [LOADED, "run_squad.py", "--do_train"], timeout=120)
+    assert result.stderr.strip().splitlines() == ["error: missing required flag: --output_dir"]
+    assert result.stdout.splitlines() == ["exit 2", "tensorflow loaded: False"]
+
+
+def test_package_and_config_imports_leave_tensorflow_unloaded():
+    code = ("import sys, albert_tf, albert_tf.cli, albert_tf.run_config, albert_tf.evaluate_squad\n"
+            "import albert_tf.tasks.squad.config, albert_tf.tasks.race.config\n"
+            "import albert_tf.tasks.pretraining.config, albert_tf.tasks.classification.config\n"
+            "print('tensorflow' in sys.modules)")
+    assert run_process("-c", [code], timeout=120).stdout.strip() == "False"
+
+
+def test_our_errors_are_one_line_and_exit_1(run_main):
+    result = run_main("raise InputError('data.tsv:3: empty text_a (column 1)')",
                        "--data_file=x")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == ["error: data.tsv:3: empty text_a (column 1)"]
 
 
-def test_a_missing_file_names_the_path():
-    result = _run_main("open(flags.FLAGS.data_file)", "--data_file=/no/such/file.txt")
+def test_a_missing_file_names_the_path(run_main):
+    result = run_main("open(flags.FLAGS.data_file)", "--data_file=/no/such/file.txt")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         "error: /no/such/file.txt: No such file or directory"]
 
 
-def test_flag_errors_are_one_line_and_exit_2():
-    result = _run_main("pass")
+def test_flag_errors_are_one_line_and_exit_2(run_main):
+    result = run_main("pass")
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == ["error: missing required flag: --data_file"]
-    result = _run_main("pass", "--data_file=x", "--no_such_flag=1")
+    result = run_main("pass", "--data_file=x", "--no_such_flag=1")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "no_such_flag" in result.stderr
 
 
-def test_traceback_on_request_and_for_bugs():
+def test_traceback_on_request_and_for_bugs(run_main):
     body = "raise InputError('bad line')"
     for detail in ({"argv": ["--verbosity=1"]}, {"env": {"ALBERT_TF_TRACEBACK": "1"}}):
-        result = _run_main(body, "--data_file=x", *detail.get("argv", []), env=detail.get("env"))
+        result = run_main(body, "--data_file=x", *detail.get("argv", []), env=detail.get("env"))
         assert result.returncode == 1 and "Traceback" in result.stderr
-    bug = _run_main("[][1]", "--data_file=x")  # not ours: a bug keeps its traceback
+    bug = run_main("[][1]", "--data_file=x")  # not ours: a bug keeps its traceback
     assert bug.returncode == 1 and "IndexError" in bug.stderr and "Traceback" in bug.stderr
 
 

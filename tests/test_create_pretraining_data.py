@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import io_utils
+from support.entry_points import run_entry_point
 from support.flags import script_flag_defaults
 from support.paths import REPO
 
@@ -32,9 +33,7 @@ def _defined_flags():
 
 
 def _run(*args, cwd=REPO):
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return run_entry_point("create_pretraining_data.py", args, cwd=cwd)
 
 
 def test_every_original_flag_with_its_default():

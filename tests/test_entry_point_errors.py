@@ -1,17 +1,18 @@
 """A new user's bad inputs, through the real entry points: each ends with exit status != 0, no
 traceback, and a last stderr line `error: ...` naming the file, line, flag or config key at fault.
+The entry points run in this process (`run_entry_point`: a fresh flag set, stderr and the exit
+status as a process has them); the full-disk case runs in a real process (a file-size limit).
 """
 
 import json
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 
+from support.entry_points import console_env, run_entry_point, run_process
 from support.interop import INTEROP
-from support.paths import FIXTURES, REPO, SHARED
+from support.paths import FIXTURES, SHARED
 
 TINY = {"vocab_size": 1500, "embedding_size": 8, "hidden_size": 16, "num_hidden_layers": 1,
         "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 64}
@@ -42,16 +43,13 @@ def inputs(tmp_path_factory):
             (task / "train.tsv").write_bytes(lines[0] + lines[1].replace(b"a", b"\xe9", 1))
     # A checkpoint of another model (hidden_size 32): a shape mismatch names variable and key;
     # and a pretraining checkpoint of this model (no classifier head).
-    other = subprocess.run(
-        [sys.executable, "-c", "import sys\nfrom albert_tf import AlbertConfig, AlbertModel\n"
-         "from albert_tf.checkpoint import save_tf1_checkpoint\n"
-         "save_tf1_checkpoint(AlbertModel(AlbertConfig(**{**%r, 'hidden_size': 32, "
-         "'intermediate_size': 32})), sys.argv[1])\n"
-         "from albert_tf import AlbertPretrainer\n"
-         "save_tf1_checkpoint(AlbertPretrainer(AlbertConfig(**%r)), sys.argv[2])" % (TINY, TINY),
-         str(root / "other" / "model.ckpt"), str(root / "pretrained" / "model.ckpt")],
-        capture_output=True, text=True, timeout=300)
-    assert other.returncode == 0, other.stderr[-2000:]
+    from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer
+    from albert_tf.checkpoint import save_tf1_checkpoint
+
+    save_tf1_checkpoint(AlbertModel(AlbertConfig(**{**TINY, "hidden_size": 32,
+                                                    "intermediate_size": 32})),
+                        str(root / "other" / "model.ckpt"))
+    save_tf1_checkpoint(AlbertPretrainer(AlbertConfig(**TINY)), str(root / "pretrained" / "model.ckpt"))
     (root / "empty.tfrecord").write_bytes(b"")
     write_pretraining_records(root / "truncated.tfrecord")
     data = (root / "truncated.tfrecord").read_bytes()
@@ -205,11 +203,8 @@ CASES = [
     ("glue-config-contradicts-the-hf-folder",
      lambda p: _glue(p, "--do_train", f"--init_checkpoint={p['hf']}"),
      ["--albert_config_file=", "config.json says embedding_size=8", "embedding_size=16"]),
-    ("export-saved-model-hf-pickle-without-torch",
-     lambda p: ["-c", "import runpy, sys\nsys.modules['torch'] = None  # torch not installed\n"
-                "sys.argv = ['export_saved_model.py'] + sys.argv[1:]\n"
-                "runpy.run_path('export_saved_model.py', run_name='__main__')",
-                f"--init_checkpoint={p['root'] / 'torch_only'}",
+    ("export-saved-model-hf-pickle-without-torch",  # torch blocked: see WITHOUT below
+     lambda p: ["export_saved_model.py", f"--init_checkpoint={p['root'] / 'torch_only'}",
                 f"--export_dir={p['root'] / 'exports'}"], ["pytorch_model.bin", "torch"]),
     ("export-checkpoints-not-a-run-dir",
      lambda p: ["export_checkpoints.py", f"--albert_directory={p['root'] / 'corrupt'}",
@@ -255,11 +250,14 @@ CASES = [
 ]
 
 
+# Modules a case runs without, as where they are not installed.
+WITHOUT = {"export-saved-model-hf-pickle-without-torch": ("torch",)}
+
+
 @pytest.mark.parametrize("name, command, words", CASES, ids=[c[0] for c in CASES])
 def test_bad_input_ends_in_one_error_line(inputs, name, command, words):
-    console = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
-    result = subprocess.run([sys.executable, *command(inputs)], cwd=REPO, capture_output=True,
-                            text=True, timeout=300, env=console)
+    script, *argv = command(inputs)
+    result = run_entry_point(script, argv, without=WITHOUT.get(name, ()))
     lines = result.stderr.strip().splitlines()
     assert result.returncode != 0, result.stderr[-3000:]
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
@@ -275,13 +273,10 @@ def test_full_disk_while_checkpointing_is_one_line_and_leaves_no_partial_checkpo
         resource.setrlimit(resource.RLIMIT_FSIZE, (60 * 1024, 60 * 1024))
 
     out = inputs["root"] / "full_disk_out"
-    console = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
-    result = subprocess.run(
-        [sys.executable, *_glue(inputs, "--do_train", "--train_step=2",
-                                "--save_checkpoints_steps=2", "--train_batch_size=4"),
-         f"--output_dir={out}"],
-        cwd=REPO, capture_output=True, text=True, timeout=300, env=console,
-        preexec_fn=small_file_limit)
+    script, *argv = _glue(inputs, "--do_train", "--train_step=2", "--save_checkpoints_steps=2",
+                          "--train_batch_size=4")
+    result = run_process(script, [*argv, f"--output_dir={out}"], env=console_env(),
+                         preexec_fn=small_file_limit)
     last = result.stderr.strip().splitlines()[-1]
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
     assert last.startswith("error: could not write checkpoint model.ckpt-2") and "File too large" in last

@@ -1,9 +1,5 @@
 """export_checkpoints: our training checkpoints → TF1 names (+ global_step, no slots)."""
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -15,7 +11,7 @@ from albert_tf.training import CheckpointState, Runtime, RuntimeConfig, Trainer
 from albert_tf.weights.our_checkpoints import export_tf1_checkpoint
 from albert_tf.tasks.pretraining.objective import pretraining_objective
 from support.configs import GROUPED, TINY
-from support.paths import REPO
+from support.entry_points import run_entry_point
 
 CONFIG = {**TINY, **GROUPED}
 
@@ -65,8 +61,7 @@ def test_export_needs_albert_config(tmp_path):
 
 
 def _script(*args, cwd):
-    proc = subprocess.run([sys.executable, os.path.join(REPO, "export_checkpoints.py"), *args],
-                          capture_output=True, text=True, cwd=cwd, timeout=300)
+    proc = run_entry_point("export_checkpoints.py", args, cwd=cwd)
     return proc.returncode, proc.stderr.strip().splitlines()
 
 

@@ -1,8 +1,6 @@
 import json
 import os
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -13,8 +11,8 @@ from albert_tf.serving.reference import load_model
 from albert_tf.source_export import export_source
 from albert_tf.optimization import create_optimizer
 from albert_tf.training import CheckpointState
+from support.entry_points import run_entry_point
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _tiny():
@@ -24,13 +22,11 @@ def _tiny():
 
 def test_cli_exports_an_original_checkpoint_and_verifies_it(tmp_path, fixtures_dir):
     model_dir = fixtures_dir / "model"
-    proc = subprocess.run(
-        [sys.executable, os.path.join(REPO, "export_saved_model.py"),
-         f"--albert_config_file={model_dir / 'albert_config.json'}",
-         f"--init_checkpoint={model_dir / 'ckpt' / 'model.ckpt'}",
-         f"--spm_model_file={fixtures_dir / 'spm' / 'spm.model'}", "--max_seq_length=32",
-         f"--export_dir={tmp_path}", "--tflite=dynamic_int8"],
-        capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    proc = run_entry_point("export_saved_model.py", [
+        f"--albert_config_file={model_dir / 'albert_config.json'}",
+        f"--init_checkpoint={model_dir / 'ckpt' / 'model.ckpt'}",
+        f"--spm_model_file={fixtures_dir / 'spm' / 'spm.model'}", "--max_seq_length=32",
+        f"--export_dir={tmp_path}", "--tflite=dynamic_int8"])
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(proc.stdout[proc.stdout.index("{"):])
     assert result["model"] == "AlbertPretrainer"
@@ -86,9 +82,7 @@ def test_pretraining_checkpoint_warm_starts_a_task_model(tmp_path):
 
 
 def _export_script(*args, cwd):
-    proc = subprocess.run([sys.executable, os.path.join(REPO, "export_saved_model.py"), *args],
-                          capture_output=True, text=True, cwd=cwd, timeout=600,
-                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    proc = run_entry_point("export_saved_model.py", args, cwd=cwd)
     return proc
 
 

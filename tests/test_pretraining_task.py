@@ -13,6 +13,7 @@ import tensorflow as tf
 from albert_tf.data import schema
 from albert_tf.errors import InputError, UsageError
 from albert_tf.tasks.pretraining.task import PretrainingRunConfig, run_pretraining
+from support.entry_points import run_entry_point
 
 SEQ, PREDICTIONS = 16, 3
 CONFIG = {"vocab_size": 30, "embedding_size": 8, "hidden_size": 16, "num_hidden_layers": 1,
@@ -82,11 +83,10 @@ def test_script_prints_one_error_line_for_another_config(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "albert_config.json").write_text(json.dumps({**CONFIG, "num_hidden_layers": 2}))
-    result = subprocess.run(
-        [sys.executable, "run_pretraining.py", f"--albert_config_file={config_file(tmp_path)}",
-         f"--input_file={records}", f"--output_dir={out}", f"--max_seq_length={SEQ}",
-         f"--max_predictions_per_seq={PREDICTIONS}", "--train_batch_size=2"],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+    result = run_entry_point("run_pretraining.py", [
+        f"--albert_config_file={config_file(tmp_path)}", f"--input_file={records}",
+        f"--output_dir={out}", f"--max_seq_length={SEQ}",
+        f"--max_predictions_per_seq={PREDICTIONS}", "--train_batch_size=2"])
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     last = result.stderr.strip().splitlines()[-1]

@@ -3,8 +3,6 @@ keep the best checkpoint, predict test, export, and query the export in a fresh 
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -13,8 +11,9 @@ from albert_tf import tokenization
 from albert_tf.tasks.classification import features as F
 from albert_tf.tasks.classification.processors import get_processor, read_tsv
 from support.configs import GLUE_TINY as TINY
+from support.entry_points import run_entry_point
 from support.flags import script_flag_defaults
-from support.paths import REPO
+from support.serving import run_fresh
 
 SEQ = 32
 
@@ -35,26 +34,20 @@ json.dump({"default": {k: listed(v) for k, v in default.items()},
 """
 
 
-def _env():
-    return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
-                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-
-
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory, data_dir, spm_model):
     root = tmp_path_factory.mktemp("mrpc")
     config = root / "albert_config.json"
     config.write_text(json.dumps(TINY))
     output = root / "output"
-    args = [sys.executable, os.path.join(REPO, "run_classifier.py"),
-            f"--data_dir={data_dir / 'glue'}", "--task_name=MRPC", f"--albert_config_file={config}",
+    args = [f"--data_dir={data_dir / 'glue'}", "--task_name=MRPC", f"--albert_config_file={config}",
             f"--spm_model_file={spm_model}", f"--output_dir={output}", f"--max_seq_length={SEQ}",
             "--do_train", "--do_eval", "--do_predict", f"--export_dir={root / 'export'}",
             "--threshold_to_export=0.5", "--tflite=float32,dynamic_int8", "--train_step=6",
             "--save_checkpoints_steps=3",
             "--train_batch_size=8", "--eval_batch_size=64", "--predict_batch_size=64",
             "--learning_rate=1e-3", "--warmup_step=2", "--seed=1"]
-    done = subprocess.run(args, env=_env(), capture_output=True, text=True, timeout=600)
+    done = run_entry_point("run_classifier.py", args)
     assert done.returncode == 0, done.stderr[-3000:]
     return root
 
@@ -69,8 +62,8 @@ def _query_export(export, tmp_path, records, text_a, text_b) -> dict:
     """Both signatures of an export, queried in a fresh process; they must agree."""
     request, answer = tmp_path / "request.json", tmp_path / "answer.json"
     request.write_text(json.dumps({"examples": records, "text_a": text_a, "text_b": text_b}))
-    subprocess.run([sys.executable, "-c", QUERY, str(export), str(request), str(answer)],
-                   env=_env(), check=True, timeout=300)
+    done = run_fresh(QUERY, export, request, answer)
+    assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(answer.read_text())
     np.testing.assert_allclose(got["default"]["probabilities"], got["text"]["probabilities"],
                                atol=1e-5)
@@ -188,14 +181,13 @@ def wordpiece_run(tmp_path_factory, fixtures_dir):
     vocab = build_vocab(root / "vocab_chinese.txt", texts, words=60)
     config = root / "albert_config.json"
     config.write_text(json.dumps(dict(TINY, vocab_size=len(vocab))))
-    args = [sys.executable, os.path.join(REPO, "run_classifier.py"), f"--data_dir={data}",
-            "--task_name=mrpc", f"--albert_config_file={config}",
+    args = [f"--data_dir={data}", "--task_name=mrpc", f"--albert_config_file={config}",
             f"--vocab_file={root / 'vocab_chinese.txt'}", "--do_lower_case",
             f"--output_dir={root / 'output'}", f"--max_seq_length={SEQ}", "--do_train",
             "--do_eval", "--do_predict", f"--export_dir={root / 'export'}", "--train_step=4",
             "--save_checkpoints_steps=2", "--train_batch_size=2", "--eval_batch_size=8",
             "--predict_batch_size=8", "--learning_rate=1e-3", "--warmup_step=1", "--seed=1"]
-    done = subprocess.run(args, env=_env(), capture_output=True, text=True, timeout=600)
+    done = run_entry_point("run_classifier.py", args)
     assert done.returncode == 0, done.stderr[-3000:]
     return root, data
 

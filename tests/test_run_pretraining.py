@@ -13,13 +13,13 @@ import tensorflow as tf
 from albert_tf.tasks.eval_state import CheckpointEvaluator
 from albert_tf.tasks.pretraining.task import (PretrainingEvalLog, PretrainingRunConfig,
                                               format_eval_results, run_pretraining)
+from support.entry_points import run_entry_point
 from support.golden import assert_matches_golden, write_golden_records
 from support.paths import REPO
 
 
-def run_script(*args):
-    result = subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, text=True,
-                            timeout=600)
+def run_script(script, *args):
+    result = run_entry_point(script, args)
     assert result.returncode == 0, result.stderr[-4000:]
     return result.stderr
 

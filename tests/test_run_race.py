@@ -1,23 +1,20 @@
 """run_race.py end to end on the real RACE files with a tiny model and a few steps."""
 
-import subprocess
-import sys
-
 from albert_tf.config import AlbertConfig
 from support.configs import READING_TINY
-from support.paths import REPO
+from support.entry_points import run_entry_point
 
 TINY = AlbertConfig(**READING_TINY)
 
 
 def _run_race(data_dir, config, out, tokenizer_flag):
     """One training step, evaluation and the test-split prediction of a tiny model."""
-    subprocess.run([sys.executable, "run_race.py", f"--data_dir={data_dir / 'race'}",
-                    f"--albert_config_file={config}", tokenizer_flag, f"--output_dir={out}",
-                    "--max_seq_length=64", "--max_qa_length=16", "--train_step=1",
-                    "--warmup_step=0", "--save_checkpoints_steps=1", "--train_batch_size=4",
-                    "--learning_rate=1e-3", "--do_predict"],
-                   cwd=REPO, check=True, capture_output=True)
+    done = run_entry_point("run_race.py", [
+        f"--data_dir={data_dir / 'race'}", f"--albert_config_file={config}", tokenizer_flag,
+        f"--output_dir={out}", "--max_seq_length=64", "--max_qa_length=16", "--train_step=1",
+        "--warmup_step=0", "--save_checkpoints_steps=1", "--train_batch_size=4",
+        "--learning_rate=1e-3", "--do_predict"])
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 def test_run_race_reports_middle_high_and_all(data_dir, spm_model, tmp_path):
@@ -53,10 +50,9 @@ def test_run_race_with_a_wordpiece_vocab_only(data_dir, tmp_path):
     assert "best = " in (out / "predict_results.txt").read_text()
     # A vocabulary bigger than the model's table is refused before anything runs.
     AlbertConfig(**dict(READING_TINY, vocab_size=len(vocab) - 1)).to_json_file(config)
-    done = subprocess.run([sys.executable, "run_race.py", f"--data_dir={data_dir / 'race'}",
-                           f"--albert_config_file={config}",
-                           f"--vocab_file={tmp_path / 'vocab.txt'}",
-                           f"--output_dir={tmp_path / 'out2'}", "--max_seq_length=64"],
-                          cwd=REPO, capture_output=True, text=True)
+    done = run_entry_point("run_race.py", [
+        f"--data_dir={data_dir / 'race'}", f"--albert_config_file={config}",
+        f"--vocab_file={tmp_path / 'vocab.txt'}", f"--output_dir={tmp_path / 'out2'}",
+        "--max_seq_length=64"])
     assert done.returncode == 1
     assert "vocab.txt" in done.stderr.splitlines()[-1] and "vocab_size" in done.stderr

@@ -1,8 +1,6 @@
 """run_squad end to end on real SQuAD data with a tiny model (a few steps), v1.1 and v2.0."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -10,7 +8,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.tasks.squad import reader
 from albert_tf.tasks.squad.task import SquadRunConfig, run_squad
 from support.configs import READING_TINY
-from support.paths import REPO
+from support.entry_points import run_entry_point
 
 TINY = AlbertConfig(**READING_TINY)
 
@@ -43,14 +41,15 @@ def _split(data_file, tmp_path, paragraphs):
 def test_v1_script_trains_and_predicts_every_question(data_dir, spm_model, config_file, tmp_path):
     train, predict, ids = _split(data_dir / "squad" / "v1.1" / "dev-v1.1.json", tmp_path, 2)
     out = tmp_path / "out"
-    command = [sys.executable, "run_squad.py", f"--albert_config_file={config_file}",
+    command = [f"--albert_config_file={config_file}",
                f"--spm_model_file={spm_model}", f"--output_dir={out}", f"--train_file={train}",
                f"--predict_file={predict}", f"--predict_feature_file={tmp_path / 'p.tfrecord'}",
                f"--predict_feature_left_file={tmp_path / 'p.jsonl'}", "--do_train", "--do_predict",
                "--max_seq_length=96", "--doc_stride=48", "--max_query_length=24",
                "--train_batch_size=8", "--num_train_epochs=0.5", "--save_checkpoints_steps=1",
                "--learning_rate=1e-3", "--predict_batch_size=32"]
-    subprocess.run(command, cwd=REPO, check=True, capture_output=True)
+    done = run_entry_point("run_squad.py", command)
+    assert done.returncode == 0, done.stderr[-3000:]
     predictions = json.loads((out / "predictions.json").read_text())
     assert set(predictions) == ids
     nbest = json.loads((out / "nbest_predictions.json").read_text())
@@ -127,8 +126,7 @@ ORIGINAL_FLAGS = {  # every flag of the original run_squad_v1.py / run_squad_v2.
 
 
 def test_script_has_every_original_flag_and_default():
-    text = subprocess.run([sys.executable, "run_squad.py", "--helpshort"], cwd=REPO,
-                          capture_output=True, text=True).stdout
+    text = run_entry_point("run_squad.py", ["--helpshort"]).stdout
     for name, default in ORIGINAL_FLAGS.items():
         assert f"--{name}:" in text or f"--[no]{name}:" in text, name
         if default is not None:
@@ -149,15 +147,15 @@ def test_v1_with_a_wordpiece_vocab_only(data_dir, tmp_path):
     config = tmp_path / "albert_config.json"
     AlbertConfig(**{**TINY.to_dict(), "vocab_size": len(vocab)}).to_json_file(config)
     out = tmp_path / "out"
-    subprocess.run([sys.executable, "run_squad.py", f"--albert_config_file={config}",
-                    f"--vocab_file={tmp_path / 'vocab.txt'}", f"--output_dir={out}",
-                    f"--train_file={train}", f"--predict_file={predict}",
-                    f"--predict_feature_file={tmp_path / 'p.tfrecord'}",
-                    f"--predict_feature_left_file={tmp_path / 'p.jsonl'}", "--do_train",
-                    "--do_predict", "--max_seq_length=96", "--doc_stride=48",
-                    "--max_query_length=24", "--train_batch_size=8", "--num_train_epochs=0.5",
-                    "--save_checkpoints_steps=100", "--learning_rate=1e-3",
-                    "--predict_batch_size=32"], cwd=REPO, check=True, capture_output=True)
+    done = run_entry_point("run_squad.py", [
+        f"--albert_config_file={config}", f"--vocab_file={tmp_path / 'vocab.txt'}",
+        f"--output_dir={out}", f"--train_file={train}", f"--predict_file={predict}",
+        f"--predict_feature_file={tmp_path / 'p.tfrecord'}",
+        f"--predict_feature_left_file={tmp_path / 'p.jsonl'}", "--do_train", "--do_predict",
+        "--max_seq_length=96", "--doc_stride=48", "--max_query_length=24",
+        "--train_batch_size=8", "--num_train_epochs=0.5", "--save_checkpoints_steps=100",
+        "--learning_rate=1e-3", "--predict_batch_size=32"])
+    assert done.returncode == 0, done.stderr[-3000:]
     predictions = json.loads((out / "predictions.json").read_text())
     assert set(predictions) == ids
     contexts = {qa["id"]: p["context"].lower() for a in json.loads(open(predict).read())["data"]

@@ -1,6 +1,4 @@
 import os
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -12,6 +10,7 @@ from albert_tf.serving.encoder import export_encoder
 from albert_tf.serving.reference import expected_encoder_outputs, sample_inputs
 from albert_tf.serving.saved_model import versioned_dir
 from albert_tf.serving.verify import compare, verify_in_fresh_process
+from support.serving import saved_model_cli
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +32,7 @@ def test_every_signature_matches_keras_in_a_fresh_process(golden_export):
 
 def test_saved_model_cli_lists_the_documented_signatures(golden_export):
     _, _, path = golden_export
-    cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
-    command = [cli] if os.path.exists(cli) else [sys.executable, "-m", "tensorflow.python.tools.saved_model_cli"]
-    out = subprocess.run(command + ["show", "--dir", path, "--all"], capture_output=True, text=True,
-                         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), check=True).stdout
+    out = saved_model_cli("show", "--dir", path, "--all").stdout
     for name in ("serving_default", "tokens", "sop", "mlm"):
         assert f"signature_def['{name}']" in out
     for name in ("input_word_ids", "input_type_ids", "pooled_output", "sequence_output",
@@ -45,11 +41,8 @@ def test_saved_model_cli_lists_the_documented_signatures(golden_export):
 
 
 def _saved_model_cli(args):
-    # Run in-process with tensorflow_text imported (its ops are not built into TensorFlow).
-    code = ("import sys, tensorflow_text; from tensorflow.python.tools import saved_model_cli; "
-            "sys.argv[0] = 'saved_model_cli'; saved_model_cli.main()")
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), check=True, timeout=600)
+    # With tensorflow_text imported (its ops are not built into TensorFlow).
+    return saved_model_cli(*args)
 
 
 def test_saved_model_cli_run_restores_variables_like_tf_serving(golden_export, tmp_path):

@@ -1,6 +1,4 @@
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -9,6 +7,7 @@ import tensorflow as tf
 from albert_tf import tokenization
 from albert_tf.serving.preprocessing import export_preprocessing
 from albert_tf.serving.verify import verify_in_fresh_process
+from support.serving import saved_model_cli
 
 TEXTS = ["The quick brown fox jumps over the lazy dog.", "Héllo  Wörld, 1,000.5 naïve ﬁle!"]
 
@@ -49,12 +48,8 @@ def test_model_travels_as_an_asset(exported, spm_model):
 
 
 def test_saved_model_cli_run_with_tensorflow_text(exported, spm_model, tmp_path):
-    code = ("import sys, tensorflow_text; from tensorflow.python.tools import saved_model_cli; "
-            "sys.argv[0] = 'saved_model_cli'; saved_model_cli.main()")
-    subprocess.run([sys.executable, "-c", code, "run", "--dir", exported, "--tag_set", "serve",
-                    "--signature_def", "serving_default", "--input_exprs", f"text={TEXTS!r}",
-                    "--outdir", str(tmp_path)], check=True, capture_output=True, timeout=600,
-                   env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    saved_model_cli("run", "--dir", exported, "--tag_set", "serve", "--signature_def",
+                    "serving_default", "--input_exprs", f"text={TEXTS!r}", "--outdir", str(tmp_path))
     ids = np.load(tmp_path / "input_word_ids.npy")
     assert [row.tolist() for row in ids] == [_python_ids(spm_model, t) for t in TEXTS]
 

@@ -80,9 +80,7 @@ def test_exported_signatures(version_2, spm_model, tmp_path):
 
 def test_tf_serving_loader_restores_the_export(spm_model, tmp_path):
     """`saved_model_cli run` restores variables with the TF1-style loader TF Serving uses."""
-    import os
-    import subprocess
-    import sys
+    from support.serving import saved_model_cli
 
     model = AlbertSquadV1(CONFIG)
     run = SquadRunConfig(albert_config_file="", spm_model_file=spm_model, output_dir="",
@@ -95,12 +93,9 @@ def test_tf_serving_loader_restores_the_export(spm_model, tmp_path):
            "input_mask": np.ones((2, 64), np.int32), "segment_ids": np.zeros((2, 64), np.int32)}
     for name, value in ids.items():
         np.save(tmp_path / f"{name}.npy", value)
-    code = ("import sys, tensorflow_text; from tensorflow.python.tools import saved_model_cli; "
-            "sys.argv[0] = 'saved_model_cli'; saved_model_cli.main()")
-    subprocess.run([sys.executable, "-c", code, "run", "--dir", path, "--tag_set", "serve",
-                    "--signature_def", "serving_default", "--outdir", str(tmp_path / "out"),
-                    "--inputs", ";".join(f"{n}={tmp_path / n}.npy" for n in ids)],
-                   check=True, capture_output=True, timeout=600, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    saved_model_cli("run", "--dir", path, "--tag_set", "serve", "--signature_def",
+                    "serving_default", "--outdir", str(tmp_path / "out"),
+                    "--inputs", ";".join(f"{n}={tmp_path / n}.npy" for n in ids))
     np.testing.assert_allclose(np.load(tmp_path / "out" / "start_logits.npy"),
                                model(ids)["start_logits"], atol=1e-5)
 
@@ -208,12 +203,10 @@ def test_run_squad_exports_a_wordpiece_model(data_dir, tmp_path):
     """`run_squad.py --vocab_file=... --do_predict --export_dir=...`: the export, loaded in a
     fresh process, answers every question with the text of predictions.json."""
     import json
-    import subprocess
-    import sys
 
     from albert_tf.checkpoint import save_tf1_checkpoint
     from albert_tf.serving.verify import verify_in_fresh_process
-    from support.paths import REPO
+    from support.entry_points import run_entry_point
 
     squad = _wordpiece_squad(data_dir)
     (tmp_path / "predict.json").write_text(json.dumps(squad))
@@ -225,15 +218,15 @@ def test_run_squad_exports_a_wordpiece_model(data_dir, tmp_path):
     model = AlbertSquadV1(config)
     model({k: tf.zeros([1, 8], tf.int32) for k in ("input_ids", "input_mask", "segment_ids")})
     init = save_tf1_checkpoint(model, str(tmp_path / "init" / "model.ckpt"))
-    subprocess.run([sys.executable, "run_squad.py",
-                    f"--albert_config_file={tmp_path / 'albert_config.json'}",
-                    f"--vocab_file={tmp_path / 'vocab.txt'}", f"--output_dir={tmp_path / 'out'}",
-                    f"--predict_file={tmp_path / 'predict.json'}", f"--init_checkpoint={init}",
-                    f"--predict_feature_file={tmp_path / 'p.tfrecord'}",
-                    f"--predict_feature_left_file={tmp_path / 'p.jsonl'}", "--do_predict",
-                    f"--export_dir={tmp_path / 'export'}", "--max_seq_length=192",
-                    "--max_query_length=24", "--doc_stride=32", "--max_answer_length=8",
-                    "--n_best_size=192"], cwd=REPO, check=True, capture_output=True)
+    done = run_entry_point("run_squad.py", [
+        f"--albert_config_file={tmp_path / 'albert_config.json'}",
+        f"--vocab_file={tmp_path / 'vocab.txt'}", f"--output_dir={tmp_path / 'out'}",
+        f"--predict_file={tmp_path / 'predict.json'}", f"--init_checkpoint={init}",
+        f"--predict_feature_file={tmp_path / 'p.tfrecord'}",
+        f"--predict_feature_left_file={tmp_path / 'p.jsonl'}", "--do_predict",
+        f"--export_dir={tmp_path / 'export'}", "--max_seq_length=192", "--max_query_length=24",
+        "--doc_stride=32", "--max_answer_length=8", "--n_best_size=192"])
+    assert done.returncode == 0, done.stderr[-3000:]
     predictions = json.loads((tmp_path / "out" / "predictions.json").read_text())
     examples = reader.examples_from_json(squad, False)
     served = verify_in_fresh_process(tmp_path / "export" / "1", {"answer_text": {

@@ -1,14 +1,12 @@
 """SentencePiece training: README options, special ids, atomic outputs, the command line."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 import sentencepiece as spm
 
 from albert_tf import tokenization, train_spm
-from support.paths import REPO
+from support.entry_points import run_entry_point
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +44,9 @@ def test_library_trains_with_readme_options(corpus, tmp_path, capsys):
 
 def test_command_line(corpus, tmp_path):
     prefix = tmp_path / "cli"
-    result = subprocess.run(
-        [sys.executable, "-m", "albert_tf.train_spm", f"--input={corpus}/speech.txt",
-         f"--model_prefix={prefix}", "--vocab_size=200", "--num_threads=1"],
-        cwd=REPO, capture_output=True, text=True, timeout=120)
+    result = run_entry_point("-m", ["albert_tf.train_spm", f"--input={corpus}/speech.txt",
+                                    f"--model_prefix={prefix}", "--vocab_size=200",
+                                    "--num_threads=1"])
     assert result.returncode == 0, result.stderr[-2000:]
     assert "train_spm: input done" in result.stderr
     processor = spm.SentencePieceProcessor(model_file=str(prefix) + ".model")
@@ -89,9 +86,7 @@ def test_bad_inputs_are_our_error_types(tmp_path):
 ])
 def test_command_line_errors_are_one_line(tmp_path, args, expected):
     (tmp_path / "empty.txt").write_text("\n\n", "utf-8")
-    result = subprocess.run(
-        [sys.executable, "-m", "albert_tf.train_spm", *(a.format(tmp=tmp_path) for a in args)],
-        cwd=REPO, capture_output=True, text=True, timeout=120)
+    result = run_entry_point("-m", ["albert_tf.train_spm", *(a.format(tmp=tmp_path) for a in args)])
     assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
     assert result.stderr.strip().splitlines()[-1].startswith(expected), result.stderr[-2000:]
     assert sorted(os.listdir(tmp_path)) == ["empty.txt"]

@@ -4,18 +4,15 @@ error line and nothing written."""
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 
+from support.entry_points import run_entry_point
 from support.interop import interop
-from support.paths import REPO
 
 
 def _convert(*args, module="albert_tf.convert"):
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+    return run_entry_point("-m", [module, *args])
 
 
 @pytest.fixture(scope="module")

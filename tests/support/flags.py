@@ -1,16 +1,13 @@
 """The flags a script defines and their defaults, as its `--helpshort` lists them."""
 
 import re
-import subprocess
-import sys
 
-from support.paths import REPO
+from support.entry_points import run_entry_point
 
 
 def script_flag_defaults(script: str) -> dict:
     """{flag name: default as a Python value (None when it has none)} of REPO/script."""
-    text = subprocess.run([sys.executable, str(REPO / script), "--helpshort"], cwd=REPO,
-                          capture_output=True, text=True, timeout=300).stdout
+    text = run_entry_point(script, ["--helpshort"]).stdout
     found = {}
     for block in re.split(r"\n  --", text)[1:]:
         match = re.match(r"(\[no\])?(\w+):", block)
