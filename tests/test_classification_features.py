@@ -82,12 +82,6 @@ def test_padding_example_is_zero():
     assert got.label_id == 0 and got.is_real_example is False
 
 
-def test_truncation_pops_the_longer_list_ties_from_b():
-    a, b = list("abcde"), list("xyz")
-    F.truncate_seq_pair(a, b, 5)
-    assert (a, b) == (list("abc"), list("xy"))
-
-
 def test_stsb_label_is_float_feature(tokenizer, tmp_path):
     examples = [InputExample("0", "a man", "a woman", 3.8)]
     key = F.cache_key("sts-b", "dev", None, 16, tokenizer, True)

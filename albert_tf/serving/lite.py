@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 
 from albert_tf import tokenization
-from albert_tf.tokenization import truncate_seq_pair
+from albert_tf.tokenization import pack_pair
 from albert_tf.errors import InputError
 
 
@@ -113,14 +113,7 @@ class _LiteTextModel:
         for row, (text_a, text_b) in enumerate(zip(texts, pairs)):
             tokens_a = self._tokens(text_a)
             tokens_b = self._tokens(text_b) if text_b else []
-            if tokens_b:
-                truncate_seq_pair(tokens_a, tokens_b, length - 3)
-            tokens_a = tokens_a[:length - 2]
-            tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
-            segments = [0] * len(tokens)
-            if tokens_b:
-                tokens += tokens_b + ["[SEP]"]
-                segments += [1] * (len(tokens_b) + 1)
+            tokens, segments = pack_pair(tokens_a, tokens_b, length)
             piece_ids = self.tokenizer.convert_tokens_to_ids(tokens)
             ids[row, :len(piece_ids)] = piece_ids
             mask[row, :len(piece_ids)] = 1

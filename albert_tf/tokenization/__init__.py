@@ -13,7 +13,7 @@ from albert_tf.tokenization.sentencepiece import (
     SPIECE_UNDERLINE, encode_ids, encode_pieces, is_digit_comma_piece, load_sentencepiece,
     split_digit_comma_python3, tokenize_sentencepiece_as_is)
 from albert_tf.tokenization.text_rules import TokenizerError, convert_to_unicode, preprocess_text
-from albert_tf.tokenization.truncation import truncate_seq_pair
+from albert_tf.tokenization.truncation import pack_pair, truncate_seq_pair
 from albert_tf.tokenization.wordpiece import (
     MAX_INPUT_CHARS_PER_WORD, UNK_TOKEN, BasicTokenizer, BertTokenizer, WordpiecePieces,
     WordpieceTokenizer, load_vocab)
@@ -23,5 +23,5 @@ __all__ = [
     "BertTokenizer", "FullTokenizer", "TokenizerError", "WordpiecePieces", "WordpieceTokenizer",
     "convert_to_unicode", "encode_ids", "encode_pieces", "is_digit_comma_piece",
     "load_sentencepiece", "load_vocab", "preprocess_text", "split_digit_comma_python3",
-    "tokenize_sentencepiece_as_is", "truncate_seq_pair",
+    "tokenize_sentencepiece_as_is", "truncate_seq_pair", "pack_pair",
 ]

@@ -20,7 +20,7 @@ from albert_tf.data import feature_cache, schema
 from albert_tf.data.feature_cache import file_digest
 from albert_tf.errors import UsageError
 from albert_tf.tasks.classification.processors import GlueDataError
-from albert_tf.tokenization import truncate_seq_pair
+from albert_tf.tokenization import pack_pair
 
 CACHE_FORMAT_VERSION = 1
 
@@ -46,15 +46,7 @@ def convert_single_example(example, label_list, max_seq_length: int, tokenizer,
         return InputFeatures(list(zeros), list(zeros), list(zeros), 0, False)
     tokens_a = tokenizer.tokenize(example.text_a)
     tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None
-    if tokens_b:
-        truncate_seq_pair(tokens_a, tokens_b, max_seq_length - 3)
-    elif len(tokens_a) > max_seq_length - 2:
-        tokens_a = tokens_a[: max_seq_length - 2]
-    tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
-    segment_ids = [0] * len(tokens)
-    if tokens_b:
-        tokens += tokens_b + ["[SEP]"]
-        segment_ids += [1] * (len(tokens_b) + 1)
+    tokens, segment_ids = pack_pair(tokens_a, tokens_b, max_seq_length)
     input_ids = tokenizer.convert_tokens_to_ids(tokens)
     input_mask = [1] * len(input_ids)
     padding = max_seq_length - len(input_ids)
