@@ -64,6 +64,12 @@ class Task(abc.ABC):
         """Called under the output_dir lock before training: check and write what the folder
         must describe (pretraining's albert_config.json)."""
 
+    def wanted_splits(self) -> list[str]:
+        """The splits this run reads: train (--do_train), dev (--do_eval), test (--do_predict)."""
+        cfg = self.config
+        return [split for split, wanted in (("train", cfg.do_train), ("dev", cfg.do_eval),
+                                            ("test", cfg.do_predict)) if wanted]
+
     def prepare_data(self) -> None:
         """Reads (and caches) every input the run will use, before the first step: a bad file
         is found at once, not after hours of training. Called under the output_dir lock."""

@@ -149,11 +149,8 @@ class ClassificationTask(Task):
         return self._features[split]
 
     def prepare_data(self):
-        cfg = self.config
-        for split, wanted in (("train", cfg.do_train), ("dev", cfg.do_eval),
-                              ("test", cfg.do_predict)):
-            if wanted:
-                self.split_features(split)
+        for split in self.wanted_splits():
+            self.split_features(split)
 
     def _input_fn(self, data, training):
         return F.input_fn_builder(data, self.config.max_seq_length, training,

@@ -65,11 +65,8 @@ class RaceTask(Task):
         return self._splits[split]
 
     def prepare_data(self):
-        cfg = self.config
-        for split, wanted in (("train", cfg.do_train), ("dev", cfg.do_eval),
-                              ("test", cfg.do_predict)):
-            if wanted:
-                self.split(split)
+        for split in self.wanted_splits():
+            self.split(split)
 
     def train_dataset_fn(self):
         cfg = self.config
