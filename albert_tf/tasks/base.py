@@ -32,6 +32,17 @@ def check_model_inputs(albert_config, max_seq_length: int, vocabulary_size: int 
                          "embedded (a vocabulary of another model?)")
 
 
+def replica_dataset_fn(input_fn, global_batch_size: int) -> Callable:
+    """The trainer's `dataset_fn(input_context)`: `input_fn(per-replica batch size)`, one shard
+    per input pipeline (multi-worker runs)."""
+    def dataset_fn(ctx):
+        dataset = input_fn(ctx.get_per_replica_batch_size(global_batch_size))
+        if ctx.num_input_pipelines > 1:
+            dataset = dataset.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
+        return dataset
+    return dataset_fn
+
+
 class Task(abc.ABC):
     """One job: what model to build, what to train it on, how to score and use it.
 

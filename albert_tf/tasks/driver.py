@@ -24,7 +24,7 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.errors import InputError, UsageError
+from albert_tf.errors import CheckpointError, InputError, UsageError
 from albert_tf.optimization import create_optimizer
 from albert_tf.tasks.base import Task
 from albert_tf.tasks.eval_state import CheckpointEvaluator
@@ -173,6 +173,20 @@ class Driver:
         """The step of `--init_checkpoint` (0 for weights of another format: HF, keras-hub)."""
         prefix = open_source(self.config.init_checkpoint).checkpoint_prefix
         return checkpoint_step(prefix) if prefix else 0
+
+    def load_trained(self, not_trained) -> tuple:
+        """(task, model, prefix) with the prediction checkpoint loaded, its trained head
+        required, for a Python API to serve from. When only `--init_checkpoint` is there and it
+        holds no trained head, raises `not_trained(prefix)` (the API's "fit first") instead."""
+        prefix = self.prediction_checkpoint()
+        try:
+            self.load(prefix, require_head=True)
+        except CheckpointError as error:
+            if prefix != self.config.init_checkpoint or "no trained head" not in str(error):
+                raise
+            raise not_trained(prefix) from None
+        self.task.prepare_output_dir(True)
+        return self.task, self.model, prefix
 
     def prediction_checkpoint(self) -> str:
         """`model.ckpt-best`, else the latest checkpoint of this output_dir, else

@@ -24,7 +24,7 @@ from albert_tf.errors import UsageError
 from albert_tf.serving.tflite import export_tflite
 from albert_tf.models import AlbertClassifier, per_example_loss
 from albert_tf.run_config import parse_tflite_kinds
-from albert_tf.tasks.base import Task, check_model_inputs
+from albert_tf.tasks.base import Task, check_model_inputs, replica_dataset_fn
 from albert_tf.tasks.classification import features as F
 from albert_tf.tasks.classification import results
 from albert_tf.tasks.classification.config import ClassifierRunConfig, ClassifierRunError
@@ -163,13 +163,7 @@ class ClassificationTask(Task):
         logging.info("training on %d examples, batch %d, %d steps", count,
                      cfg.schedule.train_batch_size, self.num_train_steps)
         input_fn = self._input_fn(data, training=True)
-
-        def dataset_fn(ctx):
-            dataset = input_fn(ctx.get_per_replica_batch_size(cfg.schedule.train_batch_size))
-            if ctx.num_input_pipelines > 1:
-                dataset = dataset.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
-            return dataset
-        return dataset_fn
+        return replica_dataset_fn(input_fn, cfg.schedule.train_batch_size)
 
     def objective(self):
         regression = self.source.regression

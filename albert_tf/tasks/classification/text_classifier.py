@@ -27,7 +27,7 @@ import tempfile
 import numpy as np
 
 from albert_tf.config import PRESETS, AlbertConfig, preset
-from albert_tf.errors import CheckpointError, UsageError
+from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.run_config import ScheduleConfig
 from albert_tf.tasks.classification import results
@@ -300,17 +300,10 @@ class TextClassifier:
         `splits`, under the output_dir lock; nothing in output_dir changes."""
         with OutputDirLock(self.output_dir):
             driver = self._driver(config, splits, pair)
-            prefix = driver.prediction_checkpoint()
-            try:
-                driver.load(prefix, require_head=True)
-            except CheckpointError as error:
-                if prefix != self.init_checkpoint or "no trained head" not in str(error):
-                    raise
-                raise TextClassifierError(
-                    f"the classifier is not fine-tuned yet: call fit() first ({prefix} holds no "
-                    f"trained classifier head; {self.output_dir} has no checkpoint)") from None
-            driver.task.prepare_output_dir(True)
-            yield driver.task, driver.model, prefix
+            served = driver.load_trained(lambda prefix: TextClassifierError(
+                f"the classifier is not fine-tuned yet: call fit() first ({prefix} holds no "
+                f"trained classifier head; {self.output_dir} has no checkpoint)"))
+            yield served
 
     def evaluate(self, texts, labels, batch_size: int = 32) -> dict:
         """The metrics of the served model (best, else latest checkpoint) on these examples:

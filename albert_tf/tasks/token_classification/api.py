@@ -26,7 +26,7 @@ import tempfile
 import keras
 
 from albert_tf.config import AlbertConfig
-from albert_tf.errors import CheckpointError, UsageError
+from albert_tf.errors import UsageError
 from albert_tf.tasks.classification.results import read_labels
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.output_lock import OutputDirLock
@@ -221,17 +221,10 @@ class TokenClassifier:
         config = self._config(cached_dir=folder, **{file_flag: self._write(folder, name, rows)},
                               **changes)
         driver = self._driver(config)
-        prefix = driver.prediction_checkpoint()
-        try:
-            driver.load(prefix, require_head=True)
-        except CheckpointError as error:
-            if prefix != self.init_checkpoint or "no trained head" not in str(error):
-                raise
-            raise TokenClassifierError(
-                f"the tagger is not fine-tuned yet: call fit() first ({prefix} holds no trained "
-                f"token classifier head; {self.output_dir} has no checkpoint)") from None
-        driver.task.prepare_output_dir(True)
-        return driver.task, driver.model, prefix
+        served = driver.load_trained(lambda prefix: TokenClassifierError(
+            f"the tagger is not fine-tuned yet: call fit() first ({prefix} holds no trained "
+            f"token classifier head; {self.output_dir} has no checkpoint)"))
+        return served
 
     def evaluate(self, sentences, tags, batch_size: int = 32) -> dict:
         """The metrics of the served model (best, else latest checkpoint) on these sentences:

@@ -23,7 +23,7 @@ from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertTokenClassifier, token_classifier_loss
 from albert_tf.run_config import parse_tflite_kinds
 from albert_tf.serving.tflite import export_tflite
-from albert_tf.tasks.base import Task, check_model_inputs
+from albert_tf.tasks.base import Task, check_model_inputs, replica_dataset_fn
 from albert_tf.tasks.classification.files import parse_label_list
 from albert_tf.tasks.classification.results import check_or_write_labels, read_labels
 from albert_tf.tasks.driver import Driver
@@ -168,13 +168,7 @@ class NerTask(Task):
         logging.info("training on %d sentences (%d windows), batch %d, %d steps", len(sentences),
                      count, cfg.schedule.train_batch_size, self.num_train_steps)
         input_fn = F.input_fn_builder(path, cfg.max_seq_length, True, cfg.shuffle_buffer, cfg.seed)
-
-        def dataset_fn(ctx):
-            dataset = input_fn(ctx.get_per_replica_batch_size(cfg.schedule.train_batch_size))
-            if ctx.num_input_pipelines > 1:
-                dataset = dataset.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
-            return dataset
-        return dataset_fn
+        return replica_dataset_fn(input_fn, cfg.schedule.train_batch_size)
 
     def objective(self):
         def totals(features):
