@@ -33,6 +33,7 @@ from albert_tf.serving.tflite import export_tflite, parse_kinds
 from albert_tf.serving.verify import compare, verify_in_fresh_process
 from albert_tf.tasks.classification.export import ClassifierServing
 from albert_tf.tasks.squad.export import SquadServing
+from albert_tf.text import optional as text_optional
 from albert_tf.weights.loading import init_from_checkpoint
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.resolve import resolve_model_files
@@ -131,6 +132,11 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     `tflite` (kinds, see `serving.tflite.KINDS`): also `<export_dir>/tflite/<name>.<kind>.tflite`
     for the encoder and each head with a TFLite form, converted once the SavedModels are out."""
     tflite_kinds = parse_kinds(tflite)
+    if (spm_model_file or vocab_file) and not text_optional.available():
+        # A tokenizer file given on purpose asks for the raw-text exports: refuse, not skip.
+        flag = "--spm_model_file" if spm_model_file else "--vocab_file"
+        text_optional.tensorflow_text(f"{flag} (the raw-text exports: preprocessing, "
+                                      "serve_text, answer_text)")
 
     source = open_source(resolve_path(init_checkpoint))
     files = resolve_model_files(source.path, resolve_path(albert_config_file),
@@ -156,7 +162,9 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     # Every module is built (weights loaded, tokenizer read) before anything is written.
     exports = [("encoder", *build_module(encoder),
                 lambda: reference.expected_encoder_outputs(encoder, config), 1e-5)]
-    if files.spm_model_file or files.vocab_file:
+    if (files.spm_model_file or files.vocab_file) and not text_optional.available():
+        logging.warning("%s", text_optional.skipped("the preprocessing export"))
+    elif files.spm_model_file or files.vocab_file:
         rules = albert_text_rules(source)
         exports.append(("preprocessing", *build_preprocessing(
             files.spm_model_file, max_seq_length, do_lower_case, files.vocab_file, rules),
