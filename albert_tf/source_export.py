@@ -46,6 +46,14 @@ def default_max_seq_length(config) -> int:
     return min(512, int(config.max_position_embeddings))
 
 
+def hub_seq_length(max_seq_length, source, config) -> int:
+    """The length TF Hub's preprocessing calls pack to by default: `--max_seq_length` (or a
+    keras-hub preset's own length) when given, else 128 as TF Hub's preprocessors (or the
+    model's max_position_embeddings if smaller)."""
+    given = max_seq_length or getattr(source, "sequence_length", None)
+    return int(given or min(128, default_max_seq_length(config)))
+
+
 def _load(model, source, init_from_group0):
     logging.info("%s", init_from_checkpoint(model, source, init_from_group0, require_head=True))
     return model
@@ -145,6 +153,7 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     config = files.albert_config
     if config is None:
         raise UsageError(f"--albert_config_file is required: {source.path} holds no model config")
+    hub_length = hub_seq_length(max_seq_length, source, config)
     # A keras-hub preset's preprocessor truncates at its own length: the same, by default.
     max_seq_length = int(max_seq_length or getattr(source, "sequence_length", None)
                          or default_max_seq_length(config))
@@ -167,7 +176,8 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     elif files.spm_model_file or files.vocab_file:
         rules = albert_text_rules(source)
         exports.append(("preprocessing", *build_preprocessing(
-            files.spm_model_file, max_seq_length, do_lower_case, files.vocab_file, rules),
+            files.spm_model_file, max_seq_length, do_lower_case, files.vocab_file, rules,
+            hub_length),
             lambda: reference.expected_preprocessing(files.spm_model_file, max_seq_length,
                                                      do_lower_case, files.vocab_file, rules), 0))
     heads = [("classifier", _classifier)] if "classifier" in source.heads else []
