@@ -3,7 +3,8 @@
 and SQuAD exports are theirs (`ClassifierServing`, `SquadServing`).
 
 Under `export_dir`:
-* `encoder/<v>`: TF-Hub encoder signatures (with `mlm`/`sop` when the source has both heads);
+* `encoder/<v>`: TF-Hub encoder signatures (`mlm` and TF Hub's `.mlm` when the source has the
+  masked-LM head, `sop` when it has the sentence-order head);
 * `preprocessing/<v>`: raw text → ids (when there is a SentencePiece model or a vocabulary);
 * `classifier/<v>`: when the source has a classification head, run_classifier's export
   (`serving_default` on serialized Examples, `serve_text(text_a, text_b)`; an empty `text_b`
@@ -169,8 +170,9 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     if files.taken:
         result["from_source"] = list(files.taken)
     # Every module is built (weights loaded, tokenizer read) before anything is written.
-    exports = [("encoder", *build_module(encoder),
-                lambda: reference.expected_encoder_outputs(encoder, config), 1e-5)]
+    sop = "sop" in source.heads
+    exports = [("encoder", *build_module(encoder, sop),
+                lambda: reference.expected_encoder_outputs(encoder, config, sop), 1e-5)]
     if (files.spm_model_file or files.vocab_file) and not text_optional.available():
         logging.warning("%s", text_optional.skipped("the preprocessing export"))
     elif files.spm_model_file or files.vocab_file:

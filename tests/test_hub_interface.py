@@ -240,3 +240,51 @@ def test_packing_equals_tensorflow_text_round_robin():
             for name, want in (("input_word_ids", ids), ("input_mask", mask),
                                ("input_type_ids", type_ids)):
                 np.testing.assert_array_equal(got[name], want, err_msg=f"{seq_length} {name}")
+
+
+def test_wordpiece_export_groups_words_and_names_its_special_tokens(tmp_path):
+    from albert_tf import tokenization
+    from albert_tf.serving.preprocessing import export_preprocessing
+    from support.wordpiece_vocab import build_vocab
+
+    texts = ["我爱中国人，unaffable strasse!", "Hello there, naive cafe."]
+    vocab = build_vocab(tmp_path / "vocab.txt", texts)
+    path = export_preprocessing(None, str(tmp_path / "pre"), max_seq_length=24,
+                                vocab_file=str(tmp_path / "vocab.txt"))
+    preprocess = tf.saved_model.load(path)
+    special = {k: int(v) for k, v in preprocess.tokenize.get_special_tokens_dict().items()}
+    assert special == {"vocab_size": len(vocab), "start_of_sequence_id": 2,
+                       "end_of_segment_id": 3, "padding_id": 0, "mask_id": 4}
+    words = preprocess.tokenize(tf.constant(texts)).to_list()
+    tokenizer = tokenization.FullTokenizer(str(tmp_path / "vocab.txt"), do_lower_case=True)
+    for text, row in zip(texts, words):
+        pieces = [[vocab[i] for i in word] for word in row]
+        assert [p for word in pieces for p in word] == tokenizer.tokenize(text)
+        assert all(not word[0].startswith("##") and all(p.startswith("##") for p in word[1:])
+                   for word in pieces)
+    packed = preprocess(tf.constant(texts))
+    assert packed["input_word_ids"].shape == (2, 24)
+
+
+def test_an_mlm_only_source_exports_the_mlm_parts_without_sop(fixtures_dir, tmp_path):
+    """A source with the masked-LM head alone (as Hugging Face's AlbertForMaskedLM): `.mlm`
+    and the TF1 `mlm` signature, no `sop` (its head would be untrained)."""
+    from albert_tf import AlbertConfig, AlbertPretrainer, checkpoint
+
+    model_dir = fixtures_dir / "model"
+    pretrainer = AlbertPretrainer(AlbertConfig.from_json_file(model_dir / "albert_config.json"))
+    checkpoint.load_tf1_checkpoint(pretrainer, str(model_dir / "ckpt"))
+    arrays = {k: v for k, v in checkpoint.tf1_weights(pretrainer).items()
+              if not k.startswith("cls/seq_relationship")}
+    checkpoint.write_tf1_checkpoint(arrays, str(tmp_path / "mlm_only" / "model.ckpt"))
+    out = export_source(str(tmp_path / "mlm_only" / "model.ckpt"), str(tmp_path / "exports"),
+                        albert_config_file=str(model_dir / "albert_config.json"))
+    assert out["heads"] == ["mlm"] and "mlm/mlm_logits" in out["encoder_check"]
+    encoder = tf.saved_model.load(out["encoder"])
+    assert set(encoder.signatures) == {"serving_default", "tokens", "mlm"}
+    golden = np.load(model_dir / "forward_golden.npz")
+    logits = encoder.mlm({"input_word_ids": golden["input_ids"], "input_mask":
+                          golden["input_mask"], "input_type_ids": golden["segment_ids"],
+                          "masked_lm_positions": golden["masked_lm_positions"]})["mlm_logits"]
+    np.testing.assert_allclose(logits.numpy().reshape(-1, 1500), golden["masked_lm_logits"],
+                               atol=1e-5)

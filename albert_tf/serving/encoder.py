@@ -71,8 +71,9 @@ class EncoderFunctions:
                 "mlm_logits": tf.reshape(logits, [-1, tf.shape(logits)[-1]])}  # [B·M, V], as the original
 
 
-def build_module(model):
-    """(root module, signatures).
+def build_module(model, sop: bool = True):
+    """(root module, signatures); `sop=False`: an `AlbertPretrainer` from a source without the
+    sentence-order head (the `mlm` parts only).
 
     The root holds the captured variables and tf.functions that reach the Keras model only
     through Python closures: the layout keras.export uses, which every loader restores. Its
@@ -92,11 +93,14 @@ def build_module(model):
     traced += [f.get_concrete_function() for f in (root.serve, *signatures.values())]
     track_captured_variables(root, traced)
     if isinstance(model, AlbertPretrainer):
-        root.sop = tf.function(functions.sop, input_signature=[_IDS] * 3)
         # The TF1 hub module's `mlm` signature; `root.mlm` is TF Hub's TF2 sub-object.
         root.tf1_mlm = tf.function(functions.mlm, input_signature=[_IDS] * 4)
-        signatures.update(sop=root.sop, mlm=root.tf1_mlm)
-        root.pretraining_heads = variable_holder([root.sop, root.tf1_mlm])
+        signatures["mlm"] = root.tf1_mlm
+        if sop:
+            root.sop = tf.function(functions.sop, input_signature=[_IDS] * 3)
+            signatures["sop"] = root.sop
+        root.pretraining_heads = variable_holder(
+            [root.tf1_mlm] + ([root.sop] if sop else []))
         root.mlm = MlmObject(functions.hub_mlm)
     return root, signatures
 
