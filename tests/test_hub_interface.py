@@ -269,7 +269,8 @@ def test_wordpiece_export_groups_words_and_names_its_special_tokens(tmp_path):
 def test_an_mlm_only_source_exports_the_mlm_parts_without_sop(fixtures_dir, tmp_path):
     """A source with the masked-LM head alone (as Hugging Face's AlbertForMaskedLM): `.mlm`
     and the TF1 `mlm` signature, no `sop` (its head would be untrained)."""
-    from albert_tf import AlbertConfig, AlbertPretrainer, checkpoint
+    from albert_tf import AlbertConfig, AlbertPretrainer
+    from albert_tf.weights import tf1_checkpoint as checkpoint
 
     model_dir = fixtures_dir / "model"
     pretrainer = AlbertPretrainer(AlbertConfig.from_json_file(model_dir / "albert_config.json"))

@@ -39,6 +39,8 @@ MODELS = {
                       lambda x: {**x, "p_mask": np.zeros_like(x["input_ids"], "float32")}),
     "AlbertMultipleChoice": (lambda c: models.AlbertMultipleChoice(c, num_choices=3),
                              lambda x: {k: np.stack([v] * 3, 1) for k, v in x.items()}),
+    "AlbertTokenClassifier": (lambda c: models.AlbertTokenClassifier(c, 5, dropout_prob=0.2),
+                              lambda x: x),
 }
 
 
@@ -90,7 +92,8 @@ def test_every_layer_is_registered_and_rebuilds_from_its_config(tiny_config):
 
 def test_every_model_class_is_registered():
     for cls in (models.AlbertModel, models.AlbertPretrainer, models.AlbertClassifier,
-                models.AlbertSquadV1, models.AlbertSquadV2, models.AlbertMultipleChoice):
+                models.AlbertSquadV1, models.AlbertSquadV2, models.AlbertMultipleChoice,
+                models.AlbertTokenClassifier):
         assert keras.saving.get_registered_object(f"albert_tf>{cls.__name__}") is cls
 
 

@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from albert_tf.errors import UsageError
 from albert_tf.tasks import TextClassifier
-from albert_tf.training.checkpoints import list_checkpoints
+from albert_tf.training.checkpoint_files import list_checkpoints
 from support.configs import GLUE_TINY
 
 
@@ -24,7 +24,7 @@ def _passages(path, count, skip=40):
 @pytest.fixture(scope="module")
 def model_dir(spm_model, tmp_path_factory):
     from albert_tf import AlbertConfig, AlbertPretrainer
-    from albert_tf.checkpoint import save_tf1_checkpoint
+    from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
 
     folder = tmp_path_factory.mktemp("albert_tiny")
     (folder / "albert_config.json").write_text(json.dumps(GLUE_TINY))

@@ -76,8 +76,8 @@ def _run(args, env, timeout=600):
 
 
 def test_import_works_and_the_in_graph_tokenizer_says_how_to_install(no_text_env, spm_model):
-    code = ("import albert_tf, albert_tf.text, albert_tf.export, albert_tf.tasks.glue.export, "
-            "albert_tf.tasks.squad.export\n"
+    code = ("import albert_tf, albert_tf.text, albert_tf.serving.preprocessing, "
+            "albert_tf.tasks.classification.export, albert_tf.tasks.squad.export\n"
             "from albert_tf.text import optional, AlbertPreprocessor\n"
             "assert not optional.available()\n"
             "try:\n    AlbertPreprocessor(%r, 16)\nexcept ImportError as e:\n    print(e)\n"

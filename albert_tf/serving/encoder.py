@@ -1,4 +1,4 @@
-"""Encoder SavedModel: TF-Hub encoder convention (`export.hub_interface`: `default`, the `.mlm`
+"""Encoder SavedModel: TF-Hub encoder convention (`serving.hub_interface`: `default`, the `.mlm`
 sub-object) plus the original hub module's signatures."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ class PreprocessingModule(tf.Module):
     """SentencePiece (or, with only `vocab_file`, WordPiece) runs inside the graph; the .model
     (or vocab) file also travels as an asset so a consumer can rebuild the Python tokenizer from
     the export alone (`tokenization_info`: `spm_model_file` or `vocab_file`). The module is also
-    TF Hub's preprocessor (`export.hub_interface`): callable on [B] strings, with `tokenize`
+    TF Hub's preprocessor (`serving.hub_interface`): callable on [B] strings, with `tokenize`
     and `bert_pack_inputs`."""
 
     def __init__(self, spm_model_file, max_seq_length: int, do_lower_case: bool = True,
