@@ -158,3 +158,29 @@ def test_an_explicit_raw_text_request_is_one_error_line(mrpc_run, no_text_env, s
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --spm_model_file") and INSTALL in lines[0]
     assert not (root / "refused").exists()
+
+
+def test_run_ner_trains_evaluates_predicts_and_exports(no_text_env, data_dir, spm_model,
+                                                        tmp_path):
+    btc = data_dir / "ner" / "btc"
+    if not btc.exists():
+        pytest.skip(f"needs {btc}")
+    blocks = btc.joinpath("train.conll").read_text("utf-8").strip().split("\n\n")
+    (tmp_path / "train.conll").write_text("\n\n".join(blocks[:40]) + "\n", "utf-8")
+    (tmp_path / "dev.conll").write_text("\n\n".join(blocks[40:60]) + "\n", "utf-8")
+    (tmp_path / "albert_config.json").write_text(json.dumps(GLUE_TINY))
+    done = _run([str(REPO / "run_ner.py"), f"--train_file={tmp_path / 'train.conll'}",
+                 f"--dev_file={tmp_path / 'dev.conll'}", f"--test_file={tmp_path / 'dev.conll'}",
+                 f"--albert_config_file={tmp_path / 'albert_config.json'}",
+                 f"--spm_model_file={spm_model}", f"--output_dir={tmp_path / 'output'}",
+                 "--max_seq_length=32", "--do_train", "--do_eval", "--do_predict",
+                 f"--export_dir={tmp_path / 'export'}", "--train_step=2",
+                 "--save_checkpoints_steps=2", "--train_batch_size=8", "--eval_batch_size=32",
+                 "--predict_batch_size=32"], no_text_env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    notices = [line for line in done.stderr.splitlines() if INSTALL in line]
+    assert len(notices) == 1 and "serve_text" in notices[0]
+    assert (tmp_path / "output" / "test_predictions.conll").exists()
+    export = tf.saved_model.load(str(tmp_path / "export" / "1"))
+    assert set(export.signatures) == {"serving_default"}
