@@ -1,24 +1,7 @@
-"""Exports a checkpoint written by run_pretraining.py as an original-style TF1 checkpoint
-(`bert/*`, `cls/*`, `global_step`; no optimizer slots)."""
+"""The `albert-export-checkpoints` command, run from a clone. Its flags and help live in
+albert_tf/entry_points/export_checkpoints.py (`python export_checkpoints.py --help`)."""
 
-from absl import flags, logging
-
-from albert_tf import cli
-
-cli.define_flags(__name__, "albert_directory checkpoint_name do_lower_case export_path",
-                 defaults={"do_lower_case": True})
-
-
-def main(_):
-    # TensorFlow-heavy: imported after the flags are parsed, so --help and flag errors are instant.
-    from albert_tf.serving.saved_model import resolve_path
-    from albert_tf.weights.our_checkpoints import export_tf1_checkpoint
-
-    values = flags.FLAGS
-    path = export_tf1_checkpoint(values.albert_directory,
-                                 resolve_path(values.export_path), values.checkpoint_name)
-    logging.info("exported %s", path)
-
+from albert_tf.entry_points import export_checkpoints
 
 if __name__ == "__main__":
-    cli.run(main, required=["albert_directory", "export_path"])
+    export_checkpoints.run()

@@ -1,54 +1,7 @@
-"""Exports what a weight source holds as SavedModels for TF Serving.
+"""The `albert-export-saved-model` command, run from a clone. Its flags and help live in
+albert_tf/entry_points/export_saved_model.py (`python export_saved_model.py --help`)."""
 
-  python export_saved_model.py --init_checkpoint=<HF folder | keras-hub preset | TF-Hub module |
-      TF1 checkpoint | output_dir> --export_dir=exports
-
-writes exports/encoder/<version> (TF-Hub encoder signatures; `mlm`/`sop` when the source has
-pretraining heads), exports/preprocessing/<version> (raw text in), and, when the source has
-one, exports/classifier/<version> (run_classifier's `serving_default` + `serve_text`) or
-exports/squad/<version> (run_squad's span model). `--albert_config_file` and `--spm_model_file`
-may be left out when the source holds them. Each export is checked in a fresh process before
-its version folder appears. A WordPiece model (the Chinese ALBERTs) takes
-`--vocab_file=vocab_chinese.txt` instead of `--spm_model_file`.
-`--tflite=float32,float16,dynamic_int8` (any subset) also writes exports/tflite/<name>.<kind>.tflite
-for the encoder and each head exported (TFLite builtin ops only; inputs int32 [1, max_seq_length],
-resizable batch), with the tokenizer file and <name>.json beside them.
-"""
-
-import json
-
-from absl import flags, logging
-
-from albert_tf import cli
-from albert_tf.errors import UsageError
-
-cli.define_flags(__name__, """
-    albert_config_file init_checkpoint spm_model_file vocab_file export_dir max_seq_length do_lower_case
-    version verify init_from_group0 tflite""",
-                 defaults={"max_seq_length": None, "do_lower_case": None, "verify": True,
-                           "init_from_group0": False})
-FLAGS = flags.FLAGS
-FLAGS["max_seq_length"].help += (" Default: a keras-hub preset's preprocessor length, else 512 "
-                                 "or the model's max_position_embeddings if smaller.")
-FLAGS["do_lower_case"].help += " Default: the source's tokenizer setting, else true."
-
-
-def main(argv):
-    del argv
-    if not FLAGS["verbosity"].present:  # TensorFlow's own INFO lines while saving
-        logging.set_verbosity(logging.WARNING)
-    for name in ("init_checkpoint", "export_dir"):
-        if not FLAGS[name].value.strip():
-            raise UsageError(f"--{name} must not be empty")
-    # TensorFlow-heavy: imported after the flags are parsed, so --help and flag errors are instant.
-    from albert_tf.source_export import export_source
-
-    result = export_source(FLAGS.init_checkpoint, FLAGS.export_dir, FLAGS.albert_config_file or None,
-                           FLAGS.spm_model_file or None, FLAGS.vocab_file or None,
-                           FLAGS.max_seq_length, FLAGS.do_lower_case, FLAGS.version, FLAGS.verify,
-                           FLAGS.init_from_group0, tflite=FLAGS.tflite)
-    print(json.dumps(result, indent=2))
-
+from albert_tf.entry_points import export_saved_model
 
 if __name__ == "__main__":
-    cli.run(main, required=["init_checkpoint", "export_dir"])
+    export_saved_model.run()

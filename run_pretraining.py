@@ -1,23 +1,7 @@
-"""Pretrains ALBERT (masked LM + sentence order) on the original's TFRecords; same flags as
-the original's run_pretraining.py, plus the TF2 runtime flags."""
+"""The `albert-run-pretraining` command, run from a clone. Its flags and help live in
+albert_tf/entry_points/run_pretraining.py (`python run_pretraining.py --help`)."""
 
-from albert_tf import cli
-from albert_tf.tasks.pretraining.config import PretrainingRunConfig
-
-cli.define_flags(__name__, """
-    albert_config_file input_file output_dir init_checkpoint max_seq_length
-    max_predictions_per_seq do_train do_eval train_batch_size eval_batch_size optimizer
-    learning_rate poly_power num_train_steps num_warmup_steps start_warmup_step
-    save_checkpoints_steps keep_checkpoint_max max_eval_steps init_from_group0
-    masked_lm_budget""", PretrainingRunConfig, runtime=True)
-
-
-def main(_):
-    # TensorFlow-heavy: imported after the flags are parsed, so --help and flag errors are instant.
-    from albert_tf.tasks.pretraining.task import run_pretraining
-
-    run_pretraining(cli.config_from_flags(PretrainingRunConfig))
-
+from albert_tf.entry_points import run_pretraining
 
 if __name__ == "__main__":
-    cli.run(main, required=["input_file", "output_dir"])
+    run_pretraining.run()

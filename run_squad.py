@@ -1,35 +1,7 @@
-"""Fine-tunes and evaluates ALBERT on SQuAD v1.1, or v2.0 with `--version_2_with_negative`.
+"""The `albert-run-squad` command, run from a clone. Its flags and help live in
+albert_tf/entry_points/run_squad.py (`python run_squad.py --help`)."""
 
-Flags are those of the original `run_squad_v1.py` and `run_squad_v2.py` (same names and
-defaults), so their README command lines run unchanged against this one script.
-"""
-
-from absl import flags, logging
-
-from albert_tf import cli
-from albert_tf.errors import UsageError
-from albert_tf.tasks.squad.config import SquadRunConfig
-
-cli.define_flags(__name__, """
-    albert_config_file vocab_file spm_model_file output_dir train_file predict_file
-    train_feature_file predict_feature_file predict_feature_left_file init_checkpoint
-    albert_hub_module_handle do_lower_case max_seq_length doc_stride max_query_length do_train
-    do_predict train_batch_size predict_batch_size learning_rate num_train_epochs
-    warmup_proportion save_checkpoints_steps n_best_size max_answer_length use_einsum export_dir tflite
-    version_2_with_negative start_n_top end_n_top dropout_prob""", SquadRunConfig,
-                 defaults={"use_einsum": True}, runtime=True)
-
-
-def main(_):
-    if flags.FLAGS.albert_hub_module_handle:
-        raise UsageError("--albert_hub_module_handle (TF1 hub modules) is not supported; "
-                         "use --init_checkpoint")
-    # TensorFlow-heavy: imported after the flags are parsed, so --help and flag errors are instant.
-    from albert_tf.tasks.squad.task import run_squad
-
-    for key, value in run_squad(cli.config_from_flags(SquadRunConfig)).items():
-        logging.info("%s = %s", key, value)
-
+from albert_tf.entry_points import run_squad
 
 if __name__ == "__main__":
-    cli.run(main, required=["output_dir"])
+    run_squad.run()

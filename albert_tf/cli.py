@@ -142,15 +142,19 @@ def _wants_detail(argv) -> bool:
 
 
 ENTRY_POINTS = ("run_pretraining.py", "run_classifier.py", "run_squad.py", "run_race.py",
-                "create_pretraining_data.py", "export_saved_model.py", "export_checkpoints.py")
+                "run_ner.py", "create_pretraining_data.py", "export_saved_model.py",
+                "export_checkpoints.py")
+COMMAND_PREFIX = "albert-"  # the installed commands (pyproject.toml's [project.scripts])
 
 
 def is_entry_point(argv=None) -> bool:
-    """Whether this process is one of our scripts or `python -m albert_tf.<module>`."""
+    """Whether this process is one of our scripts, an installed `albert-*` command or
+    `python -m albert_tf.<module>`."""
     argv = sys.argv if argv is None else argv
     program = argv[0] if argv else ""
+    name = os.path.basename(program)
     # While `python -m albert_tf.x` imports the package, argv[0] is still "-m".
-    return (program == "-m" or os.path.basename(program) in ENTRY_POINTS or
+    return (program == "-m" or name in ENTRY_POINTS or name.startswith(COMMAND_PREFIX) or
             f"{os.sep}albert_tf{os.sep}" in program)
 
 

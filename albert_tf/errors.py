@@ -34,3 +34,8 @@ class CheckpointError(AlbertError, ValueError):
 
 class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
     """No checkpoint at the path given (a CheckpointError and a FileNotFoundError)."""
+
+
+class MissingDependencyError(AlbertError, ImportError):
+    """An optional package that the asked-for work needs is not installed; names the
+    `pip install` line."""

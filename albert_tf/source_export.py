@@ -3,7 +3,8 @@
 and SQuAD exports are theirs (`ClassifierServing`, `SquadServing`).
 
 Under `export_dir`:
-* `encoder/<v>`: TF-Hub encoder signatures (with `mlm`/`sop` when the source has both heads);
+* `encoder/<v>`: TF-Hub encoder signatures (`mlm` and TF Hub's `.mlm` when the source has the
+  masked-LM head, `sop` when it has the sentence-order head);
 * `preprocessing/<v>`: raw text → ids (when there is a SentencePiece model or a vocabulary);
 * `classifier/<v>`: when the source has a classification head, run_classifier's export
   (`serving_default` on serialized Examples, `serve_text(text_a, text_b)`; an empty `text_b`
@@ -33,6 +34,7 @@ from albert_tf.serving.tflite import export_tflite, parse_kinds
 from albert_tf.serving.verify import compare, verify_in_fresh_process
 from albert_tf.tasks.classification.export import ClassifierServing
 from albert_tf.tasks.squad.export import SquadServing
+from albert_tf.text import optional as text_optional
 from albert_tf.weights.loading import init_from_checkpoint
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.resolve import resolve_model_files
@@ -43,6 +45,14 @@ SAMPLE_TEXT = (["The quick brown fox jumps over the lazy dog.", "ALBERT shares i
 
 def default_max_seq_length(config) -> int:
     return min(512, int(config.max_position_embeddings))
+
+
+def hub_seq_length(max_seq_length, source, config) -> int:
+    """The length TF Hub's preprocessing calls pack to by default: `--max_seq_length` (or a
+    keras-hub preset's own length) when given, else 128 as TF Hub's preprocessors (or the
+    model's max_position_embeddings if smaller)."""
+    given = max_seq_length or getattr(source, "sequence_length", None)
+    return int(given or min(128, default_max_seq_length(config)))
 
 
 def _load(model, source, init_from_group0):
@@ -131,6 +141,11 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     `tflite` (kinds, see `serving.tflite.KINDS`): also `<export_dir>/tflite/<name>.<kind>.tflite`
     for the encoder and each head with a TFLite form, converted once the SavedModels are out."""
     tflite_kinds = parse_kinds(tflite)
+    if (spm_model_file or vocab_file) and not text_optional.available():
+        # A tokenizer file given on purpose asks for the raw-text exports: refuse, not skip.
+        flag = "--spm_model_file" if spm_model_file else "--vocab_file"
+        text_optional.tensorflow_text(f"{flag} (the raw-text exports: preprocessing, "
+                                      "serve_text, answer_text)")
 
     source = open_source(resolve_path(init_checkpoint))
     files = resolve_model_files(source.path, resolve_path(albert_config_file),
@@ -139,6 +154,7 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     config = files.albert_config
     if config is None:
         raise UsageError(f"--albert_config_file is required: {source.path} holds no model config")
+    hub_length = hub_seq_length(max_seq_length, source, config)
     # A keras-hub preset's preprocessor truncates at its own length: the same, by default.
     max_seq_length = int(max_seq_length or getattr(source, "sequence_length", None)
                          or default_max_seq_length(config))
@@ -154,12 +170,16 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     if files.taken:
         result["from_source"] = list(files.taken)
     # Every module is built (weights loaded, tokenizer read) before anything is written.
-    exports = [("encoder", *build_module(encoder),
-                lambda: reference.expected_encoder_outputs(encoder, config), 1e-5)]
-    if files.spm_model_file or files.vocab_file:
+    sop = "sop" in source.heads
+    exports = [("encoder", *build_module(encoder, sop),
+                lambda: reference.expected_encoder_outputs(encoder, config, sop), 1e-5)]
+    if (files.spm_model_file or files.vocab_file) and not text_optional.available():
+        logging.warning("%s", text_optional.skipped("the preprocessing export"))
+    elif files.spm_model_file or files.vocab_file:
         rules = albert_text_rules(source)
         exports.append(("preprocessing", *build_preprocessing(
-            files.spm_model_file, max_seq_length, do_lower_case, files.vocab_file, rules),
+            files.spm_model_file, max_seq_length, do_lower_case, files.vocab_file, rules,
+            hub_length),
             lambda: reference.expected_preprocessing(files.spm_model_file, max_seq_length,
                                                      do_lower_case, files.vocab_file, rules), 0))
     heads = [("classifier", _classifier)] if "classifier" in source.heads else []

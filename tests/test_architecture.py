@@ -22,8 +22,8 @@ LAYERS = [
     ("training", ["training"]),
     ("serving", ["serving"]),
     ("tasks", ["tasks"]),
-    ("applications", ["source_export", "demo", "cli", "evaluate_squad", "train_spm", "train_vocab",
-                      "smoke", "paper"]),
+    ("applications", ["source_export", "demo", "cli", "entry_points", "evaluate_squad",
+                      "train_spm", "train_vocab", "smoke", "paper"]),
 ]
 # Old paths kept for users (README); nothing inside the package imports them.
 ALIASES = ["checkpoint", "convert", "export", "lite"]

@@ -10,6 +10,7 @@ _GELU_C = math.sqrt(2.0 / math.pi)
 _GELU_A = 0.044715
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 def gelu_tanh(x):
     """`gelu` as the original computes it: the tanh approximation (Keras' default is the exact
     erf form). `approximate=True` is the same formula, computed by TensorFlow's own kernel."""

@@ -17,6 +17,7 @@ def attention_bias(input_mask, dtype="float32"):
     return ((1.0 - mask) * MASK_ADDEND)[:, None, None, :]
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class AttentionSublayer(keras.layers.Layer):
     """`attention_1/self/{query,key,value}`, `attention_1/output/dense`, then `LayerNorm`.
 

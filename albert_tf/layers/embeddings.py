@@ -7,6 +7,7 @@ from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import LayerNorm
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertEmbeddings(keras.layers.Layer):
     """word + token type + position (first S rows), then LayerNorm and dropout, all at width E.
 

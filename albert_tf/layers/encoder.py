@@ -2,12 +2,14 @@
 
 import keras
 
+from albert_tf.config import AlbertConfig
 from albert_tf.layers.attention import AttentionSublayer, attention_bias
 from albert_tf.layers.feedforward import FeedForwardSublayer
 from albert_tf.layers.gather import gather_rows
 from albert_tf.layers.initializers import truncated_normal
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertTransformer(keras.layers.Layer):
     """One attention and one FFN sub-layer object per (group, inner group) that some layer uses.
 
@@ -83,3 +85,11 @@ class AlbertTransformer(keras.layers.Layer):
             x = self.ffn_for(ffn_group, inner)(x, training=training)
             outputs.append(x)
         return (outputs, probs) if return_attention else outputs
+
+    def get_config(self):
+        return {**super().get_config(), "config": self.config.to_dict()}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        return cls(AlbertConfig.from_dict(config.pop("config")), **config)

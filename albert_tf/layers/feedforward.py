@@ -7,6 +7,7 @@ from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import LayerNorm
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class FeedForwardSublayer(keras.layers.Layer):
     def __init__(self, hidden_size, intermediate_size, hidden_act="gelu", initializer_range=0.02,
                  dropout_rate=0.0, **kwargs):

@@ -9,6 +9,7 @@ from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import LayerNorm
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class MaskedLMHead(keras.layers.Layer):
     """`cls/predictions`: dense H→E + act + LayerNorm, logits against the tied [V,E] table + bias."""
 
@@ -16,6 +17,8 @@ class MaskedLMHead(keras.layers.Layer):
         super().__init__(**kwargs)
         self.embedding_size = embedding_size
         self.vocab_size = vocab_size
+        self.hidden_act = hidden_act
+        self.initializer_range = initializer_range
         self.transform = keras.layers.Dense(
             embedding_size, activation=get_activation(hidden_act),
             kernel_initializer=truncated_normal(initializer_range), name="transform_dense")
@@ -36,7 +39,13 @@ class MaskedLMHead(keras.layers.Layer):
         logits = ops.matmul(transformed, ops.transpose(ops.cast(embedding_table, transformed.dtype)))
         return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
 
+    def get_config(self):
+        return {**super().get_config(), "embedding_size": self.embedding_size,
+                "vocab_size": self.vocab_size, "hidden_act": self.hidden_act,
+                "initializer_range": self.initializer_range}
 
+
+@keras.saving.register_keras_serializable(package="albert_tf")
 class SentenceOrderHead(keras.layers.Layer):
     """`cls/seq_relationship`: weights stored [2, H] ([out, in]) as in the original."""
 
@@ -53,3 +62,6 @@ class SentenceOrderHead(keras.layers.Layer):
     def call(self, pooled_output):
         logits = ops.matmul(pooled_output, ops.transpose(ops.cast(self.output_weights, pooled_output.dtype)))
         return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
+
+    def get_config(self):
+        return {**super().get_config(), "initializer_range": self.initializer_range}

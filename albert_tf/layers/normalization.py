@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class LayerNorm(keras.layers.Layer):
     """Last-axis layer normalisation, epsilon 1e-12, weights `gamma`/`beta` as in TF1 checkpoints.
 

@@ -21,6 +21,7 @@ HEAD_DROPOUT = 0.1
 HEAD_INIT_STDDEV = 0.02
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertClassifier(AlbertTaskModel):
     """`{"input_ids","input_mask","segment_ids"}` → `logits` ([B,C]; [B] when regressing),
     `probabilities` ([B,C] softmax; the [B,1] raw output when regressing) and `predictions`

@@ -22,6 +22,7 @@ def _input(inputs, name, like=None, fill=0):
     return ops.cast(value, "int32")
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertModel(keras.Model):
     """The ALBERT encoder: `{"input_ids", "input_mask", "segment_ids"}` (int32 [B,S]) →
     `sequence_output` [B,S,H], `pooled_output` [B,H], `encoder_outputs` (L·K × [B,S,H]),

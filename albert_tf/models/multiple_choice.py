@@ -14,6 +14,7 @@ from albert_tf.models.encoder import AlbertModel
 RACE_NUM_CHOICES = 4  # every RACE question has options A-D
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertMultipleChoice(AlbertTaskModel):
     """Inputs [B, num_choices, S] → `logits` [B, num_choices] (float32). Root variables
     `output_weights` [1, H] and `output_bias` [1], as the original's RACE head.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keras
 from keras import ops
 
 from albert_tf.config import AlbertConfig
@@ -10,6 +11,7 @@ from albert_tf.models.base import AlbertTaskModel
 from albert_tf.models.encoder import AlbertModel
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertPretrainer(AlbertTaskModel):
     """Encoder + masked-LM head (tied to the word table) + sentence-order head.
 

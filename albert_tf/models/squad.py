@@ -26,6 +26,7 @@ def _encoder_inputs(inputs):
     return {k: inputs[k] for k in ("input_ids", "input_mask", "segment_ids") if k in inputs}
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertSquadV1(AlbertTaskModel):
     """Outputs `start_logits`, `end_logits` [B, S] (float32); the original calls them log probs."""
 
@@ -68,6 +69,7 @@ def _masked(logits, p_mask):
     return logits * (1.0 - p_mask) - NEG_INF * p_mask
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertSquadV2(AlbertTaskModel):
     """Inputs add `p_mask` [B,S] (1 = not an answer position) and, for training,
     `start_positions` [B] (teacher forcing of the end head).

@@ -22,6 +22,7 @@ from albert_tf.models.encoder import AlbertModel
 HEAD_INIT_STDDEV = 0.02
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertTokenClassifier(AlbertTaskModel):
     """`{"input_ids","input_mask","segment_ids"}` [B,S] → `logits` [B,S,C] (float32),
     `probabilities` [B,S,C] (softmax) and `predictions` [B,S] (int32 tag ids), for every

@@ -6,6 +6,8 @@
   → `pooled_output`, `sequence_output`, `encoder_outputs`), plus the original hub module's
   `tokens`, `sop` and `mlm` signatures when given an `AlbertPretrainer`.
 - `preprocessing`: raw text → the three encoder inputs, tokenizer inside the graph.
+- `hub_interface`: TF Hub's reusable-SavedModel interface on both (`default`, the encoder's
+  `.mlm`, the preprocessor's `tokenize` and `bert_pack_inputs`).
 - `text_inputs`: the input rule of every raw-text signature (`checked_text`).
 - `verify`: loading an export in a fresh process and comparing its answers.
 - `reference`: the Keras model a weight source holds and the outputs an export must match.

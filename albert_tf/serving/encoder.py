@@ -1,9 +1,11 @@
-"""Encoder SavedModel: TF-Hub encoder convention plus the original hub module's signatures."""
+"""Encoder SavedModel: TF-Hub encoder convention (`serving.hub_interface`: `default`, the `.mlm`
+sub-object) plus the original hub module's signatures."""
 
 from __future__ import annotations
 
 import tensorflow as tf
 
+from albert_tf.serving.hub_interface import MlmObject, variable_holder
 from albert_tf.serving.saved_model import ServingModule, track_captured_variables, write_saved_model
 from albert_tf.models import AlbertModel, AlbertPretrainer
 
@@ -26,11 +28,19 @@ class EncoderFunctions:
                              "segment_ids": input_type_ids}, training=training)
 
     def hub_call(self, inputs, training=False):
-        """TF-Hub encoder convention: dict in, `encoder_outputs` a list."""
+        """TF-Hub encoder convention: dict in, `encoder_outputs` a list, `default` =
+        `pooled_output`."""
         out = self._encode(inputs["input_word_ids"], inputs["input_mask"], inputs["input_type_ids"],
                            training=training)
         return {"pooled_output": out["pooled_output"], "sequence_output": out["sequence_output"],
-                "encoder_outputs": out["encoder_outputs"]}
+                "encoder_outputs": out["encoder_outputs"], "default": out["pooled_output"]}
+
+    def hub_mlm(self, inputs, training=False):
+        """TF-Hub's `encoder.mlm`: the encoder outputs plus `mlm_logits` [B, P, V]."""
+        out = self.hub_call(inputs, training=training)
+        logits = self.model.masked_lm(out["sequence_output"], inputs["masked_lm_positions"],
+                                      self.encoder.embedding_table)
+        return {**out, "mlm_logits": logits}
 
     def serve(self, inputs):
         """Dict in, flat dict out (signatures need flat tensors: `encoder_outputs` is stacked
@@ -61,11 +71,15 @@ class EncoderFunctions:
                 "mlm_logits": tf.reshape(logits, [-1, tf.shape(logits)[-1]])}  # [B·M, V], as the original
 
 
-def build_module(model):
-    """(root module, signatures).
+def build_module(model, sop: bool = True):
+    """(root module, signatures); `sop=False`: an `AlbertPretrainer` from a source without the
+    sentence-order head (the `mlm` parts only).
 
     The root holds the captured variables and tf.functions that reach the Keras model only
-    through Python closures: the layout keras.export uses, which every loader restores.
+    through Python closures: the layout keras.export uses, which every loader restores. Its
+    variable lists are the encoder's; with pretraining heads, `root.mlm` (TF Hub's sub-object)
+    lists the encoder's and the MLM head's, and `root.pretraining_heads` saves what the TF1
+    `sop` and `mlm` signatures use.
     """
     functions = EncoderFunctions(model)
     root = ServingModule()
@@ -76,12 +90,18 @@ def build_module(model):
     root.serving_default = tf.function(functions.serving_default, input_signature=[_IDS] * 3)
     root.tokens = tf.function(functions.tokens, input_signature=[_IDS] * 3)
     signatures = {"serving_default": root.serving_default, "tokens": root.tokens}
-    if isinstance(model, AlbertPretrainer):
-        root.sop = tf.function(functions.sop, input_signature=[_IDS] * 3)
-        root.mlm = tf.function(functions.mlm, input_signature=[_IDS] * 4)
-        signatures.update(sop=root.sop, mlm=root.mlm)
     traced += [f.get_concrete_function() for f in (root.serve, *signatures.values())]
     track_captured_variables(root, traced)
+    if isinstance(model, AlbertPretrainer):
+        # The TF1 hub module's `mlm` signature; `root.mlm` is TF Hub's TF2 sub-object.
+        root.tf1_mlm = tf.function(functions.mlm, input_signature=[_IDS] * 4)
+        signatures["mlm"] = root.tf1_mlm
+        if sop:
+            root.sop = tf.function(functions.sop, input_signature=[_IDS] * 3)
+            signatures["sop"] = root.sop
+        root.pretraining_heads = variable_holder(
+            [root.tf1_mlm] + ([root.sop] if sop else []))
+        root.mlm = MlmObject(functions.hub_mlm)
     return root, signatures
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from albert_tf.serving.hub_interface import attach_preprocessing
 from albert_tf.serving.saved_model import write_saved_model
 from albert_tf.serving.text_inputs import checked_text
 from albert_tf.text import text_preprocessor
@@ -14,10 +15,12 @@ _TEXT = tf.TensorSpec([None], tf.string)
 class PreprocessingModule(tf.Module):
     """SentencePiece (or, with only `vocab_file`, WordPiece) runs inside the graph; the .model
     (or vocab) file also travels as an asset so a consumer can rebuild the Python tokenizer from
-    the export alone (`tokenization_info`: `spm_model_file` or `vocab_file`)."""
+    the export alone (`tokenization_info`: `spm_model_file` or `vocab_file`). The module is also
+    TF Hub's preprocessor (`serving.hub_interface`): callable on [B] strings, with `tokenize`
+    and `bert_pack_inputs`."""
 
     def __init__(self, spm_model_file, max_seq_length: int, do_lower_case: bool = True,
-                 vocab_file=None, albert_text_rules: bool = True):
+                 vocab_file=None, albert_text_rules: bool = True, hub_seq_length=None):
         super().__init__(name="albert_preprocessing")
         self.preprocessor = text_preprocessor(max_seq_length, do_lower_case, spm_model_file,
                                               vocab_file, albert_text_rules)
@@ -29,6 +32,8 @@ class PreprocessingModule(tf.Module):
         self.spm_model_asset = tf.saved_model.Asset(spm_model_file or vocab_file)
         self.do_lower_case = tf.Variable(do_lower_case, trainable=False, name="do_lower_case")
         self.max_seq_length = tf.Variable(max_seq_length, trainable=False, name="max_seq_length")
+        # TF Hub's calls pack to `hub_seq_length` unless told otherwise (its preprocessors: 128).
+        attach_preprocessing(self, self.preprocessor, hub_seq_length or max_seq_length)
 
     @staticmethod
     def _rename(packed):
@@ -62,10 +67,11 @@ def export_preprocessing(spm_model_file, base_dir, max_seq_length: int = 128,
 
 
 def build_preprocessing(spm_model_file, max_seq_length: int = 128, do_lower_case: bool = True,
-                        vocab_file=None, albert_text_rules: bool = True):
+                        vocab_file=None, albert_text_rules: bool = True, hub_seq_length=None):
     """(root module, signatures) of the preprocessing export (`albert_text_rules=False`:
-    SentencePiece on the text as is, as keras-hub's tokenizer)."""
+    SentencePiece on the text as is, as keras-hub's tokenizer; `hub_seq_length`: the default
+    length of the TF Hub calls, else `max_seq_length`)."""
     module = PreprocessingModule(spm_model_file, max_seq_length, do_lower_case, vocab_file,
-                                 albert_text_rules)
+                                 albert_text_rules, hub_seq_length)
     return module, {"serving_default": module.serve, "serve_pair": module.serve_pair,
                     "tokenization_info": module.tokenization_info}

@@ -104,7 +104,10 @@ def _numpy(tensor) -> np.ndarray:
 
 def _main(export_dir: str, inputs_path: str, outputs_path: str) -> None:
     import tensorflow as tf
-    import tensorflow_text  # noqa: F401  registers the SentencePiece op of raw-text signatures
+    try:  # optional: registers the SentencePiece op of raw-text signatures
+        import tensorflow_text  # noqa: F401
+    except ImportError:  # an export made without tensorflow-text has no raw-text signatures
+        pass
 
     loaded = tf.saved_model.load(export_dir)
     results = {}

@@ -37,8 +37,16 @@ from albert_tf.weights.our_checkpoints import checkpoint_step
 from albert_tf.weights.readers import open_source
 
 
+class StopTraining(Exception):
+    """Raised by a checkpoint hook to end training at that checkpoint (e.g. Keras'
+    EarlyStopping through `TextClassifier.fit(callbacks=...)`); the run goes on from there."""
+
+
 class Driver:
-    """Runs `task` as its config's do_train / do_eval / do_predict / export_dir say."""
+    """Runs `task` as its config's do_train / do_eval / do_predict / export_dir say.
+
+    `checkpoint_hooks`: more `hook(step, path)` calls after each checkpoint saved in training
+    (after its evaluation, whose result is `evaluator.last`)."""
 
     def __init__(self, task: Task, runtime=None):
         self.task = task
@@ -46,6 +54,8 @@ class Driver:
         self._runtime = runtime
         self._model = None
         self.evaluator = None
+        self.checkpoint_hooks = []
+        self.optimizer = None  # training's, once built (checkpoint hooks may read it)
 
     @classmethod
     def create(cls, task_class, config, runtime=None) -> "Driver":
@@ -121,15 +131,25 @@ class Driver:
                 schedule.learning_rate, task.num_train_steps, task.num_warmup_steps,
                 schedule.optimizer, schedule.poly_power, schedule.start_warmup_step,
                 skip_nonfinite=self.config.runtime.mixed_precision == "fp16")
+        self.optimizer = optimizer
         trainer = Trainer(self.runtime, model, optimizer, task.objective(), self.output_dir,
                           keep_checkpoint_max=schedule.keep_checkpoint_max or None)
-        on_checkpoint = None
+        hooks = list(self.checkpoint_hooks)
         if task.does_evaluate and task.evaluate_during_training:
-            on_checkpoint = self._evaluator().on_checkpoint
-        return trainer.train(task.train_dataset_fn(), schedule.train_batch_size,
-                             task.num_train_steps, schedule.save_checkpoints_steps,
-                             schedule.log_every_steps, initialize=self._initializer(),
-                             on_checkpoint=on_checkpoint)
+            hooks.insert(0, self._evaluator().on_checkpoint)
+
+        def on_checkpoint(step, path):
+            for hook in hooks:
+                hook(step, path)
+
+        try:
+            return trainer.train(task.train_dataset_fn(), schedule.train_batch_size,
+                                 task.num_train_steps, schedule.save_checkpoints_steps,
+                                 schedule.log_every_steps, initialize=self._initializer(),
+                                 on_checkpoint=on_checkpoint if hooks else None)
+        except StopTraining as stop:
+            logging.info("training stopped at step %d: %s", trainer.step, stop)
+            return None
 
     def _initializer(self):
         """What the trainer calls on a fresh run (not when resuming): `--init_checkpoint`

@@ -4,6 +4,9 @@
 evaluates only newer checkpoints and keeps comparing against the best so far; the best is copied
 to `model.ckpt-best` (a copy: nothing is renamed or deleted). How the results file looks is the
 task's (`eval_log()`): GLUE's blocks, the SQuAD/RACE runners' lines, pretraining's keys.
+Every evaluation's scalar metrics also go to TensorBoard, in `<output_dir>/eval` at the
+checkpoint's step, beside the trainer's scalars in `<output_dir>`
+(`tensorboard --logdir <output_dir>` shows both).
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ from absl import logging
 from albert_tf.errors import InputError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.training.checkpoint_files import BEST_NAME, copy_checkpoint
+from albert_tf.training.logs import write_scalar
 
 STATE_NAME = "best_trial.txt"
+SUMMARY_DIR = "eval"
 
 
 @dataclasses.dataclass
@@ -63,7 +68,22 @@ class CheckpointEvaluator:
             self.state.best_value = initial_best
         self.best_result = None
         self.last = None
+        self.writer = None
         self.log.start(self)
+
+    def summarize(self, step, result) -> None:
+        """The result's numeric scalars as TensorBoard scalars at `step` (chief only)."""
+        if not self.is_chief:
+            return
+        if self.writer is None:
+            self.writer = tf.summary.create_file_writer(os.path.join(self.output_dir,
+                                                                     SUMMARY_DIR))
+        with self.writer.as_default():
+            for name, value in result.items():
+                if np.ndim(value) == 0 and isinstance(value, (int, float, np.number)) \
+                        and not isinstance(value, bool):
+                    write_scalar(name, value, int(step))
+        self.writer.flush()
 
     def on_checkpoint(self, step, prefix) -> dict | None:
         if prefix is None or step <= self.state.last_step:
@@ -80,6 +100,7 @@ class CheckpointEvaluator:
         if self.is_chief:
             self.log.record(step, result, best_before, copied)
             self.state.write(self.state_path)
+        self.summarize(step, result)
         logging.info("eval at step %d: %s (best %s at step %d)", step,
                      {k: v for k, v in result.items() if np.ndim(v) == 0},
                      self.state.best_value, self.state.best_step)
@@ -91,6 +112,7 @@ class CheckpointEvaluator:
         result = self.evaluate()
         if self.is_chief:
             self.log.record_other(step, result, self.state.best_value)
+        self.summarize(step, result)
         self.last = result
         return result
 

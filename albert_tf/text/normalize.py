@@ -13,7 +13,8 @@ import sys
 import unicodedata
 
 import tensorflow as tf
-import tensorflow_text as tf_text
+
+from albert_tf.text.optional import tensorflow_text
 
 
 def _ranges(predicate) -> list[tuple[int, int]]:
@@ -75,7 +76,7 @@ def preprocess_text(text: tf.Tensor, remove_space: bool = True, lower: bool = Fa
     text = drop_invalid_utf8(tf.convert_to_tensor(text, tf.string))
     if remove_space:
         text = squeeze_whitespace(text)
-    text = tf_text.normalize_utf8(text, "NFKD")
+    text = tensorflow_text().normalize_utf8(text, "NFKD")
     text = strip_combining(text)
     if lower:
         text = lower_case(text)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from albert_tf import tokenization
 from albert_tf.text import normalize, sentencepiece_ops
 from albert_tf.text.layer import TextPreprocessorLayer
+from albert_tf.text.optional import tensorflow_text
 
 
 def read_model_proto(spm_model_file) -> bytes:
@@ -63,7 +63,8 @@ class AlbertPreprocessor(TextPreprocessorLayer):
         self.vocab_size = processor.GetPieceSize()
         self._digit_comma_table = sentencepiece_ops.digit_comma_table(processor)
         self._comma_id = sentencepiece_ops.comma_id(processor)
-        self.sentencepiece = tf_text.SentencepieceTokenizer(model=proto, out_type=tf.int32)
+        text_ops = tensorflow_text("the in-graph SentencePiece tokenizer")
+        self.sentencepiece = text_ops.SentencepieceTokenizer(model=proto, out_type=tf.int32)
 
     @property
     def resources(self) -> dict:

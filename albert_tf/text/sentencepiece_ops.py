@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import sentencepiece as spm
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from albert_tf import tokenization
 from albert_tf.tokenization import SPIECE_UNDERLINE
@@ -36,7 +35,7 @@ def comma_id(processor: spm.SentencePieceProcessor) -> int:
     return piece_id
 
 
-def encode_ids(sp: tf_text.SentencepieceTokenizer, text: tf.Tensor, table, comma: int
+def encode_ids(sp: "tensorflow_text.SentencepieceTokenizer", text: tf.Tensor, table, comma: int
                ) -> tf.RaggedTensor:
     """Ids of each string of a [B] tensor as a [B, (pieces)] int32 RaggedTensor.
 

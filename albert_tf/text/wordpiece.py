@@ -44,13 +44,13 @@ from __future__ import annotations
 import os
 
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from albert_tf.tokenization import TokenizerError
 from albert_tf.tokenization.wordpiece import (
     CJK_RANGES, MAX_INPUT_CHARS_PER_WORD, UNK_TOKEN, load_vocab)
 from albert_tf.text import normalize
 from albert_tf.text.layer import TextPreprocessorLayer
+from albert_tf.text.optional import tensorflow_text
 from albert_tf.text.preprocessor import AlbertPreprocessor
 
 # Python's `str.split()` splits on these too (Zl, Zp), and `clean_text` keeps them.
@@ -69,7 +69,7 @@ def basic_tokenize(text: tf.Tensor, do_lower_case: bool) -> tf.RaggedTensor:
     text = tf.strings.regex_replace(text, _CJK, r" \0 ")
     if do_lower_case:
         text = normalize.lower_case(text)
-        text = tf_text.normalize_utf8(text, "NFD")
+        text = tensorflow_text().normalize_utf8(text, "NFD")
         text = tf.strings.regex_replace(text, r"\p{Mn}", "")
     text = tf.strings.regex_replace(text, _PUNCTUATION, r" \0 ")
     return tf.strings.split(text)
@@ -95,7 +95,7 @@ def _preprocessed_chars(text: tf.Tensor, do_lower_case: bool):
     ends = starts + tf.cast(tf.strings.length(raw_chars), starts.dtype)
     index = tf.range(tf.shape(raw_chars, out_type=tf.int64)[0])
     # Squeezing whitespace only merges separators, so each whitespace character becomes " ".
-    normal = normalize.strip_combining(tf_text.normalize_utf8(raw_chars, "NFKD"))
+    normal = normalize.strip_combining(tensorflow_text().normalize_utf8(raw_chars, "NFKD"))
     normal = tf.where(_matches(raw_chars, normalize.whitespace_class()), " ", normal)
     chars, owner = _chars(normal, index)
     if do_lower_case:
@@ -116,7 +116,8 @@ def _basic_chars(chars: tf.Tensor, owner: tf.Tensor, do_lower_case: bool):
     `preprocess_text` lower-cased.)"""
     kept = tf.where(_matches(chars, _DROPPED), "", chars)
     if do_lower_case:
-        kept = tf.strings.regex_replace(tf_text.normalize_utf8(kept, "NFD"), r"\p{Mn}", "")
+        kept = tf.strings.regex_replace(tensorflow_text().normalize_utf8(kept, "NFD"), r"\p{Mn}",
+                                        "")
     return _chars(kept, owner)
 
 
@@ -202,7 +203,7 @@ class WordpiecePreprocessor(TextPreprocessorLayer):
             default_value=-1)
         # Words over the original's 200 characters become [UNK]; the byte limit only has to be
         # above what 200 characters can take.
-        self.wordpiece = tf_text.WordpieceTokenizer(
+        self.wordpiece = tensorflow_text("the in-graph WordPiece tokenizer").WordpieceTokenizer(
             self.table, suffix_indicator="##", max_bytes_per_word=4 * MAX_INPUT_CHARS_PER_WORD,
             token_out_type=tf.int64, unknown_token=UNK_TOKEN)
 

@@ -21,6 +21,7 @@ from absl import logging
 
 from albert_tf.serving.saved_model import serving_root, write_saved_model
 from albert_tf.serving.text_inputs import checked_text
+from albert_tf.text import optional as text_optional
 from albert_tf.text import text_preprocessor
 
 
@@ -44,9 +45,13 @@ class ClassifierServing:
         self.max_seq_length = int(max_seq_length)
         self.pair = pair
         self.threshold = None if threshold is None or math.isnan(threshold) else float(threshold)
-        # SentencePiece when given, else WordPiece over vocab_file (as FullTokenizer picks).
-        self.preprocessor = text_preprocessor(max_seq_length, do_lower_case, spm_model_file,
-                                              vocab_file, albert_text_rules)
+        self.preprocessor = None
+        if (spm_model_file or vocab_file) and not text_optional.available():
+            logging.warning("%s", text_optional.skipped("the classifier's serve_text signature"))
+        else:
+            # SentencePiece when given, else WordPiece over vocab_file (as FullTokenizer picks).
+            self.preprocessor = text_preprocessor(max_seq_length, do_lower_case, spm_model_file,
+                                                  vocab_file, albert_text_rules)
 
     def _outputs(self, features):
         outputs = self.model(features, training=False)
@@ -82,8 +87,9 @@ class ClassifierServing:
                                                     input_signature=[_strings("input")])}
         resources = {}
         if self.preprocessor is None:
-            logging.warning("no SentencePiece model or vocab file: the export has no serve_text "
-                            "signature")
+            if text_optional.available():
+                logging.warning("no SentencePiece model or vocab file: the export has no "
+                                "serve_text signature")
         else:
             if self.pair:
                 functions["serve_text"] = tf.function(

@@ -3,6 +3,8 @@ style, through the same library code as `run_classifier.py`:
 
     clf = TextClassifier.from_pretrained("albert_base", labels=["negative", "positive"])
     clf.fit(texts, labels, epochs=2, validation_data=(dev_texts, dev_labels))
+    clf.fit(tf.data.Dataset.from_tensor_slices((texts, labels)), validation_data=dev_dataset,
+            callbacks=[keras.callbacks.EarlyStopping("eval_accuracy", mode="max")])
     clf.evaluate(dev_texts, dev_labels)      # {'eval_accuracy': ..., 'eval_macro_f1': ..., ...}
     names, probabilities = clf.predict(["Great phone.", "It broke after a week."])
     clf.export("export")                     # <export>/<version>: the CLI's SavedModel
@@ -34,6 +36,7 @@ from albert_tf.tasks.classification import results
 from albert_tf.tasks.classification.config import ClassifierRunConfig
 from albert_tf.tasks.classification.sources import MemorySource
 from albert_tf.tasks.classification.task import classification_driver
+from albert_tf.tasks.keras_bridge import KerasCallbacks, as_examples, is_dataset
 from albert_tf.tasks.output_lock import OutputDirLock
 from albert_tf.training.checkpoint_files import list_checkpoints
 from albert_tf.weights.model_folder import SPM_NAMES, VOCAB_NAMES
@@ -235,13 +238,18 @@ class TextClassifier:
                                                           label_list=self.labels))
 
     # ---------------------------------------------------------------- the API
-    def fit(self, texts, labels, epochs: int = 1, batch_size: int = 32,
+    def fit(self, texts, labels=None, epochs: int = 1, batch_size: int = 32,
             learning_rate: float = 2e-5, validation_data=None, warmup_proportion: float = 0.1,
-            optimizer: str = "adamw", keep_checkpoint_max: int = 5) -> dict:
+            optimizer: str = "adamw", keep_checkpoint_max: int = 5, callbacks=None) -> dict:
         """Fine-tunes for `epochs` more epochs (a checkpoint per epoch; with `validation_data`
         = (texts, labels), each is evaluated and the best kept as `model.ckpt-best`, which
         predict and export then use). A second `fit` continues from the last checkpoint.
-        Returns the driver's summary."""
+        `texts` (and `validation_data`) may also be a `tf.data.Dataset` of (text, label) or
+        ((text_a, text_b), label) elements, `labels` then None; `callbacks`: Keras callbacks,
+        called per epoch (`tasks.keras_bridge`). Returns the driver's summary."""
+        texts, labels = as_examples(texts, labels, "texts")
+        if is_dataset(validation_data):
+            validation_data = as_examples(validation_data, None, "validation_data")
         if int(epochs) < 1 or int(batch_size) < 1:
             raise TextClassifierError(f"epochs and batch_size must be at least 1, got "
                                       f"{epochs} and {batch_size}")
@@ -279,7 +287,13 @@ class TextClassifier:
                 save_checkpoints_steps=steps_per_epoch, keep_checkpoint_max=keep_checkpoint_max,
                 log_every_steps=max(1, steps_per_epoch))
             config = self._run_config(schedule, do_train=True, do_eval="dev" in splits)
-            summary = self._driver(config, splits, pair).run()
+            driver = self._driver(config, splits, pair)
+            with contextlib.ExitStack() as keras_calls:
+                if callbacks:
+                    bridge = keras_calls.enter_context(KerasCallbacks(
+                        callbacks, driver, epochs, steps_per_epoch, start))
+                    driver.checkpoint_hooks.append(bridge.hook)
+                summary = driver.run()
         except BaseException:
             self.labels, self.is_pair = known
             raise

@@ -27,10 +27,12 @@ Python path gives it. No TFLite file is written.
 from __future__ import annotations
 
 import tensorflow as tf
+from absl import logging
 
 from albert_tf import models
 from albert_tf.serving.saved_model import serving_root, write_saved_model
 from albert_tf.serving.text_inputs import checked_text
+from albert_tf.text import optional as text_optional
 from albert_tf.text.wordpiece import text_preprocessor
 
 NEG = -1e30
@@ -44,11 +46,12 @@ class SquadServing:
                  max_answer_length: int, do_lower_case: bool = True, vocab_file=None):
         self.model = model
         self.version_2 = isinstance(model, models.AlbertSquadV2)
-        # SentencePiece when spm_model_file is given, else WordPiece (as FullTokenizer picks).
-        self.preprocessor = text_preprocessor(max_seq_length, do_lower_case, spm_model_file,
-                                              vocab_file)
-        if self.preprocessor is None:
+        if not (spm_model_file or vocab_file):
             raise ValueError("SquadServing needs spm_model_file or vocab_file")
+        # SentencePiece when spm_model_file is given, else WordPiece (as FullTokenizer picks);
+        # None without tensorflow-text: the export then serves ids only (no answer_text).
+        self.preprocessor = text_preprocessor(max_seq_length, do_lower_case, spm_model_file,
+                                              vocab_file) if text_optional.available() else None
         self.wordpiece = not spm_model_file
         self.max_seq_length = max_seq_length
         self.max_query_length = max_query_length
@@ -66,6 +69,10 @@ class SquadServing:
         """(root module, signatures) for `write_saved_model`."""
         # The tokenizer's resource (SentencePiece model, WordPiece table) is captured by
         # answer_text: the root must hold it.
+        if self.preprocessor is None:
+            logging.warning("%s", text_optional.skipped("the SQuAD export's answer_text signature"))
+            root = serving_root({"serve_ids": self.serve_ids})
+            return root, {"serving_default": root.serve_ids}
         root = serving_root({"serve_ids": self.serve_ids, "answer_text": self.answer_text},
                             self.preprocessor.resources)
         return root, {"serving_default": root.serve_ids, "answer_text": root.answer_text}

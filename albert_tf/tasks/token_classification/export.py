@@ -18,13 +18,13 @@
 from __future__ import annotations
 
 import tensorflow as tf
-import tensorflow_text as tf_text
 from absl import logging
 
 from albert_tf import tokenization
 from albert_tf.serving.saved_model import serving_root, write_saved_model
 from albert_tf.serving.text_inputs import checked_text
 from albert_tf.tasks.token_classification.metrics import split_tag
+from albert_tf.text import optional as text_optional
 from albert_tf.text import text_preprocessor
 
 # Prefix codes of the chunk rules; OTHER: any prefix the rules do not name.
@@ -76,14 +76,20 @@ class TokenServing:
             raise ValueError(f"{len(self.label_names)} tags for a model with "
                              f"{model.num_labels} outputs")
         self.prefixes, self.types, self.type_names = tag_tables(self.label_names)
-        self.preprocessor = text_preprocessor(max_seq_length, do_lower_case, spm_model_file,
-                                              vocab_file)
+        self.preprocessor = self.splitter = None
+        if (spm_model_file or vocab_file) and not text_optional.available():
+            logging.warning("%s", text_optional.skipped("the token classifier's serve_text "
+                                                        "signature"))
+        else:
+            self.preprocessor = text_preprocessor(max_seq_length, do_lower_case,
+                                                  spm_model_file, vocab_file)
+        if self.preprocessor is not None:  # serve_text splits words with tensorflow-text's op
+            self.splitter = text_optional.tensorflow_text().WhitespaceTokenizer()
         self.unk_id = None
         if spm_model_file:
             self.unk_id = tokenization.load_sentencepiece(spm_model_file).unk_id()
         elif self.preprocessor is not None:
             self.unk_id = self.preprocessor.unk_id
-        self.splitter = tf_text.WhitespaceTokenizer()
 
     def _model(self, ids, mask, segments):
         return self.model({"input_ids": ids, "input_mask": mask, "segment_ids": segments},
@@ -198,8 +204,9 @@ class TokenServing:
             _ids("input_ids"), _ids("input_mask"), _ids("segment_ids")])}
         resources = {}
         if self.preprocessor is None:
-            logging.warning("no SentencePiece model or vocab file: the export has no serve_text "
-                            "signature")
+            if text_optional.available():
+                logging.warning("no SentencePiece model or vocab file: the export has no "
+                                "serve_text signature")
         else:
             functions["serve_text"] = tf.function(self.serve_text,
                                                   input_signature=[_strings("text")])
