@@ -63,6 +63,9 @@ class TextClassifier:
             raise TextClassifierError("spm_model_file= (or vocab_file= for a WordPiece model) is "
                                       "required: the model folder holds none of "
                                       f"{', '.join(SPM_NAMES + VOCAB_NAMES)}")
+        if int(max_seq_length) < 3:  # [CLS] one piece [SEP]
+            raise TextClassifierError(f"max_seq_length= must be at least 3, got "
+                                      f"{max_seq_length}")
         if labels is not None and num_classes is not None and len(labels) != num_classes:
             raise TextClassifierError(f"labels= names {len(labels)} classes but num_classes="
                                       f"{num_classes}")
@@ -340,7 +343,11 @@ class TextClassifier:
         """`run_classifier.py --export_dir`'s SavedModel (serving_default and serve_text with
         probabilities, predictions and labels) in `<export_dir>/<version>`; returns that path."""
         self._check_ready()
-        config = self._run_config(export_dir=os.path.abspath(export_dir))
+        export_dir = os.path.abspath(os.fspath(export_dir))
+        if os.path.exists(export_dir) and not os.path.isdir(export_dir):
+            raise TextClassifierError(f"{export_dir}: exists and is not a folder (exports go "
+                                      f"to {export_dir}/<version>)")
+        config = self._run_config(export_dir=export_dir)
         return self._driver(config, {}, bool(self.is_pair)).run()["export"]
 
     def __repr__(self):
