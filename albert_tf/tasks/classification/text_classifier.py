@@ -32,6 +32,7 @@ from albert_tf.io_utils import write_text_atomically
 from albert_tf.run_config import ScheduleConfig
 from albert_tf.tasks.classification import results
 from albert_tf.tasks.classification.config import ClassifierRunConfig
+from albert_tf.tasks.classification.files import case_clash
 from albert_tf.tasks.classification.sources import MemorySource
 from albert_tf.tasks.classification.task import classification_driver
 from albert_tf.tasks.output_lock import OutputDirLock
@@ -163,8 +164,8 @@ class TextClassifier:
     # ---------------------------------------------------------------- arguments
     @staticmethod
     def _label_name(label, where: str) -> str:
-        if isinstance(label, bool) or not isinstance(label, (str, int)) and \
-                type(label).__module__ != "numpy":
+        # One rule for Python and numpy values: 1.0 would be a class "1.0", True a class "True".
+        if isinstance(label, (bool, np.bool_)) or not isinstance(label, (str, int, np.integer)):
             raise TextClassifierError(f"{where}: a label must be a name (str) or a class id (int), "
                                       f"got {type(label).__name__}")
         name = str(label)
@@ -252,6 +253,12 @@ class TextClassifier:
         splits = {"train": (texts, names)}
         known = self.labels, self.is_pair
         if self.labels is None:  # the sorted set of the training labels, as run_classifier's
+            clash = case_clash(names)
+            if clash:
+                first, later = clash
+                raise TextClassifierError(f"labels[{later}] {names[later]!r} and labels[{first}] "
+                                          f"{names[first]!r} differ only in case: one class or "
+                                          "two? Give one spelling, or labels= naming both")
             seen = sorted(set(names))
             if len(seen) < 2:
                 raise TextClassifierError(f"labels: {len(seen)} class ({', '.join(seen)}); a "
