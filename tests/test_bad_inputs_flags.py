@@ -55,6 +55,15 @@ def test_max_seq_length_too_small_is_refused_naming_the_flag(config, value):
         config.from_flat({"max_seq_length": value})
 
 
+@pytest.mark.parametrize("flag, value, least", [("max_seq_length", 0, 5), ("max_seq_length", 4, 5),
+                                               ("max_predictions_per_seq", 0, 1)])
+def test_pretraining_shapes_are_checked_with_the_flags(flag, value, least):
+    from albert_tf.tasks.pretraining.config import PretrainingRunConfig
+
+    with pytest.raises(UsageError, match=f"--{flag} must be at least {least}, got {value}"):
+        PretrainingRunConfig.from_flat({flag: value})
+
+
 def test_max_seq_length_minus_8_is_one_error_line(capsys):
     line = one_error_line(lambda: ClassifierRunConfig.from_flat({"max_seq_length": -8}), capsys)
     assert "--max_seq_length" in line
