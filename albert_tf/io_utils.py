@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import numbers
 import os
 import re
 import shutil
 import uuid
 
-from albert_tf.errors import InputError, OutputError
+from albert_tf.errors import InputError, OutputError, UsageError
 
 _TEMPORARY = re.compile(r"^\..+\.(tmp|incomplete)-(\d+)(-[0-9a-f]+)?$")
 # Files our writers put beside their outputs that are not data (summaries, cache keys, locks).
@@ -149,13 +150,25 @@ def write_text_atomically(path, text: str) -> None:
             writer.write(text)
 
 
+def check_version(version) -> None:
+    """`--version`: None (the next one) or a whole number >= 0 (TF Serving polls numeric
+    folders only: "-3" would be written, and never served)."""
+    if version is not None and (isinstance(version, bool) or
+                                not isinstance(version, numbers.Integral) or version < 0):
+        raise UsageError(f"--version must be a whole number >= 0, got {version}")
+
+
 def version_dir(base_path, version: int | None = None) -> str:
     """The one version-folder rule of every export: `<base_path>/<version>`, by default one past
     the highest numeric folder there (from 1), the layout TF Serving polls."""
     base_path = os.path.abspath(os.fspath(base_path)) if _is_local(os.fspath(base_path)) \
         else os.fspath(base_path)
+    check_version(version)
+    gfile = _gfile()
+    if gfile.exists(base_path) and not gfile.isdir(base_path):
+        raise OutputError(f"{base_path}: exists and is not a folder (exports go to "
+                          f"{base_path}/<version>)")
     if version is None:
-        gfile = _gfile()
         names = gfile.listdir(base_path) if gfile.isdir(base_path) else []
         existing = [int(n.rstrip("/")) for n in names if n.rstrip("/").isdigit()]
         version = max(existing, default=0) + 1

@@ -137,6 +137,18 @@ class TextTaskConfig(RunConfig):
     do_lower_case: bool = True
     max_seq_length: int = 512
 
+    def __post_init__(self):
+        # [CLS] one piece [SEP]: below that a value is a typo (0, -8), never "the default".
+        check_at_least(self, "max_seq_length", 3)
+
+
+def check_at_least(config, name: str, minimum: int) -> None:
+    """A `UsageError` naming the flag when the field `name` of `config` is below `minimum`."""
+    value = getattr(config, name)
+    if value is not None and int(value) < minimum:
+        flag = getattr(config, "FLAG_NAMES", {}).get(name, name)
+        raise UsageError(f"--{flag} must be at least {minimum}, got {value}")
+
 
 def dataclass_from_flat(cls, values, renames=None):
     """`cls(...)` from one flat mapping of flag names to values.

@@ -25,6 +25,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.errors import UsageError
+from albert_tf.io_utils import check_version
 from albert_tf.models import AlbertClassifier, AlbertSquadV1, AlbertSquadV2
 from albert_tf.serving import reference
 from albert_tf.serving.encoder import build_module
@@ -141,6 +142,10 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     `tflite` (kinds, see `serving.tflite.KINDS`): also `<export_dir>/tflite/<name>.<kind>.tflite`
     for the encoder and each head with a TFLite form, converted once the SavedModels are out."""
     tflite_kinds = parse_kinds(tflite)
+    # Checked before the source is read: 0 was taken for "the default", -3 written as a folder.
+    if max_seq_length is not None and int(max_seq_length) < 3:
+        raise UsageError(f"--max_seq_length must be at least 3, got {max_seq_length}")
+    check_version(version)
     if (spm_model_file or vocab_file) and not text_optional.available():
         # A tokenizer file given on purpose asks for the raw-text exports: refuse, not skip.
         flag = "--spm_model_file" if spm_model_file else "--vocab_file"

@@ -10,6 +10,7 @@ the Beam graph (`beam_transforms`, which imports it).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging as python_logging
 import re
 import time
@@ -22,12 +23,25 @@ from albert_tf.pretraining_data import corpus_blocks, documents, sentence_tokens
 INSTALL = 'pip install -e ".[beam]"'
 
 
+# Beam's TFRecord writer checksums with one of these ([beam] installs google-crc32c); without
+# them it fails at the first record, inside a worker, with its own RuntimeError.
+CRC32C_MODULES = ("google_crc32c", "snappy", "crcmod")
+
+
 def require_beam() -> None:
     try:
         import apache_beam  # noqa: F401 - an optional extra: is it installed?
     except ImportError as error:
         raise errors.UsageError(f"--beam_runner needs Apache Beam, which is not installed ({error}); "
                                 f"install it with: {INSTALL}") from None
+    for name in CRC32C_MODULES:
+        try:
+            importlib.import_module(name)
+            return
+        except ImportError:
+            continue
+    raise errors.UsageError("--beam_runner: Beam writes TFRecords with google-crc32c, which is not "
+                            f"installed; install it with: {INSTALL}")
 
 
 # An error of ours raised in a worker comes back inside the runner's own error, as text.
@@ -71,6 +85,7 @@ def run(options) -> dict:
         # installed, and only for --beam_runner.
         from albert_tf.pretraining_data import beam_transforms
 
+    beam_transforms.pipeline_options(options)  # --beam_runner and its options, before any work
     files, sizes = beam_transforms.match_inputs(options.input_file)
     if options.output_shards:
         output_files = writer.expand_output_files(options.output_file, options.output_shards)

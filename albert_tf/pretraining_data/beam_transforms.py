@@ -11,6 +11,7 @@ nothing but block indices and records goes through the runner's shuffle.
 from __future__ import annotations
 
 import base64
+import difflib
 import os
 import pickle
 import shlex
@@ -19,7 +20,9 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import Metrics, MetricsFilter
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+from apache_beam.runners.runner import create_runner
 
+from albert_tf.errors import UsageError
 from albert_tf.pretraining_data import documents, parallel, sentence_tokens, summary
 from albert_tf.pretraining_data.summary import Totals
 
@@ -116,12 +119,38 @@ def _encode(totals: Totals) -> str:
 
 
 def pipeline_options(options) -> PipelineOptions:
-    flags = shlex.split(options.beam_pipeline_options or "")
+    """Beam's options from --beam_runner and --beam_pipeline_options, checked: a runner Beam
+    does not have, a quote left open or an option Beam does not know (Beam would drop it with a
+    warning) is a `UsageError` naming the flag."""
+    try:
+        flags = shlex.split(options.beam_pipeline_options or "")
+    except ValueError as error:  # "No closing quotation"
+        raise UsageError(f"--beam_pipeline_options: {error} in "
+                         f"{options.beam_pipeline_options!r}") from None
+    beam_options = PipelineOptions(flags, runner=options.beam_runner)
+    _check_known(beam_options, flags)
+    try:
+        create_runner(options.beam_runner)
+    except (ValueError, ImportError) as error:
+        raise UsageError(f"--beam_runner={options.beam_runner}: Beam has no such runner "
+                         f"({error})") from None
     if not any(f.startswith("--default_sdk_harness_log_level") for f in flags):
         # Workers log their own start-up at INFO; keep their warnings and our progress lines.
         flags += ["--default_sdk_harness_log_level=WARNING",
                   '--sdk_harness_log_level_overrides={"absl": "INFO"}']
     return PipelineOptions(flags, runner=options.beam_runner)
+
+
+def _check_known(beam_options: PipelineOptions, flags: list) -> None:
+    unknown = []
+    # Beam's own parser of every option it knows, handed to this callback before it parses.
+    known = beam_options.get_all_options(
+        add_extra_args_fn=lambda parser: unknown.extend(parser.parse_known_args(flags)[1]))
+    if unknown:
+        close = difflib.get_close_matches(unknown[0].split("=", 1)[0].lstrip("-"), list(known),
+                                          n=1)
+        hint = f" (did you mean --{close[0]}?)" if close else ""
+        raise UsageError(f"--beam_pipeline_options: Beam does not know {unknown[0]}{hint}")
 
 
 def _share_of(beam_options: PipelineOptions) -> int:

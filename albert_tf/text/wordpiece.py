@@ -45,9 +45,8 @@ import os
 
 import tensorflow as tf
 
-from albert_tf.tokenization import TokenizerError
 from albert_tf.tokenization.wordpiece import (
-    CJK_RANGES, MAX_INPUT_CHARS_PER_WORD, UNK_TOKEN, load_vocab)
+    CJK_RANGES, MAX_INPUT_CHARS_PER_WORD, UNK_TOKEN, WORDPIECE_SPECIAL_TOKENS, load_vocab)
 from albert_tf.text import normalize
 from albert_tf.text.layer import TextPreprocessorLayer
 from albert_tf.text.optional import tensorflow_text
@@ -190,10 +189,7 @@ class WordpiecePreprocessor(TextPreprocessorLayer):
     def __init__(self, vocab_file, max_seq_length: int, do_lower_case: bool = True, **kwargs):
         super().__init__(os.fspath(vocab_file), max_seq_length, do_lower_case, **kwargs)
         self.vocab_file = self.source_file
-        vocab = load_vocab(self.vocab_file)
-        for token in ("[CLS]", "[SEP]", UNK_TOKEN):
-            if token not in vocab:
-                raise TokenizerError(f"vocab file {self.vocab_file} has no {token}")
+        vocab = load_vocab(self.vocab_file, WORDPIECE_SPECIAL_TOKENS)
         self.cls_id, self.sep_id = vocab["[CLS]"], vocab["[SEP]"]
         self.unk_id = vocab[UNK_TOKEN]
         self.vocab_size = len(vocab)

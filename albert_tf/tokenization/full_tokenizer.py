@@ -7,7 +7,7 @@ import os
 
 from albert_tf.tokenization.sentencepiece import load_sentencepiece, tokenize_sentencepiece_as_is
 from albert_tf.tokenization.text_rules import TokenizerError, convert_to_unicode
-from albert_tf.tokenization.wordpiece import BertTokenizer, load_vocab
+from albert_tf.tokenization.wordpiece import WORDPIECE_SPECIAL_TOKENS, BertTokenizer, load_vocab
 
 
 class FullTokenizer:
@@ -30,7 +30,7 @@ class FullTokenizer:
             if not vocab_file:
                 raise TokenizerError("FullTokenizer needs spm_model_file or vocab_file")
             self.sp_model = None
-            self.vocab = load_vocab(vocab_file)
+            self.vocab = load_vocab(vocab_file, WORDPIECE_SPECIAL_TOKENS)
             self._wordpiece = BertTokenizer(self.vocab, do_lower_case=do_lower_case)
         self.inv_vocab = {v: k for k, v in self.vocab.items()}
 

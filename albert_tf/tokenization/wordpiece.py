@@ -148,10 +148,18 @@ class BertTokenizer:
                 for piece in self.wordpiece.tokenize(token)]
 
 
-def load_vocab(vocab_file: str) -> "collections.OrderedDict[str, int]":
+# What a WordPiece vocab must hold: the packing tokens, and the piece of an unknown word.
+WORDPIECE_SPECIAL_TOKENS = ("[CLS]", "[SEP]", UNK_TOKEN)
+
+
+def load_vocab(vocab_file: str, required=()) -> "collections.OrderedDict[str, int]":
     """Token → id from a vocab file; first field per line; ids by first occurrence (as the original).
 
     A duplicated line does not take an id, so later ids shift (BERT uses line numbers instead).
+    Checked here, once: a missing or empty file, a line that is not UTF-8 (the original dropped
+    its bytes, so a GBK or Latin-1 vocab loaded with shifted ids) and a token of `required`
+    (`WORDPIECE_SPECIAL_TOKENS` for a WordPiece tokenizer) that is absent are a `TokenizerError`
+    naming the file (and the line, or the token).
     """
     # Imported here, not at the top: the tokenizers stay TensorFlow-free to import, for the
     # pretraining-data worker processes that only tokenize.
@@ -161,11 +169,22 @@ def load_vocab(vocab_file: str) -> "collections.OrderedDict[str, int]":
         raise TokenizerError(f"vocab file not found: {vocab_file}")
     vocab: "collections.OrderedDict[str, int]" = collections.OrderedDict()
     with tf.io.gfile.GFile(vocab_file, "rb") as reader:
-        for raw in reader:
-            line = convert_to_unicode(raw)
+        for number, raw in enumerate(reader, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise TokenizerError(
+                    f"{vocab_file}:{number}: not UTF-8 (byte 0x{raw[error.start]:02x} at column "
+                    f"{error.start + 1}); a vocab file is UTF-8 text, one token a line") from None
             token = line.strip().split()[0] if line.strip() else " "
             if token not in vocab:
                 vocab[token] = len(vocab)
+    if not vocab.keys() - {" "}:  # nothing, or blank lines only
+        raise TokenizerError(f"{vocab_file}: empty vocab file (expected one token a line)")
+    for token in required:
+        if token not in vocab:
+            raise TokenizerError(f"{vocab_file}: has no {token} token (a WordPiece vocab needs "
+                                 f"{', '.join(required)}), {len(vocab)} tokens read")
     return vocab
 
 
@@ -179,9 +198,7 @@ class WordpiecePieces:
     WORD_MARK = "\u2581"
 
     def __init__(self, vocab_file, do_lower_case: bool = True):
-        self.vocab = load_vocab(vocab_file)
-        if UNK_TOKEN not in self.vocab:
-            raise TokenizerError(f"vocab file {vocab_file} has no {UNK_TOKEN}")
+        self.vocab = load_vocab(vocab_file, WORDPIECE_SPECIAL_TOKENS)
         self.tokens = {index: token for token, index in self.vocab.items()}
         self.basic = BasicTokenizer(do_lower_case=do_lower_case)
         self.wordpiece = WordpieceTokenizer(self.vocab)

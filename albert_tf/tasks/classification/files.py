@@ -8,6 +8,13 @@
   column. Ids default to the row number (from 1).
 * Labels are strings (class names) or, for `--task_type=regression`, numbers.
 
+Nothing is coerced silently: a JSONL text must be a JSON string, a class label a string or a whole
+number (1 is the class "1"; true, 0.0 and null are refused), an id a string or a whole number; a
+regression target must be a finite number (nan and inf are refused here, not found as a NaN loss
+later); a header must name each column once (a JSON object each key once); a test file's ids must
+be unique and not empty. A label's surrounding spaces are dropped, and two training labels that
+differ only in case (`Pos`, `pos`) are refused unless `--label_list` names both.
+
 Every bad row is one `CustomDataError` naming the file, the line (the JSON line for JSONL; the
 first line of a CSV record that spans several), and the column: a missing column, an empty text,
 a label not in `--label_list` or never seen in training, a non-numeric regression target, bytes
@@ -20,6 +27,7 @@ import csv
 import dataclasses
 import io
 import json
+import math
 
 import tensorflow as tf
 
@@ -84,6 +92,7 @@ def read_rows(path: str, file_format: str) -> list[Row]:
                 continue  # a blank line
             if header is None:
                 header = [name.strip() for name in record]
+                _check_header(path, line, header)
                 continue
             if len(record) != len(header):
                 raise CustomDataError(
@@ -106,10 +115,13 @@ def _jsonl_rows(path: str, text: str) -> list[Row]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(line, object_pairs_hook=_object_once)
         except json.JSONDecodeError as error:
             raise CustomDataError(f"{path}:{number}: column {error.colno}: not valid JSON "
                                   f"({error.msg})") from None
+        except _RepeatedKey as repeated:
+            raise CustomDataError(f"{path}:{number}: key {repeated.args[0]!r} appears twice in "
+                                  "the object (the last one would win)") from None
         if not isinstance(value, dict):
             raise CustomDataError(f"{path}:{number}: expected a JSON object per line, got "
                                   f"{type(value).__name__}")
@@ -155,12 +167,15 @@ class CustomReader:
             flags.pop("label")
         if split != "test" and "id" in flags and flags["id"][1] not in first:
             flags.pop("id")  # ids matter for test_predictions.tsv only
-        examples = []
+        examples, ids = [], {}
         for index, row in enumerate(rows, start=1):
             values = {}
             for field, (flag, name) in flags.items():
                 if name not in row.values:
                     raise self._missing(path, row, name, flag, list(row.values))
+                if self.file_format == "jsonl":
+                    _check_json_value(row.values[name], field, self.regression,
+                                      f"{path}:{row.line}: key {name!r} ({flag})")
                 values[field] = _cell(row.values[name])
             where = f"{path}:{row.line}"
             for field in ("text_a", "text_b"):
@@ -178,9 +193,16 @@ class CustomReader:
                     except ValueError:
                         raise CustomDataError(f"{where}: {column}: regression target {label!r} "
                                               f"is not a number") from None
+                    if not math.isfinite(label):
+                        raise CustomDataError(f"{where}: {column}: regression target "
+                                              f"{values['label'].strip()!r} is not a finite "
+                                              "number")
                 elif not label:
                     raise CustomDataError(f"{where}: {column}: empty label")
             guid = values.get("id", str(index))
+            if split == "test" and "id" in values:
+                _check_test_id(guid, row.line, ids, f"{where}: column {flags['id'][1]!r} "
+                                                    f"({flags['id'][0]})")
             examples.append(InputExample(
                 guid, self.process_text(values["text_a"]),
                 self.process_text(values["text_b"]) if "text_b" in values else None, label,
@@ -192,6 +214,12 @@ def resolve_labels(train_examples, train_file: str, label_list: list[str] | None
     """The label names in id order: `label_list`, else the sorted set of the training labels;
     every training label must be in it and the training file must hold at least 2 classes."""
     seen = sorted({e.label for e in train_examples})
+    clash = None if label_list else case_clash([e.label for e in train_examples])
+    if clash:
+        first, later = (train_examples[i] for i in clash)
+        raise CustomDataError(f"labels {later.label!r} ({later.source}) and {first.label!r} "
+                              f"({first.source}) differ only in case: one class or two? Write "
+                              "one spelling, or name both in --label_list")
     if label_list:
         for example in train_examples:
             if example.label not in label_list:
@@ -222,3 +250,74 @@ def parse_label_list(value) -> list[str] | None:
     if isinstance(value, (list, tuple)):
         return [str(v) for v in value]
     return [part.strip() for part in str(value).split(",") if part.strip()]
+
+
+# ----------------------------------------------------------------------------- no silent coercion
+
+def case_clash(labels) -> tuple[int, int] | None:
+    """(index of a label, index of a later one spelt differently that differs only in case), or
+    None: such labels would become two classes."""
+    first = {}
+    for index, label in enumerate(labels):
+        key = str(label).casefold()
+        if key in first and labels[first[key]] != label:
+            return first[key], index
+        first.setdefault(key, index)
+    return None
+
+
+def _check_header(path: str, line: int, header: list) -> None:
+    columns = {}
+    for number, name in enumerate(header, start=1):
+        if name and name in columns:  # unnamed columns cannot be chosen by a flag anyway
+            raise CustomDataError(f"{path}:{line}: column {name!r} appears twice in the header "
+                                  f"(columns {columns[name]} and {number}); the last one would "
+                                  "win")
+        columns.setdefault(name, number)
+
+
+class _RepeatedKey(Exception):
+    """A JSON object naming a key twice (json.loads would keep the last)."""
+
+
+def _object_once(pairs) -> dict:
+    keys = set()
+    for key, _ in pairs:
+        if key in keys:
+            raise _RepeatedKey(key)
+        keys.add(key)
+    return dict(pairs)
+
+
+def _json_kind(value) -> str:
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return f"number {json.dumps(value)}"
+    return {list: "list", dict: "object", str: "string"}.get(type(value), type(value).__name__)
+
+
+def _check_json_value(value, field: str, regression: bool, where: str) -> None:
+    """A JSONL value is used as written, or refused: never trained on as its JSON text."""
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if field in ("text_a", "text_b") and not isinstance(value, str):
+        raise CustomDataError(f"{where}: expected a string, got {_json_kind(value)}")
+    if field == "id" and not (isinstance(value, str) or whole):
+        raise CustomDataError(f"{where}: expected a string or a whole number, got "
+                              f"{_json_kind(value)}")
+    if field == "label" and regression and not (
+            isinstance(value, (str, float)) or whole):
+        raise CustomDataError(f"{where}: {_json_kind(value)} is not a regression target (a "
+                              "number)")
+    if field == "label" and not regression and not (isinstance(value, str) or whole):
+        raise CustomDataError(f"{where}: {_json_kind(value)} is not a class label (a string, or "
+                              "a whole number such as 1)")
+
+
+def _check_test_id(guid: str, line: int, ids: dict, where: str) -> None:
+    """An id names its test row (and the row's predictions): each must be there, once."""
+    if not guid.strip():
+        raise CustomDataError(f"{where}: empty id")
+    if guid in ids:
+        raise CustomDataError(f"{where}: id {guid!r} repeats line {ids[guid]}")
+    ids[guid] = line

@@ -34,6 +34,7 @@ from albert_tf.io_utils import write_text_atomically
 from albert_tf.run_config import ScheduleConfig
 from albert_tf.tasks.classification import results
 from albert_tf.tasks.classification.config import ClassifierRunConfig
+from albert_tf.tasks.classification.files import case_clash
 from albert_tf.tasks.classification.sources import MemorySource
 from albert_tf.tasks.classification.task import classification_driver
 from albert_tf.tasks.keras_bridge import KerasCallbacks, as_examples, is_dataset
@@ -66,6 +67,9 @@ class TextClassifier:
             raise TextClassifierError("spm_model_file= (or vocab_file= for a WordPiece model) is "
                                       "required: the model folder holds none of "
                                       f"{', '.join(SPM_NAMES + VOCAB_NAMES)}")
+        if int(max_seq_length) < 3:  # [CLS] one piece [SEP]
+            raise TextClassifierError(f"max_seq_length= must be at least 3, got "
+                                      f"{max_seq_length}")
         if labels is not None and num_classes is not None and len(labels) != num_classes:
             raise TextClassifierError(f"labels= names {len(labels)} classes but num_classes="
                                       f"{num_classes}")
@@ -163,8 +167,8 @@ class TextClassifier:
     # ---------------------------------------------------------------- arguments
     @staticmethod
     def _label_name(label, where: str) -> str:
-        if isinstance(label, bool) or not isinstance(label, (str, int)) and \
-                type(label).__module__ != "numpy":
+        # One rule for Python and numpy values: 1.0 would be a class "1.0", True a class "True".
+        if isinstance(label, (bool, np.bool_)) or not isinstance(label, (str, int, np.integer)):
             raise TextClassifierError(f"{where}: a label must be a name (str) or a class id (int), "
                                       f"got {type(label).__name__}")
         name = str(label)
@@ -257,6 +261,12 @@ class TextClassifier:
         splits = {"train": (texts, names)}
         known = self.labels, self.is_pair
         if self.labels is None:  # the sorted set of the training labels, as run_classifier's
+            clash = case_clash(names)
+            if clash:
+                first, later = clash
+                raise TextClassifierError(f"labels[{later}] {names[later]!r} and labels[{first}] "
+                                          f"{names[first]!r} differ only in case: one class or "
+                                          "two? Give one spelling, or labels= naming both")
             seen = sorted(set(names))
             if len(seen) < 2:
                 raise TextClassifierError(f"labels: {len(seen)} class ({', '.join(seen)}); a "
@@ -347,7 +357,11 @@ class TextClassifier:
         """`run_classifier.py --export_dir`'s SavedModel (serving_default and serve_text with
         probabilities, predictions and labels) in `<export_dir>/<version>`; returns that path."""
         self._check_ready()
-        config = self._run_config(export_dir=os.path.abspath(export_dir))
+        export_dir = os.path.abspath(os.fspath(export_dir))
+        if os.path.exists(export_dir) and not os.path.isdir(export_dir):
+            raise TextClassifierError(f"{export_dir}: exists and is not a folder (exports go "
+                                      f"to {export_dir}/<version>)")
+        config = self._run_config(export_dir=export_dir)
         return self._driver(config, {}, bool(self.is_pair)).run()["export"]
 
     def __repr__(self):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from albert_tf.run_config import RunConfig, ScheduleConfig
+from albert_tf.run_config import RunConfig, ScheduleConfig, check_at_least
 
 
 @dataclasses.dataclass
@@ -22,3 +22,8 @@ class PretrainingRunConfig(RunConfig):
     schedule: ScheduleConfig = dataclasses.field(default_factory=lambda: ScheduleConfig(
         train_batch_size=4096, eval_batch_size=64, optimizer="lamb", learning_rate=0.00176,
         num_train_steps=125000, num_warmup_steps=3125, save_checkpoints_steps=5000))
+
+    def __post_init__(self):
+        # The records' shapes: [CLS] A [SEP] B [SEP], and at least one masked position.
+        check_at_least(self, "max_seq_length", 5)
+        check_at_least(self, "max_predictions_per_seq", 1)

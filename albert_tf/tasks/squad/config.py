@@ -6,7 +6,8 @@ import dataclasses
 
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
-from albert_tf.run_config import ScheduleConfig, TextTaskConfig, parse_tflite_kinds
+from albert_tf.run_config import (ScheduleConfig, TextTaskConfig, check_at_least,
+                                  parse_tflite_kinds)
 
 
 @dataclasses.dataclass
@@ -32,6 +33,16 @@ class SquadRunConfig(TextTaskConfig):
     tflite: str = ""  # kinds of TFLite file written beside the export (v1.1 only)
     schedule: ScheduleConfig = dataclasses.field(
         default_factory=lambda: ScheduleConfig(keep_checkpoint_max=0))
+
+    # Counts of pieces, windows or answers: below 1 a window never advances (--doc_stride=0
+    # looped for ever) or nothing is predicted.
+    COUNTS = ("doc_stride", "max_query_length", "max_answer_length", "n_best_size",
+              "start_n_top", "end_n_top")
+
+    def __post_init__(self):
+        super().__post_init__()
+        for name in self.COUNTS:
+            check_at_least(self, name, 1)
 
     def validate(self, config: AlbertConfig) -> None:
         if not (self.do_train or self.do_predict or self.export_dir):

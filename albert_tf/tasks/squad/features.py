@@ -39,6 +39,9 @@ class SquadFeature:
 
 def doc_spans(num_tokens: int, max_tokens_for_doc: int, doc_stride: int) -> list:
     """(start, length) windows: advance by min(length, doc_stride) until one reaches the end."""
+    if doc_stride < 1 or max_tokens_for_doc < 1:  # a window that never advances: no end
+        raise ValueError(f"doc_stride ({doc_stride}) and max_tokens_for_doc "
+                         f"({max_tokens_for_doc}) must be at least 1")
     spans = []
     start = 0
     while start < num_tokens:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from albert_tf.errors import UsageError
 from albert_tf.run_config import ScheduleConfig, TextTaskConfig
 
 # The flags of run_ner.py (types and help in `cli_flags.FLAG_TABLE`, defaults from the config).
@@ -37,6 +38,12 @@ class NerRunConfig(TextTaskConfig):
     shuffle_buffer: int = 1000
     seed: int | None = None
     schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not 1 <= self.stride <= int(self.max_seq_length) - 2:
+            raise UsageError(f"--doc_stride must be between 1 and --max_seq_length - 2 "
+                             f"({int(self.max_seq_length) - 2}), got {self.doc_stride}")
 
     @property
     def stride(self) -> int:

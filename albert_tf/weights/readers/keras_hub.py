@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
@@ -59,16 +60,26 @@ def _reshape(value, how, hidden):
     return value
 
 
+@contextlib.contextmanager
+def _read_h5(path: str):
+    """The HDF5 file at `path`; any h5py error while it is read (a truncated or overwritten file
+    fails at the open, or only at the first group read) is a `SourceError` naming the file."""
+    try:
+        with h5py.File(path, "r") as handle:
+            yield handle
+    except SourceError:
+        raise
+    except (OSError, RuntimeError, KeyError, ValueError) as error:
+        raise SourceError(f"{path}: cannot read it as HDF5 ({error}); the file is damaged or not "
+                          "keras-hub weights") from None
+
+
 def backbone_to_tf1(weights_file: str, config) -> dict:
     """TF1-named arrays of a keras-hub backbone's `model.weights.h5`, by each layer's name."""
     backbone = {name: rows for _, name, rows in kn.BACKBONE}
     block = {name: rows for _, name, rows in kn.BLOCK}
     arrays = {}
-    try:
-        handle = h5py.File(weights_file, "r")
-    except OSError as error:
-        raise SourceError(f"{weights_file}: cannot read it as HDF5 ({error})") from None
-    with handle:
+    with _read_h5(weights_file) as handle:
         layers = handle.get("layers", {})
         for key in layers:
             values, name = _vars(layers[key])
@@ -89,7 +100,7 @@ def backbone_to_tf1(weights_file: str, config) -> dict:
 def classifier_to_tf1(task_weights_file: str) -> dict:
     rows = {name: r for _, name, r in kn.CLASSIFIER}
     arrays = {}
-    with h5py.File(task_weights_file, "r") as handle:
+    with _read_h5(task_weights_file) as handle:
         layers = handle.get("layers", {})
         for key in layers:
             values, name = _vars(layers[key])
@@ -108,7 +119,7 @@ def masked_lm_to_tf1(task_weights_file: str) -> dict:
     logits are not keras-hub's exactly (6.5e-4 max on logits of scale 1 for a small random
     model measured against keras-hub 0.32; the encoder is exact)."""
     arrays = {}
-    with h5py.File(task_weights_file, "r") as handle:
+    with _read_h5(task_weights_file) as handle:
         layers = handle.get("layers", {})
         for key in layers:
             values, name = _vars(layers[key])
