@@ -69,3 +69,12 @@ def test_load_vocab_alone_reads_any_utf8_token_list(tmp_path):
     assert list(tokenization.load_vocab(path)) == ["<pad>", "<unk>", "▁the"]
     with pytest.raises(TokenizerError, match="not UTF-8"):
         tokenization.load_vocab(_write(tmp_path / "latin.vocab", ["café"], "latin-1"))
+
+
+def test_pretraining_data_names_the_vocab_missing_mask(tmp_path):
+    # create_pretraining_data.py's [MASK]: the file was not named ("the vocabulary has no ...").
+    from albert_tf.pretraining_data.sentence_tokens import SentenceEncoder
+
+    path = _write(tmp_path / "vocab.txt", [t for t in GOOD if t != "[MASK]"])
+    with pytest.raises(TokenizerError, match=re.escape(f"{path}: has no [MASK] token")):
+        SentenceEncoder(FullTokenizer(path, True))

@@ -67,9 +67,10 @@ class SentenceEncoder:
         self._to_id = to_id
         # What the original writes for a random replacement `vocab_words[k]`: its id.
         self.replacement_ids = [to_id(word) for word in vocab_words]
-        self.cls_id = self._special_id("[CLS]", to_id, unk)
-        self.sep_id = self._special_id("[SEP]", to_id, unk)
-        self.mask_id = self._special_id("[MASK]", to_id, unk)
+        source = tokenizer.spm_model_file or tokenizer.vocab_file or "the vocabulary"
+        self.cls_id = self._special_id("[CLS]", to_id, unk, source)
+        self.sep_id = self._special_id("[SEP]", to_id, unk, source)
+        self.mask_id = self._special_id("[MASK]", to_id, unk, source)
         # Specials carry the start flag: the original sets token_boundary 1 for [CLS]/[SEP].
         self.cls_code = self.cls_id * 2 + 1
         self.sep_code = self.sep_id * 2 + 1
@@ -82,13 +83,13 @@ class SentenceEncoder:
                 [unk] + [i for i, p in enumerate(pieces) if tokenization.is_digit_comma_piece(p)])
 
     @staticmethod
-    def _special_id(token, to_id, unk):
+    def _special_id(token, to_id, unk, source):
         try:
             token_id = to_id(token)
         except KeyError:
             token_id = None
         if token_id is None or token_id == unk:
-            raise tokenization.TokenizerError(f"the vocabulary has no {token} token")
+            raise tokenization.TokenizerError(f"{source}: has no {token} token")
         return token_id
 
     def _load_sp(self):
