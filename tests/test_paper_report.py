@@ -43,7 +43,8 @@ def test_results_have_every_section_and_the_papers_numbers(tmp_path):
     assert [r["row"] for r in results["sharing"]["rows"]] == ["all", "attention", "ffn", "none"]
     assert results["sharing"]["rows"][0]["paper"]["E=128"]["params_m"] == 12
     e_rows = results["embedding_size"]["rows"]
-    assert [r["paper"]["E"] for r in e_rows] == [64, 128, 256, 768]
+    assert [r["embedding_size"] for r in e_rows] == [16, 32, 128]
+    assert [r["paper"]["E"] for r in e_rows] == [64, 128, 768]
     speed = results["speed"]
     assert speed["baseline"] == "sop-share_none-E32"
     assert {r["model"]: r["speedup"] for r in speed["rows"]}[speed["baseline"]] == 1.0

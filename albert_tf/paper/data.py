@@ -21,10 +21,10 @@ import os
 from absl import logging
 
 from albert_tf.errors import InputError, UsageError
-from albert_tf.io_utils import glob_inputs, write_text_atomically
+from albert_tf.io_utils import write_text_atomically
 from albert_tf.paper.heldout import heldout_records
 from albert_tf.paper.plan import PaperOptions
-from albert_tf.pretraining_data import engines
+from albert_tf.pretraining_data import documents, engines
 from albert_tf.pretraining_data.options import PretrainingDataOptions
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.train_spm import train_sentencepiece
@@ -33,30 +33,11 @@ KINDS = ("train_sop", "train_nsp", "heldout_sop", "heldout_nsp")
 MIN_DOCUMENTS = 4
 
 
-class NoInputError(InputError, FileNotFoundError):
-    """--input_file names no file."""
-
-
-def input_files(pattern: str) -> list[str]:
-    return glob_inputs(pattern, NoInputError, no_match="--input_file: no file matches {pattern!r}",
-                       empty="--input_file is empty")
-
-
 def iter_documents(files):
-    """Documents (lists of non-blank lines) of the files: a blank line ends a document, as in
-    create_pretraining_data's input format; undecodable bytes are replaced."""
-    current = []
-    for path in files:
-        with open(path, encoding="utf-8-sig", errors="replace") as reader:
-            for line in reader:
-                line = line.strip()
-                if line:
-                    current.append(line)
-                elif current:
-                    yield current
-                    current = []
-    if current:
-        yield current
+    """Documents (lists of non-blank lines) of the files, read as the generator reads them (a
+    blank line ends a document; undecodable lines skipped and logged)."""
+    counters = documents.InputCounters()
+    return documents.iter_documents(documents.iter_lines(files, counters), str.strip, counters)
 
 
 def split_documents(files, train_path: str, heldout_path: str, heldout_fraction: float) -> dict:
@@ -147,7 +128,7 @@ def tokenizer_vocab_size(tokenizer: dict, do_lower_case: bool) -> int:
 
 def build_data(options: PaperOptions, progress=print) -> dict:
     """Makes (or reuses) `<output_dir>/data`; returns data.json's `result`."""
-    files = input_files(options.input_file)
+    files = documents.expand_input_patterns(options.input_file)
     directory = os.path.join(options.output_dir, "data")
     marker = os.path.join(directory, "data.json")
     settings = data_settings(options, files)

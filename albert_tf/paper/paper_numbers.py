@@ -50,13 +50,16 @@ FIGURE1 = ("ALBERT's layer-to-layer transitions are much smoother than BERT's (i
 
 
 def paper_e(e: int, default_e: int, hidden_size: int, grid) -> int | None:
-    """The paper's E that our E stands for: H ↔ 768, the default ↔ 128, and otherwise by rank
-    when our grid has the paper's 4 sizes; None when there is no counterpart."""
+    """The paper's E that our E stands for, by its role: E=H ↔ 768, the default ↔ 128, one
+    below the default ↔ 64, one between the default and H ↔ 256 (None for any other)."""
     if e == hidden_size:
         return 768
     if e == default_e:
         return 128
-    ours = sorted(set(grid))
-    if len(ours) == 4 and e in ours:
-        return (64, 128, 256, 768)[ours.index(e)]
+    below = sorted(g for g in set(grid) if g < default_e)
+    between = sorted(g for g in set(grid) if default_e < g < hidden_size)
+    if below and e == below[-1]:
+        return 64
+    if between and e == between[0]:
+        return 256
     return None
