@@ -1,10 +1,15 @@
-"""The paper run's plan: every section of the paper, each distinct model once, sizes that follow H."""
+"""The paper run's plan: every section of the paper, each distinct model once, sizes that
+follow H; its command line's errors."""
+
+import subprocess
+import sys
 
 import pytest
 
 from albert_tf.errors import UsageError
 from albert_tf.paper.plan import (OBJECTIVES, SECTIONS, SHARING, ModelSpec, PaperOptions,
                                   build_plan, figure_models, speed_baseline)
+from support.paths import REPO
 
 
 def _options(**changes):
@@ -66,3 +71,18 @@ def test_bad_values_are_one_usage_error_naming_the_flags():
         PaperOptions.create(quick=True, output_dir="out")
     with pytest.raises(UsageError, match="not a multiple"):
         _options(hidden_size=100, num_attention_heads=3)
+
+
+def test_the_command_line_fails_with_one_error_line(tmp_path):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "albert_tf.paper", *args], cwd=REPO,
+                              capture_output=True, text=True, timeout=300)
+
+    bad = run(f"--input_file={tmp_path / 'x.txt'}", f"--output_dir={tmp_path / 'out'}", "--quick",
+              "--steps=0", "--embedding_sizes=8,16")
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip().splitlines()[-1] == "error: --steps must be at least 1, got 0"
+    missing = run("--quick")
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines()[-1].startswith("error: missing required flags")
+    assert not (tmp_path / "out").exists()

@@ -5,9 +5,9 @@ a tokenizer, and four record sets made by the normal pretraining-data engine:
 
 Held-out records come from documents no model trains on (every k-th document); both held-out
 sets are balanced, and the SOP one leaves out the generator's random-document pairs, so it is
-order alone (`heldout`). `data.json`,
-written last, records the settings; a re-run with the same settings reuses everything, one with
-other settings is refused (the models in the folder were trained on this data).
+order alone (`heldout`). `data.json`, written last, records the settings; a re-run with the same
+settings reuses everything, one with other settings is refused (the models in the folder were
+trained on this data). The output_dir is a local folder; inputs may be anywhere tf.io.gfile reads.
 """
 
 from __future__ import annotations
@@ -53,18 +53,21 @@ def split_documents(files, train_path: str, heldout_path: str, heldout_fraction:
             counts[f"{part}_documents"] += 1
             counts[f"{part}_lines"] += len(document)
     total = counts["train_documents"] + counts["heldout_documents"]
-    if total < MIN_DOCUMENTS or counts["heldout_documents"] == 0:
+    if total < max(every, MIN_DOCUMENTS):
         raise InputError(
-            f"--input_file={','.join(files)} holds {total} document(s); the paper run needs at "
-            f"least {MIN_DOCUMENTS} (documents are separated by blank lines, one sentence a line), "
-            "so that some can be held out and NSP can draw other documents")
+            f"--input_file={','.join(files)} holds {total} document(s); with --heldout_fraction="
+            f"{heldout_fraction} every {every}th is held out, so the paper run needs at least "
+            f"{max(every, MIN_DOCUMENTS)} (documents are separated by blank lines, one sentence a "
+            "line; NSP draws its negatives from other documents)")
     os.replace(train_path + ".tmp", train_path)
     os.replace(heldout_path + ".tmp", heldout_path)
     return counts
 
 
 def _fingerprint(files) -> list:
-    return [[os.path.abspath(p), os.path.getsize(p), int(os.path.getmtime(p))] for p in files]
+    """Name, size and (local files) modification time of each input."""
+    return [[p if "://" in p else os.path.abspath(p), documents.file_size(p),
+             None if "://" in p else int(os.path.getmtime(p))] for p in files]
 
 
 def data_settings(options: PaperOptions, files) -> dict:

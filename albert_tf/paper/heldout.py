@@ -28,9 +28,9 @@ RUN = 8  # tokens: long enough that a run is (nearly always) unique to one docum
 
 def segments(features: dict, row: int) -> tuple[list, list]:
     """(A ids, B ids) of one unmasked record: [CLS] A [SEP] B [SEP] then padding."""
-    ids = features["input_ids"][row]
-    length = int(features["input_mask"][row].sum())
-    len_a = int(((features["segment_ids"][row] == 0) & (features["input_mask"][row] == 1)).sum()) - 2
+    ids, mask = features["input_ids"][row], features["input_mask"][row]
+    length = int(mask.sum())
+    len_a = int(((features["segment_ids"][row] == 0) & (mask == 1)).sum()) - 2
     return list(ids[1:1 + len_a]), list(ids[len_a + 2:length - 1])
 
 

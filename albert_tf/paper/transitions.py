@@ -8,6 +8,9 @@ so the text is the original) or plain text packed into [CLS] … [SEP] windows.
 
 from __future__ import annotations
 
+import glob
+import os
+
 import numpy as np
 import tensorflow as tf
 
@@ -140,6 +143,9 @@ def input_batches(input_file, max_seq_length, max_examples, batch_size, tokenize
 
 def load_encoder(init_checkpoint, albert_config_file=None, spm_model_file=None, vocab_file=None):
     """(encoder with the source's weights, (spm_model_file, vocab_file)) for any weight source."""
+    local = "://" not in init_checkpoint
+    if local and not (os.path.exists(init_checkpoint) or glob.glob(init_checkpoint + ".*")):
+        raise InputError(f"--init_checkpoint={init_checkpoint}: no such file or folder")
     files = resolve_model_files(init_checkpoint, albert_config_file, spm_model_file, vocab_file)
     if files.albert_config is None:
         raise UsageError(f"--init_checkpoint={init_checkpoint} holds no model config: pass "
