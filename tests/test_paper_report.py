@@ -15,22 +15,23 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def _inputs(tmp_path, sop_on_nsp=0.70, nsp_on_sop=0.50):
     options = PaperOptions.create(quick=True, input_file="text.txt", output_dir=str(tmp_path))
     plan = build_plan(options)
-    scores, trained = {}, {}
+    scores, trained, timed = {}, {}, {}
     for index, spec in enumerate(plan.models):
         scores[spec.name] = {"mlm_accuracy": 0.3, "nsp_accuracy": 0.6, "sop_accuracy": 0.6,
                              "parameters": 1000 * (index + 1), "embedding_parameters": 500}
         trained[spec.name] = {"steps_per_second": 2.0 + index}
+        timed[spec.name] = {"steps_per_second": 3.0 + index, "rounds": [3.0 + index]}
     scores["sop-share_all-E32"]["nsp_accuracy"] = sop_on_nsp
     scores["nsp-share_all-E32"]["sop_accuracy"] = nsp_on_sop
     curve = {"layers": [1, 2], "l2_distance": [3.0, 1.0], "cosine_similarity": [0.5, 0.9],
              "angle_degrees": [60.0, 25.0], "tokens": 10}
     data = {"vocab_size": 8000, "train_documents": 9, "train_lines": 90}
-    return options, plan, data, trained, scores, {"all-shared": curve, "not-shared": curve}
+    return options, plan, data, trained, scores, timed, {"all-shared": curve, "not-shared": curve}
 
 
 def _results(tmp_path, **kw):
-    options, plan, data, trained, scores, curves = _inputs(tmp_path, **kw)
-    return report.build_results(options, plan, data, trained, scores, curves, 16, 12.0)
+    options, plan, data, trained, scores, timed, curves = _inputs(tmp_path, **kw)
+    return report.build_results(options, plan, data, trained, scores, timed, curves, 16, 12.0)
 
 
 def test_results_have_every_section_and_the_papers_numbers(tmp_path):
@@ -47,7 +48,9 @@ def test_results_have_every_section_and_the_papers_numbers(tmp_path):
     assert [r["paper"]["E"] for r in e_rows] == [64, 128, 768]
     speed = results["speed"]
     assert speed["baseline"] == "sop-share_none-E32"
-    assert {r["model"]: r["speedup"] for r in speed["rows"]}[speed["baseline"]] == 1.0
+    rows = {r["model"]: r for r in speed["rows"]}
+    assert rows[speed["baseline"]]["speedup"] == 1.0
+    assert rows["sop-share_all-E32"]["logged_steps_per_second"] == 4.0
     assert set(results["layer_smoothness"]) >= {"all-shared", "not-shared", "smoothness"}
     json.dumps(results)  # serializable as it is
 

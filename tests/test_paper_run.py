@@ -13,7 +13,7 @@ import tensorflow as tf
 from albert_tf.data import schema
 from albert_tf.errors import UsageError
 from albert_tf.paper import data as paper_data
-from albert_tf.paper import scoring, training, transitions
+from albert_tf.paper import scoring, speed, training, transitions
 from albert_tf.paper.plan import ModelSpec, PaperOptions
 from albert_tf.training import Runtime
 from support.paths import FIXTURES, REPO
@@ -115,6 +115,17 @@ def test_scores_and_figure_1_curve(run, monkeypatch):
     assert found["parameters"] < not_shared["parameters"]
     monkeypatch.setattr(scoring, "load_pretrainer", None)  # a second call reads the cache
     assert scoring.score_model(run["runtime"], options, run["models"][0], data, True) == found
+
+
+def test_speed_is_timed_in_turns_and_kept(run, monkeypatch):
+    timed = speed.measure(run["runtime"], run["options"], run["models"], run["data"], rounds=2,
+                          steps=2, printer=lambda *a, **k: None)
+    assert set(timed) == {spec.name for spec in run["models"]}
+    for result in timed.values():
+        assert result["steps_per_second"] > 0 and len(result["rounds"]) == 2
+    monkeypatch.setattr(speed, "_train_step", None)  # the same models again: speed.json
+    assert speed.measure(run["runtime"], run["options"], run["models"], run["data"], rounds=2,
+                         steps=2, printer=lambda *a, **k: None) == timed
 
 
 def test_records_are_measured_on_their_original_text(run):

@@ -59,18 +59,20 @@ def embedding_size(plan: Plan, scores: dict, options: PaperOptions) -> dict:
     return {"rows": rows}
 
 
-def speed(plan: Plan, trained: dict, options: PaperOptions) -> dict:
+def speed(plan: Plan, trained: dict, timed: dict, options: PaperOptions) -> dict:
     base = speed_baseline(options).name
-    base_rate = trained.get(base, {}).get("steps_per_second", float("nan"))
-    rows = [{"model": spec.name, "steps_per_second": trained[spec.name]["steps_per_second"],
-             "speedup": trained[spec.name]["steps_per_second"] / base_rate if base_rate else None}
+    base_rate = timed.get(base, {}).get("steps_per_second")
+    rows = [{"model": spec.name, "steps_per_second": timed[spec.name]["steps_per_second"],
+             "speedup": timed[spec.name]["steps_per_second"] / base_rate if base_rate else None,
+             "rounds": timed[spec.name]["rounds"],
+             "logged_steps_per_second": trained[spec.name].get("steps_per_second")}
             for spec in plan.models]
     return {"baseline": base, "rows": rows, "paper_table2_speedup": paper.TABLE2_SPEEDUP,
-            "note": "steps/s of each model relative to the not-shared one, measured in this run "
-                    "(median of the logged intervals, the first one, which holds the graph "
-                    "tracing, left out); sharing saves parameters, not arithmetic, so at equal "
-                    "H and L the speeds differ by little; the paper's speedups compare models "
-                    "of different H and L on TPUs"}
+            "note": "training steps/s of each model relative to the not-shared one, timed in "
+                    "this run with the models taking turns (median of the rounds); sharing "
+                    "saves parameters, not arithmetic, so at equal H and L the speeds differ by "
+                    "little; the paper's speedups compare models of different H and L on TPUs, "
+                    "where fewer parameters also mean less communication"}
 
 
 def layer_smoothness(curves: dict, examples: int) -> dict:
@@ -88,7 +90,7 @@ def scale(options: PaperOptions, data: dict, parameters: int) -> str:
 
 
 def build_results(options: PaperOptions, plan: Plan, data: dict, trained: dict, scores: dict,
-                  curves: dict, curve_examples: int, elapsed_s: float) -> dict:
+                  timed: dict, curves: dict, curve_examples: int, elapsed_s: float) -> dict:
     base = plan.rows("inter_sentence")[-1][1]  # SOP, all-shared, default E
     settings = {k: (list(v) if isinstance(v, tuple) else v)
                 for k, v in vars(options).items() if k != "runtime"}
@@ -98,7 +100,7 @@ def build_results(options: PaperOptions, plan: Plan, data: dict, trained: dict, 
         "sharing": sharing(plan, scores, options),
         "embedding_size": embedding_size(plan, scores, options),
         "layer_smoothness": layer_smoothness(curves, curve_examples),
-        "speed": speed(plan, trained, options),
+        "speed": speed(plan, trained, timed, options),
         "figures": [],
         "models": {spec.name: {"objective": spec.objective, "share": spec.share,
                                "embedding_size": spec.embedding_size, **scores[spec.name],
@@ -159,9 +161,9 @@ def render(results: dict) -> str:
                       _num(r["paper"].get("avg"))] for r in results["embedding_size"]["rows"]])
     spd = results["speed"]
     lines += ["", "## Table 2's speedup column", "", spd["note"] + ".", ""]
-    lines += _table(["model", "steps/s", "speedup"],
-                    [[r["model"], _num(r["steps_per_second"], 2), _num(r["speedup"], 2)]
-                     for r in spd["rows"]])
+    lines += _table(["model", "steps/s", "speedup", "steps/s logged while training"],
+                    [[r["model"], _num(r["steps_per_second"], 2), _num(r["speedup"], 2),
+                      _num(r["logged_steps_per_second"], 2)] for r in spd["rows"]])
     lines += ["", "Paper (relative to BERT-large): " + ", ".join(
         f"{k} {v}x" for k, v in spd["paper_table2_speedup"].items()) + ".", ""]
     smooth = results["layer_smoothness"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from albert_tf.paper import plots, report
+from albert_tf.paper import plots, report, speed
 from albert_tf.paper.data import build_data
 from albert_tf.paper.plan import PaperOptions, build_plan, figure_models
 from albert_tf.paper.scoring import FIGURE_EXAMPLES, score_model
@@ -42,7 +42,8 @@ def _run(options: PaperOptions, printer) -> dict:
         scores[spec.name] = score_model(runtime, options, spec, data, spec.name in figure)
         if spec.name in figure:
             curves[figure[spec.name]] = scores[spec.name].pop("layer_smoothness")
-    results = report.build_results(options, plan, data, trained, scores, curves,
+    timed = speed.measure(runtime, options, plan.models, data, printer=printer)
+    results = report.build_results(options, plan, data, trained, scores, timed, curves,
                                    min(FIGURE_EXAMPLES, data["heldout_sop_instances"]),
                                    time.time() - start)
     results["figures"] = plots.write_all(results, options.output_dir, printer)
