@@ -80,6 +80,7 @@ FLAG_TABLE = {
     "dropout_prob": ("float", "Dropout in the head (SQuAD v2: the answerability head; RACE: the pooled output)."),
     "high_only": ("bool", "Only the high-school level."),
     "middle_only": ("bool", "Only the middle-school level."),
+    "sentence_order_loss_weight": ("float", "Weight of the sentence-order (or next-sentence) loss in the pretraining loss: 1 is the original's MLM + SOP; 0 trains the masked LM alone (the paper's 'None' row of Table 5)."),
     "masked_lm_budget": ("integer", "The original's unimplemented on-the-fly masking; must stay 0."),
     # Pretraining data.
     "input_file_mode": ("string", "'r': input must be UTF-8 (see --undecodable_lines); 'rb': undecodable bytes are dropped, as the original's WordPiece path did."),

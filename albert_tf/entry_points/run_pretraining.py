@@ -10,7 +10,7 @@ FLAGS = """
     max_predictions_per_seq do_train do_eval train_batch_size eval_batch_size optimizer
     learning_rate poly_power num_train_steps num_warmup_steps start_warmup_step
     save_checkpoints_steps keep_checkpoint_max max_eval_steps init_from_group0
-    masked_lm_budget"""
+    masked_lm_budget sentence_order_loss_weight"""
 
 
 def main(_):

@@ -19,6 +19,8 @@ class PretrainingRunConfig(RunConfig):
     init_from_group0: bool = False
     masked_lm_budget: int = 0
     shuffle_seed: int | None = None
+    # Ours: the weight of the sentence-order (or NSP) loss in the total; 0 trains MLM alone.
+    sentence_order_loss_weight: float = 1.0
     schedule: ScheduleConfig = dataclasses.field(default_factory=lambda: ScheduleConfig(
         train_batch_size=4096, eval_batch_size=64, optimizer="lamb", learning_rate=0.00176,
         num_train_steps=125000, num_warmup_steps=3125, save_checkpoints_steps=5000))

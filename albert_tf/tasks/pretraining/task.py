@@ -87,6 +87,9 @@ class PretrainingTask(Task):
         cfg.require("albert_config_file", "input_file", "output_dir")
         if not cfg.do_train and not cfg.do_eval:
             raise UsageError("At least one of `do_train` or `do_eval` must be True.")
+        if not cfg.sentence_order_loss_weight >= 0:
+            raise UsageError("--sentence_order_loss_weight must be >= 0 (0 trains the masked LM "
+                             f"alone), got {cfg.sentence_order_loss_weight}")
         if cfg.masked_lm_budget:
             raise UsageError("--masked_lm_budget is not supported: the original never "
                              "implemented on-the-fly masking (its model reads the masked_lm_* "
@@ -114,7 +117,7 @@ class PretrainingTask(Task):
         return AlbertPretrainer(self.albert_config)
 
     def objective(self):
-        return pretraining_objective()
+        return pretraining_objective(self.config.sentence_order_loss_weight)
 
     def train_dataset_fn(self):
         cfg = self.config
@@ -132,7 +135,7 @@ class PretrainingTask(Task):
     def evaluate(self, model) -> dict:
         cfg = self.config
         if self._eval_step is None:
-            self._eval_step = EvalStep(self.runtime, model, pretraining_objective())
+            self._eval_step = EvalStep(self.runtime, model, self.objective())
         data = self.runtime.strategy.distribute_datasets_from_function(
             dataset_fn(self.files, cfg.max_seq_length, cfg.max_predictions_per_seq,
                        cfg.schedule.eval_batch_size, False))
