@@ -30,10 +30,11 @@ from albert_tf.models import AlbertClassifier, AlbertSquadV1, AlbertSquadV2
 from albert_tf.serving import reference
 from albert_tf.serving.encoder import build_module
 from albert_tf.serving.preprocessing import build_preprocessing
-from albert_tf.serving import tflite
 from albert_tf.serving.publish import Publication
 from albert_tf.serving.saved_model import resolve_path, staged_saved_model
+from albert_tf.serving.tflite import FOLDER as TFLITE_FOLDER
 from albert_tf.serving.tflite import parse_kinds
+from albert_tf.serving.tflite import writer as tflite_writer
 from albert_tf.serving.verify import compare, verify_in_fresh_process
 from albert_tf.tasks.classification.export import ClassifierServing
 from albert_tf.tasks.squad.export import SquadServing
@@ -186,18 +187,18 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     with Publication() as publication:
         for name, module, signatures, check, atol in exports:
             model, args = lite_models.get(name, (None, {}))
-            write = model is not None and tflite.writer(
+            write = model is not None and tflite_writer(
                 model, max_seq_length, tflite_kinds, spm_model_file=files.spm_model_file,
                 vocab_file=None if files.spm_model_file else files.vocab_file,
                 do_lower_case=do_lower_case, verify=verify, **args)
             with staged_saved_model(module, os.path.join(export_dir, name), signatures, version,
-                                    (tflite.FOLDER,) if write else (), publication) as stage:
+                                    (TFLITE_FOLDER,) if write else (), publication) as stage:
                 if verify:
                     calls, expected = check()
                     result[f"{name}_check"] = compare(
                         expected, verify_in_fresh_process(stage.path, calls), atol)
                 if write:
-                    lite_files[name] = stage, write(stage.extra(tflite.FOLDER))
+                    lite_files[name] = stage, write(stage.extra(TFLITE_FOLDER))
             result[name] = stage
     # Published together (versions are final only now).
     for name, _, _, _, _ in exports:

@@ -164,3 +164,29 @@ def test_a_version_given_explicitly_never_moves(tmp_path):
         write_saved_model(root, base, signatures, version=4,
                           verify=lambda _: pytest.fail("the work started"))
     assert sorted(os.listdir(base)) == ["3", "4"]
+
+
+def test_a_wordpiece_squad_export_carries_its_vocabulary(tmp_path):
+    """run_squad --vocab_file --tflite: the vocabulary lies beside the TFLite file (issue 27,
+    item 5), named in squad.json, as for the SentencePiece model."""
+    from albert_tf import AlbertConfig
+    from albert_tf.tasks.squad.config import SquadRunConfig
+    from albert_tf.tasks.squad.task import SquadTask
+    from support.configs import READING_TINY
+    from support.wordpiece_vocab import build_vocab
+
+    vocab = build_vocab(tmp_path / "vocab.txt", ["a question about a context"])
+    config = AlbertConfig(**{**READING_TINY, "vocab_size": len(vocab)})
+    config.to_json_file(tmp_path / "albert_config.json")
+    task = SquadTask(SquadRunConfig.from_flat(dict(
+        albert_config_file=str(tmp_path / "albert_config.json"), vocab_file=str(tmp_path / "vocab.txt"),
+        output_dir=str(tmp_path / "out"), do_predict=True, predict_file="p.json",
+        predict_feature_file="p.tfrecord", predict_feature_left_file="p.jsonl",
+        max_seq_length=32, doc_stride=16, max_query_length=8, export_dir=str(tmp_path / "e"),
+        tflite="float32")))
+    task.export(task.build_model(), str(tmp_path / "e"))
+    folder = tmp_path / "e" / "tflite" / "1"
+    assert sorted(os.listdir(folder)) == ["squad.float32.tflite", "squad.json", "vocab.txt"]
+    meta = json.loads((folder / "squad.json").read_text())
+    assert meta["vocab_file"] == "vocab.txt" and "spm_model_file" not in meta
+    assert (folder / "vocab.txt").read_text() == (tmp_path / "vocab.txt").read_text()
