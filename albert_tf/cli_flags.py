@@ -15,7 +15,7 @@ FLAG_TABLE = {
     "init_from_group0": ("bool", "Initialise every group from group_0 of --init_checkpoint."),
     "output_dir": ("string", "Where checkpoints, results and logs are written."),
     "export_dir": ("string", "Where SavedModels are written, each in a numeric version sub-directory."),
-    "tflite": ("string", "Also write TFLite files (builtin ops only) to <export_dir>/tflite: comma-separated kinds of float32, float16, dynamic_int8."),
+    "tflite": ("string", "Also write TFLite files (builtin ops only) to <export_dir>/tflite/<version>, versioned with the SavedModel <export_dir>/<version> (export_saved_model.py: <export_dir>/<name>/tflite/<version>): comma-separated kinds of float32, float16, dynamic_int8."),
     # What to run.
     "do_train": ("bool", "Whether to run training."),
     "do_eval": ("bool", "Whether to evaluate checkpoints."),

@@ -109,19 +109,104 @@ def _remove(path: str) -> None:
         gfile.remove(path)
 
 
+_DISK_FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+
+
+def disk_full_reason(error: BaseException) -> str | None:
+    """"No space left on device" (or the file size limit, the quota) when `error` is a write that
+    failed for want of space: an OSError, or TensorFlow's file errors, which carry only the text
+    (`<path>; No space left on device`, raised as ResourceExhaustedError); else None."""
+    number = getattr(error, "errno", None)
+    if isinstance(number, int) and number in _DISK_FULL:
+        return os.strerror(number)
+    text = str(getattr(error, "message", None) or error)
+    for number in _DISK_FULL:
+        if os.strerror(number) in text:
+            return os.strerror(number)
+    return None
+
+
+def error_path(error: BaseException) -> str | None:
+    """The file a failed write names: an OSError's filename, or the `<path>; <reason>` head of
+    TensorFlow's file errors."""
+    filename = getattr(error, "filename", None)
+    if filename:
+        return os.fspath(filename)
+    text = str(getattr(error, "message", None) or "")
+    head = text.split("; ", 1)[0].strip() if "; " in text else ""
+    return head if head and ("/" in head or os.sep in head) and "\n" not in head else None
+
+
+def describe_disk(path) -> str:
+    """'the disk mounted at /data has 1.2 MB free': where `path` is written (a local path)."""
+    path = os.path.abspath(os.fspath(path))
+    if not _is_local(path):
+        return f"the storage of {path}"
+    folder = path
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    mount = folder
+    while not os.path.ismount(mount):
+        mount = os.path.dirname(mount)
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return f"the disk mounted at {mount}"
+    return f"the disk mounted at {mount} has {free / 1e6:.1f} MB free"
+
+
+def _dangling_link(path: str) -> str | None:
+    """The target of `path` (or of a folder above it) when it is a symbolic link to nothing."""
+    probe = path
+    while probe and os.path.dirname(probe) != probe:
+        if os.path.islink(probe) and not os.path.exists(probe):
+            return f"{probe} is a symbolic link to {os.readlink(probe)}, which does not exist"
+        probe = os.path.dirname(probe)
+    return None
+
+
+def check_output_path(path) -> None:
+    """Refuses, naming the user's path, an output that is (or lies under) a symbolic link to
+    nothing: a rename onto it would fail with the name of a hidden temporary instead."""
+    path = os.fspath(path)
+    if _is_local(path):
+        dangling = _dangling_link(os.path.abspath(path))
+        if dangling:
+            raise OutputError(f"{path}: cannot write there: {dangling}; remove the link or point "
+                              "it at an existing folder")
+
+
+def _remove_stale_temporaries_of(path: str) -> None:
+    """Removes the temporaries of `path` left by writers that died (kill -9): the hidden
+    `.<name>.tmp-<pid>-*` of a process that no longer runs."""
+    head, tail = os.path.split(path)
+    if not _is_local(path) or not os.path.isdir(head or "."):
+        return
+    start = f".{tail}.tmp-"
+    with os.scandir(head or ".") as entries:
+        stale = [entry.path for entry in entries if entry.name.startswith(start)]
+    for name in stale:
+        match = _TEMPORARY.match(os.path.basename(name))
+        if match and int(match.group(2)) != os.getpid() and not _pid_alive(int(match.group(2))):
+            shutil.rmtree(name, ignore_errors=True) if os.path.isdir(name) else os.remove(name)
+
+
 @contextlib.contextmanager
 def atomic_output(path, directory: bool = False, overwrite: bool = True):
     """Yields a temporary path to write `path` under; renames it to `path` when the block ends
     without an error, removes it otherwise. `directory=True` for a folder (a SavedModel), which
-    never replaces an existing folder. A full disk or a missing parent is an `OutputError`
-    naming `path`."""
+    never replaces an existing folder. A full disk, a missing parent or a dangling symbolic link
+    is an `OutputError` naming `path`. Temporaries of `path` left by a killed writer are removed
+    first."""
     path = os.fspath(path)
     gfile = _gfile()
+    check_output_path(path)
     parent = os.path.dirname(path)
     if parent:
         gfile.makedirs(parent)
     if directory and gfile.exists(path):
         raise OutputError(f"{path} already exists; refusing to replace it")
+    _remove_stale_temporaries_of(path)
     tmp = temporary_name(path)
     try:
         yield tmp
@@ -131,11 +216,12 @@ def atomic_output(path, directory: bool = False, overwrite: bool = True):
             gfile.rename(tmp, path)
         else:
             gfile.rename(tmp, path, overwrite=overwrite)
-    except OSError as error:
+    except Exception as error:  # noqa: B902 - OSError, or TensorFlow's file errors (OpError)
         if isinstance(error, OutputError):
             raise
-        if error.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
-            raise OutputError(f"{path}: could not write it ({os.strerror(error.errno)}); "
+        reason = disk_full_reason(error)
+        if reason is not None:
+            raise OutputError(f"{path}: could not write it ({reason}; {describe_disk(path)}); "
                               "nothing was written") from None
         raise
     finally:

@@ -7,17 +7,19 @@ Under `export_dir`:
   masked-LM head, `sop` when it has the sentence-order head);
 * `preprocessing/<v>`: raw text → ids (when there is a SentencePiece model or a vocabulary);
 * `classifier/<v>`: when the source has a classification head, run_classifier's export
-  (`serving_default` on serialized Examples, `serve_text(text_a, text_b)`; an empty `text_b`
-  is a single sentence), labels from the source (HF `id2label`) when it names them;
+  (`serving_default` on serialized Examples; `serve_text(text_a)` for one text and
+  `serve_pair(text_a, text_b)` for two, as the source does not say which its task reads),
+  labels from the source (HF `id2label`, our run's labels.json) when it names them;
 * `squad/<v>`: when the source has a span head, run_squad's export (`serving_default` on ids →
   start/end logits, `answer_text` on raw question/context).
+* with `tflite`: `<name>/tflite/<v>/` beside each SavedModel with a TFLite form (encoder,
+  classifier, SQuAD v1.1): the files converted from that same model.
 Every module is checked in a fresh process against the Keras model before any version folder
-appears; they are published together.
+appears; everything (SavedModels and TFLite files) is published together, or nothing.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 import numpy as np
@@ -30,8 +32,11 @@ from albert_tf.models import AlbertClassifier, AlbertSquadV1, AlbertSquadV2
 from albert_tf.serving import reference
 from albert_tf.serving.encoder import build_module
 from albert_tf.serving.preprocessing import build_preprocessing
+from albert_tf.serving.publish import Publication
 from albert_tf.serving.saved_model import resolve_path, staged_saved_model
-from albert_tf.serving.tflite import export_tflite, parse_kinds
+from albert_tf.serving.tflite import FOLDER as TFLITE_FOLDER
+from albert_tf.serving.tflite import parse_kinds
+from albert_tf.serving.tflite import writer as tflite_writer
 from albert_tf.serving.verify import compare, verify_in_fresh_process
 from albert_tf.tasks.classification.export import ClassifierServing
 from albert_tf.tasks.squad.export import SquadServing
@@ -64,8 +69,10 @@ def _load(model, source, init_from_group0):
 def _classifier(config, source, files, max_seq_length, do_lower_case, init_from_group0):
     model = _load(AlbertClassifier(config, source.num_labels), source, init_from_group0)
     labels = source.labels if source.labels and len(source.labels) == source.num_labels else None
+    # A source does not say whether its task reads one text or two: both signatures
+    # (serve_text(text_a), serve_pair(text_a, text_b)).
     serving = ClassifierServing(model, max_seq_length, files.spm_model_file, do_lower_case,
-                                pair=True, label_names=labels, vocab_file=files.vocab_file,
+                                pair=None, label_names=labels, vocab_file=files.vocab_file,
                                 albert_text_rules=albert_text_rules(source))
     root, signatures = serving.module()
     tflite_args = {"label_names": labels}
@@ -77,8 +84,10 @@ def _classifier(config, source, files, max_seq_length, do_lower_case, init_from_
         expected = {"serving_default": _numpy(serving.serve_examples(tf.constant(examples)))}
         if "serve_text" in signatures:
             text_a, text_b = (np.array(t) for t in SAMPLE_TEXT)
-            calls["serve_text"] = {"text_a": text_a, "text_b": text_b}
-            expected["serve_text"] = _numpy(serving.serve_pair(tf.constant(text_a),
+            calls["serve_text"] = {"text_a": text_a}
+            expected["serve_text"] = _numpy(serving.serve_single(tf.constant(text_a)))
+            calls["serve_pair"] = {"text_a": text_a, "text_b": text_b}
+            expected["serve_pair"] = _numpy(serving.serve_pair(tf.constant(text_a),
                                                                tf.constant(text_b)))
         return calls, expected
 
@@ -139,8 +148,10 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     `max_seq_length` defaults to the source's preprocessor length (keras-hub), else 512 or the
     model's max_position_embeddings if smaller;
     `do_lower_case` to the source's tokenizer setting (keras-hub: none), else True.
-    `tflite` (kinds, see `serving.tflite.KINDS`): also `<export_dir>/tflite/<name>.<kind>.tflite`
-    for the encoder and each head with a TFLite form, converted once the SavedModels are out."""
+    `tflite` (kinds, see `serving.tflite.KINDS`): also `<export_dir>/<name>/tflite/<version>/`
+    (`<name>.<kind>.tflite`, `<name>.json`, the tokenizer) for the encoder and each head with a
+    TFLite form, versioned with the SavedModel `<export_dir>/<name>/<version>` it came from.
+    Nothing is published until every SavedModel and TFLite file is written and checked."""
     tflite_kinds = parse_kinds(tflite)
     # Checked before the source is read: 0 was taken for "the default", -3 written as a folder.
     if max_seq_length is not None and int(max_seq_length) < 3:
@@ -190,26 +201,34 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     heads = [("classifier", _classifier)] if "classifier" in source.heads else []
     if "squad_v1" in source.heads or "squad_v2" in source.heads:
         heads.append(("squad", _squad))
-    lite_models = [("encoder", encoder, {})]
+    lite_models = {"encoder": (encoder, {})}
     for name, build in heads:
         root, signatures, check, (model, lite_args) = build(
             config, source, files, max_seq_length, do_lower_case, init_from_group0)
         exports.append((name, root, signatures, check, 1e-5))
         if model is not None:
-            lite_models.append((name, model, lite_args))
-    with contextlib.ExitStack() as publish:
+            lite_models[name] = (model, lite_args)
+    lite_files = {}  # name -> (stage, write) of the TFLite files published with its SavedModel
+    with Publication() as publication:
         for name, module, signatures, check, atol in exports:
-            tmp, result[name] = publish.enter_context(staged_saved_model(
-                module, os.path.join(export_dir, name), signatures, version))
-            if verify:
-                calls, expected = check()
-                result[f"{name}_check"] = compare(expected, verify_in_fresh_process(tmp, calls),
-                                                  atol)
-    if tflite_kinds:
-        lite_dir = os.path.join(export_dir, "tflite")
-        result["tflite"] = {name: export_tflite(
-            model, lite_dir, max_seq_length, tflite_kinds, spm_model_file=files.spm_model_file,
-            vocab_file=None if files.spm_model_file else files.vocab_file,
-            do_lower_case=do_lower_case, verify=verify, **args) for name, model, args in lite_models}
+            model, args = lite_models.get(name, (None, {}))
+            write = model is not None and tflite_writer(
+                model, max_seq_length, tflite_kinds, spm_model_file=files.spm_model_file,
+                vocab_file=None if files.spm_model_file else files.vocab_file,
+                do_lower_case=do_lower_case, verify=verify, **args)
+            with staged_saved_model(module, os.path.join(export_dir, name), signatures, version,
+                                    (TFLITE_FOLDER,) if write else (), publication) as stage:
+                if verify:
+                    calls, expected = check()
+                    result[f"{name}_check"] = compare(
+                        expected, verify_in_fresh_process(stage.path, calls), atol)
+                if write:
+                    lite_files[name] = stage, write(stage.extra(TFLITE_FOLDER))
+            result[name] = stage
+    # Published together (versions are final only now).
+    for name, _, _, _, _ in exports:
+        result[name] = result[name].target
+    if lite_files:
+        result["tflite"] = {name: {key: stage.final_path(path) for key, path in written.items()}
+                            for name, (stage, written) in lite_files.items()}
     return result
-

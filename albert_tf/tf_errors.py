@@ -6,6 +6,8 @@ import re
 
 import tensorflow as tf
 
+from albert_tf.io_utils import describe_disk, disk_full_reason, error_path
+
 _NODE = re.compile(r"\s*\[\[.*?\]\]|\s*\{\{.*?\}\}|\s*\(0\) .*?:\s*")
 _SIZE = re.compile(r"Key: (\w+)\.\s*Data types don't match|Key: (\w+), Index: \d+\.\s*Number of "
                    r"(?:int64|float) values != expected\.\s*Values size: (\d+) but output shape: "
@@ -56,5 +58,10 @@ def describe_tf_error(error: BaseException, path: str | None = None) -> str | No
         if mismatch:
             return where + mismatch
     if isinstance(error, tf.errors.ResourceExhaustedError):
+        reason = disk_full_reason(error)
+        if reason is not None:  # TensorFlow reports a full disk as RESOURCE_EXHAUSTED too
+            path = error_path(error) or path
+            return (f"{path + ': ' if path else ''}could not write it ({reason}; "
+                    f"{describe_disk(path or '.')})")
         return f"{where}out of memory ({first_line(error.message)}); lower the batch size"
     return where + first_line(error.message)

@@ -35,10 +35,11 @@ def test_cli_exports_an_original_checkpoint_and_verifies_it(tmp_path, fixtures_d
     assert max(result["encoder_check"].values()) <= 1e-5
     assert "mlm/mlm_logits" in result["encoder_check"] and "sop/sop_log_probs" in result["encoder_check"]
     assert max(result["preprocessing_check"].values()) == 0
-    # --tflite: the encoder file (of the pretrainer's encoder) and the tokenizer beside it.
-    assert result["tflite"]["encoder"]["dynamic_int8"] == str(tmp_path / "tflite" / "encoder.dynamic_int8.tflite")
-    assert sorted(os.listdir(tmp_path / "tflite")) == ["encoder.dynamic_int8.tflite", "encoder.json",
-                                                       "spm.model"]
+    # --tflite: the encoder file (of the pretrainer's encoder) and the tokenizer beside it,
+    # versioned with the SavedModel encoder/1: encoder/tflite/1.
+    folder = tmp_path / "encoder" / "tflite" / "1"
+    assert result["tflite"]["encoder"]["dynamic_int8"] == str(folder / "encoder.dynamic_int8.tflite")
+    assert sorted(os.listdir(folder)) == ["encoder.dynamic_int8.tflite", "encoder.json", "spm.model"]
 
 
 def test_our_training_checkpoints_load_for_export(tmp_path):
@@ -179,3 +180,33 @@ def test_cli_exports_wordpiece_preprocessing_with_vocab_file_only(tmp_path):
     asset = info["vocab_file"].numpy().decode()
     assert asset.startswith(result["preprocessing"])
     assert open(asset, encoding="utf-8").read().split() == vocab
+
+
+def test_our_run_classifier_output_dir_exports_with_its_label_names(tmp_path):
+    """--init_checkpoint=<a run_classifier output_dir>: the classifier export serves the names
+    of its labels.json (`labels`), its TFLite JSON holds them (issue 27, item 5), and its
+    `serve_text` takes one text, `serve_pair` two (item 6)."""
+    from albert_tf.models import AlbertClassifier
+
+    import tensorflow_text  # noqa: F401  (the WordPiece ops of serve_text)
+
+    config = _tiny()
+    config.to_json_file(tmp_path / "albert_config.json")
+    run = tmp_path / "run"
+    CheckpointState(run, AlbertClassifier(config, 3), create_optimizer(1e-3, 10, 1, "adamw")).save(step=2)
+    labels = ["negative", "positive", "neutral"]
+    (run / "labels.json").write_text(json.dumps(labels))
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "quick", "fox", "film", "."]
+    (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    result = export_source(str(run), str(tmp_path / "exports"), str(tmp_path / "albert_config.json"),
+                           vocab_file=str(tmp_path / "vocab.txt"), max_seq_length=16,
+                           verify=False, tflite="float32")
+    assert result["classifier"] == str(tmp_path / "exports" / "classifier" / "1")
+    meta = json.loads(open(result["tflite"]["classifier"]["metadata"]).read())
+    assert meta["label_names"] == labels and meta["vocab_file"] == "vocab.txt"
+    served = tf.saved_model.load(result["classifier"]).signatures
+    one = served["serve_text"](text_a=tf.constant(["the quick fox", "a film"]))
+    two = served["serve_pair"](text_a=tf.constant(["the quick fox"]), text_b=tf.constant(["film"]))
+    assert {x.decode() for x in one["labels"].numpy()} | {two["labels"].numpy()[0].decode()} <= set(labels)
+    np.testing.assert_array_equal(
+        one["labels"].numpy(), np.array(labels, dtype=object)[one["predictions"].numpy()].astype(bytes))

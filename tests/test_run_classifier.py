@@ -1,8 +1,10 @@
 """run_classifier.py end to end on real GLUE data (MRPC) with a tiny model: train, evaluate,
 keep the best checkpoint, predict test, export, and query the export in a fresh process."""
 
+import hashlib
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -132,7 +134,7 @@ def test_tflite_files_classify_raw_text_as_the_export(run_dir, data_dir):
     raw = read_tsv(str(data_dir / "glue" / "MRPC" / "test.tsv"))[1:9]
     text_a, text_b = [f[3] for _, f in raw], [f[4] for _, f in raw]
     expected = np.loadtxt(run_dir / "output" / "test_results.tsv", delimiter="\t")[:8]
-    folder = run_dir / "export" / "tflite"
+    folder = run_dir / "export" / "tflite" / "1"  # versioned with the SavedModel export/1
     full = LiteClassifier.from_folder(folder, kind="float32")
     assert full.label_names == ["0", "1"] and full.max_seq_length == SEQ
     np.testing.assert_allclose(full.predict(text_a, text_b), expected, atol=1e-4)
@@ -141,6 +143,32 @@ def test_tflite_files_classify_raw_text_as_the_export(run_dir, data_dir):
     assert sorted(os.listdir(folder)) == ["classifier.dynamic_int8.tflite",
                                           "classifier.float32.tflite", "classifier.json",
                                           "spm.model"]
+
+
+def test_a_second_export_with_other_kinds_leaves_the_first_byte_identical(run_dir, data_dir,
+                                                                         spm_model, tmp_path):
+    """run_classifier --export_dir=<the same> --tflite=<other kinds> again (issue 27, item 2):
+    a new version of both, export/2 and export/tflite/2; export 1's files unchanged."""
+    def tree(folder):
+        return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in folder.rglob("*") if p.is_file()}
+
+    export = tmp_path / "export"
+    shutil.copytree(run_dir / "export", export)
+    before = tree(export)
+    args = [f"--data_dir={data_dir / 'glue'}", "--task_name=MRPC",
+            f"--albert_config_file={run_dir / 'albert_config.json'}",
+            f"--spm_model_file={spm_model}", f"--output_dir={run_dir / 'output'}",
+            f"--max_seq_length={SEQ}", f"--export_dir={export}", "--tflite=float16"]
+    done = run_entry_point("run_classifier.py", args)
+    assert done.returncode == 0, done.stderr[-3000:]
+    after = tree(export)
+    assert {k: v for k, v in after.items() if k in before} == before
+    assert sorted(os.listdir(export / "tflite" / "2")) == ["classifier.float16.tflite",
+                                                           "classifier.json", "spm.model"]
+    assert (export / "2" / "saved_model.pb").exists()
+    meta = json.loads((export / "tflite" / "2" / "classifier.json").read_text())
+    assert list(meta["files"]) == ["float16"] and meta["label_names"] == ["0", "1"]
 
 
 # The original run_classifier.py's flags and defaults; NaN for threshold_to_export means "not set".

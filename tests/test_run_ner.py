@@ -184,7 +184,7 @@ def test_serving_default_and_tflite_on_the_cli_windows(run):
         sentence, word = batch["example_index"].numpy()[r], batch["word_ids"].numpy()[r, c]
         assert served["tags"].numpy()[r, c].decode() == predicted[sentence][word]
         assert LABELS[served["tag_ids"].numpy()[r, c]] == predicted[sentence][word]
-    folder = root / "export" / "tflite"
+    folder = root / "export" / "tflite" / _export(root).name  # versioned with the SavedModel
     metadata = json.loads((folder / "token_classifier.json").read_text())
     assert metadata["label_names"] == LABELS and metadata["max_seq_length"] == SEQ
     lite = interpreter_runner(str(folder / "token_classifier.float32.tflite"))

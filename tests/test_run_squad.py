@@ -67,9 +67,10 @@ def test_v1_script_trains_and_predicts_every_question(data_dir, spm_model, confi
         max_query_length=24, predict_batch_size=32, export_dir=str(tmp_path / "export"),
         tflite="float32"))
     again = run_squad(run)
-    meta = json.loads((tmp_path / "export" / "tflite" / "squad.json").read_text())
+    # The TFLite files are versioned with the SavedModel export/1: export/tflite/1.
+    meta = json.loads((tmp_path / "export" / "tflite" / "1" / "squad.json").read_text())
     assert meta["outputs"] == ["start_logits", "end_logits"] and meta["max_seq_length"] == 96
-    assert (tmp_path / "export" / "tflite" / "squad.float32.tflite").exists()
+    assert (tmp_path / "export" / "tflite" / "1" / "squad.float32.tflite").exists()
     assert (tmp_path / "p.jsonl").stat().st_mtime_ns == stamp
     assert json.loads((tmp_path / "o2" / "predictions.json").read_text()) == predictions
     assert set(again) == {"exact_match", "f1"}

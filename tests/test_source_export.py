@@ -71,7 +71,10 @@ def served(tmp_path_factory):
             calls = {"serving_default": {"input": _examples(feed)}}
             if name == "keras_hub/classifier":
                 texts = expected(*name.split("/"))["texts"]
-                calls["serve_text"] = {"text_a": texts, "text_b": np.array([""] * len(texts))}
+                # A source does not say whether its task reads one text or two: serve_text
+                # takes one, serve_pair two (an empty text_b is a single text).
+                calls["serve_text"] = {"text_a": texts}
+                calls["serve_pair"] = {"text_a": texts, "text_b": np.array([""] * len(texts))}
             requests[name + ":classifier"] = (result["classifier"], calls)
         if "squad" in result:
             requests[name + ":squad"] = (result["squad"], {"serving_default": original})
@@ -124,6 +127,8 @@ def test_keras_hub_classifier_serves_raw_text_as_keras_hub(served):
                  "probabilities")
     assert_close(got["serve_text"]["probabilities"], _softmax(want["text_logits"]),
                  "text probabilities")
+    assert_close(got["serve_pair"]["probabilities"], _softmax(want["text_logits"]),
+                 "pair probabilities (empty text_b)")
     assert results["keras_hub/classifier"]["heads"] == ["classifier"]
 
 
@@ -148,10 +153,14 @@ def test_hf_classifier_with_tflite_writes_encoder_and_classifier_files(tmp_path)
 
     result = export_source(interop("hf", "classifier"), str(tmp_path / "exports"),
                            max_seq_length=LENGTH, verify=False, tflite="float32")
-    files = sorted(os.listdir(tmp_path / "exports" / "tflite"))
-    assert {"encoder.float32.tflite", "classifier.float32.tflite", "classifier.json",
-            "spiece.model"} <= set(files), files
-    assert result["tflite"]["classifier"]["float32"].endswith("classifier.float32.tflite")
+    # Versioned with the SavedModel each came from: <export_dir>/<name>/tflite/<version>.
+    exports = tmp_path / "exports"
+    assert sorted(os.listdir(exports / "encoder" / "tflite" / "1")) == [
+        "encoder.float32.tflite", "encoder.json", "spiece.model"]
+    assert sorted(os.listdir(exports / "classifier" / "tflite" / "1")) == [
+        "classifier.float32.tflite", "classifier.json", "spiece.model"]
+    assert result["tflite"]["classifier"]["float32"] == str(
+        exports / "classifier" / "tflite" / "1" / "classifier.float32.tflite")
     runner = interpreter_runner(result["tflite"]["classifier"]["float32"])
     feed = inputs()
     probabilities = np.concatenate([runner(

@@ -253,7 +253,9 @@ def lite(options: DemoOptions, finetuned: dict) -> dict:
     import numpy as np
 
     directory = options.path("lite")
-    folder = os.path.join(os.path.dirname(finetuned["export_dir"]), "tflite")
+    # The TFLite files of the SavedModel <export>/<n> are <export>/tflite/<n>.
+    export, version = os.path.split(finetuned["export_dir"])
+    folder = os.path.join(export, "tflite", version)
 
     def fn():
         with open(options.path("corpus", "task", "SST-2", "dev.tsv"), encoding="utf-8") as f:

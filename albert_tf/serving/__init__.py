@@ -11,7 +11,10 @@
 - `text_inputs`: the input rule of every raw-text signature (`checked_text`).
 - `verify`: loading an export in a fresh process and comparing its answers.
 - `reference`: the Keras model a weight source holds and the outputs an export must match.
-- `tflite`: TFLite conversion (builtin ops only); `lite`: running those files on raw text.
+- `publish`: the folders of one export (a SavedModel, its TFLite files in `<base>/tflite/<n>`)
+  staged under temporary names and published together at the next free version.
+- `tflite`: TFLite conversion (builtin ops only); `tflite_file`: a .tflite file checked before
+  an interpreter opens it; `lite`: running those files on raw text.
 
 Task exports (`tasks/glue/export.py`, `tasks/squad/export.py`) write through the same
 `write_saved_model` and follow the same text input rule; `albert_tf.source_export` (above the

@@ -25,6 +25,7 @@ import numpy as np
 from albert_tf import tokenization
 from albert_tf.tokenization import pack_pair
 from albert_tf.errors import InputError
+from albert_tf.serving.tflite_file import read_tflite
 
 
 def _interpreter_class():
@@ -40,17 +41,31 @@ def _interpreter_class():
 
 
 class LiteRunner:
-    """One .tflite signature; inputs of any batch (the inputs are resized when it changes)."""
+    """One .tflite signature; inputs of any batch (the inputs are resized when it changes).
+    A file is checked (`tflite_file.read_tflite`) before the interpreter sees it: a damaged
+    one is an `InputError` naming it, never a crash of the process."""
 
     def __init__(self, model_path=None, model_content=None, num_threads=None):
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*Interpreter is deprecated.*")
-            self.interpreter = _interpreter_class()(
-                model_path=None if model_path is None else os.fspath(model_path),
-                model_content=model_content, num_threads=num_threads or os.cpu_count())
-        self.runner = self.interpreter.get_signature_runner()
-        self.input_details = self.runner.get_input_details()
-        self.max_seq_length = int(next(iter(self.input_details.values()))["shape"][1])
+        label = "the TFLite model" if model_path is None else os.fspath(model_path)
+        if model_path is not None:
+            model_content, signatures = read_tflite(model_path)
+            self.outputs = next(iter(signatures.values()))["outputs"]
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*Interpreter is deprecated.*")
+                self.interpreter = _interpreter_class()(
+                    model_content=model_content, num_threads=num_threads or os.cpu_count())
+            self.runner = self.interpreter.get_signature_runner()
+            self.input_details = self.runner.get_input_details()
+            self.outputs = list(self.runner.get_output_details())
+        except (ValueError, RuntimeError) as error:  # what the interpreter says of a bad file
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise InputError(f"{label}: the TFLite runtime cannot run it ({first})") from None
+        shape = next(iter(self.input_details.values()))["shape"]
+        if len(shape) != 2:
+            raise InputError(f"{label}: inputs of shape {list(shape)}; expected "
+                             "[batch, max_seq_length] (a file written by albert_tf's export)")
+        self.max_seq_length = int(shape[1])
 
     def __call__(self, **inputs) -> dict:
         feed = {name: np.asarray(inputs[name], np.int32) for name in self.input_details}
@@ -69,6 +84,11 @@ class _LiteTextModel:
                              "needed to tokenize text")
         self.path = os.fspath(tflite_file)
         self.model = LiteRunner(self.path, num_threads=num_threads)
+        missing = [name for name in self.OUTPUTS if name not in self.model.outputs]
+        if missing:
+            raise InputError(f"{self.path}: has the outputs {', '.join(self.model.outputs)}, not "
+                             f"{', '.join(missing)}: not a {type(self).__name__} file"
+                             f"{_other_kind(self.model.outputs)}")
         self.max_seq_length = self.model.max_seq_length
         self.metadata = metadata or {}
         self.do_lower_case = do_lower_case
@@ -79,17 +99,13 @@ class _LiteTextModel:
     def from_folder(cls, folder, kind: str = "dynamic_int8", name: str | None = None, **kwargs):
         """The `<name>.<kind>.tflite` of a folder written by `export_tflite`, with the tokenizer
         and settings of its `<name>.json`."""
-        folder = os.fspath(folder)
         name = name or cls.FILE_NAME
+        folder = find_folder(os.fspath(folder), name)
         meta_path = os.path.join(folder, f"{name}.json")
-        if not os.path.exists(meta_path):
-            raise InputError(f"{meta_path} not found (write it with export_saved_model.py "
-                             "--tflite or an --export_dir run with --tflite)")
-        with open(meta_path, encoding="utf-8") as reader:
-            meta = json.load(reader)
-        if kind not in meta.get("files", {}):
+        meta = read_metadata(meta_path)
+        if kind not in meta["files"]:
             raise InputError(f"{meta_path}: no {kind} file (written: "
-                             f"{', '.join(meta.get('files', {})) or 'none'})")
+                             f"{', '.join(meta['files']) or 'none'})")
         joined = {k: os.path.join(folder, meta[k]) for k in ("spm_model_file", "vocab_file")
                   if meta.get(k)}
         return cls(os.path.join(folder, meta["files"][kind]), do_lower_case=meta["do_lower_case"],
@@ -128,6 +144,7 @@ class LiteEncoder(_LiteTextModel):
     """`encode(texts)` → {"pooled_output" [B,H], "sequence_output" [B,S,H]}."""
 
     FILE_NAME = "encoder"
+    OUTPUTS = ("pooled_output", "sequence_output")
 
     def encode(self, texts, text_pairs=None) -> dict:
         return self.run(texts, text_pairs)
@@ -138,6 +155,16 @@ class LiteClassifier(_LiteTextModel):
     the export has none)."""
 
     FILE_NAME = "classifier"
+    OUTPUTS = ("probabilities",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        names = self.label_names
+        if names is not None:
+            shape = self.model.runner.get_output_details()["probabilities"]["shape"]
+            if len(names) != int(shape[-1]):
+                raise InputError(f"{self.path}: {len(names)} label names in its JSON (key "
+                                 f"label_names) for {int(shape[-1])} classes")
 
     @property
     def label_names(self):
@@ -150,3 +177,63 @@ class LiteClassifier(_LiteTextModel):
         ids = np.argmax(self.predict(texts, text_pairs), axis=-1)
         names = self.label_names
         return [names[i] if names else int(i) for i in ids]
+
+
+def _other_kind(outputs) -> str:
+    if "pooled_output" in outputs:
+        return " (an encoder file: use LiteEncoder)"
+    if "probabilities" in outputs:
+        return " (a classifier file: use LiteClassifier)"
+    if "start_logits" in outputs:
+        return " (a SQuAD file: run it with interpreter_runner)"
+    return ""
+
+
+def find_folder(folder: str, name: str) -> str:
+    """The folder holding `<name>.json`: `folder` itself (a version folder, or an older flat
+    one), else the newest version `<n>` in `folder`, `folder/tflite` or `folder/<name>/tflite`
+    (an export's TFLite files are versioned with its SavedModel: `<base>/tflite/<n>`)."""
+    for candidate in (folder, os.path.join(folder, "tflite"),
+                      os.path.join(folder, name, "tflite")):
+        if os.path.isfile(os.path.join(candidate, f"{name}.json")):
+            return candidate
+        if os.path.isdir(candidate):
+            versions = [int(n) for n in os.listdir(candidate) if n.isdigit()
+                        and os.path.isfile(os.path.join(candidate, n, f"{name}.json"))]
+            if versions:
+                return os.path.join(candidate, str(max(versions)))
+    raise InputError(f"{os.path.join(folder, name + '.json')} not found, nor in a version folder "
+                     "under it (write it with export_saved_model.py --tflite or an --export_dir "
+                     "run with --tflite)")
+
+
+def read_metadata(path: str) -> dict:
+    """The `<name>.json` export_tflite writes, checked: one InputError naming the file and key."""
+    try:
+        with open(path, "rb") as reader:
+            meta = json.loads(reader.read().decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not UTF-8 text (byte {error.start}); not a TFLite export's "
+                         "JSON file") from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path}:{error.lineno}: not valid JSON ({error.msg}); export the "
+                         "TFLite files again") from None
+    if not isinstance(meta, dict):
+        raise InputError(f"{path}: a JSON {type(meta).__name__}, not the object a TFLite "
+                         "export writes")
+    files = meta.get("files")
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                              for k, v in files.items()):
+        raise InputError(f"{path}: key files must map each kind to its file name")
+    if not isinstance(meta.get("do_lower_case"), bool):
+        raise InputError(f"{path}: key do_lower_case must be true or false")
+    for key in ("spm_model_file", "vocab_file"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            raise InputError(f"{path}: key {key} must be a file name")
+    if not (meta.get("spm_model_file") or meta.get("vocab_file")):
+        raise InputError(f"{path}: names no tokenizer file (key spm_model_file or vocab_file)")
+    names = meta.get("label_names")
+    if names is not None and not (isinstance(names, list) and all(isinstance(n, str)
+                                                                   for n in names)):
+        raise InputError(f"{path}: key label_names must be a list of names")
+    return meta

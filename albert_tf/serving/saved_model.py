@@ -8,9 +8,12 @@ Every export (encoder, preprocessing, classifier, SQuAD) builds a `tf.Module` ro
 2. saves under a hidden temporary name beside it (`io_utils.atomic_output`), which TF Serving
    ignores (it only loads numeric folder names);
 3. runs `verify(temporary_path)` there when given (e.g. a reload in a fresh process);
-4. renames the folder to its version only when all of that succeeded. A failed save or check
-   leaves no version folder, so a retry takes the same version number again; the temporary
-   folder of a killed export is removed by the next export to the same base.
+4. writes the folders published with it (`extras`: its TFLite files in `<base_dir>/tflite/<version>`)
+   under temporary names too;
+5. renames them all to their version only when all of that succeeded (`serving.publish`). A
+   failed save or check leaves no version folder, so a retry takes the same version number
+   again; a version another export took meanwhile moves this one to the next number; the
+   temporary folder of a killed export is removed by the next export to the same base.
 """
 
 from __future__ import annotations
@@ -21,14 +24,10 @@ import os
 import tensorflow as tf
 
 from albert_tf import io_utils
-from albert_tf.errors import OutputError
+from albert_tf.serving.publish import ExportExistsError, Publication  # noqa: F401 - re-exported
 
 # The one version-folder rule (re-exported under the name the export API has always used).
 versioned_dir = io_utils.version_dir
-
-
-class ExportExistsError(OutputError, FileExistsError):
-    """The version folder asked for exists already; an export never replaces one."""
 
 
 class ServingModule(tf.Module):
@@ -78,30 +77,37 @@ def serving_root(functions: dict, resources: dict | None = None) -> ServingModul
 
 
 @contextlib.contextmanager
-def staged_saved_model(module: tf.Module, base_dir, signatures: dict, version: int | None = None):
-    """Saves `module` under a temporary name for `<base_dir>/<version>` and yields
-    (temporary path, final path); publishes (renames) when the block ends without an error.
-    Stacking several (contextlib.ExitStack) publishes them together, after every check."""
-    target = versioned_dir(base_dir, version)
-    # A killed export's temporary folder (its writer gone) is removed, not left to pile up.
-    io_utils.remove_stale_temporaries(os.path.dirname(target))
-    if tf.io.gfile.exists(target):
-        raise ExportExistsError(f"export folder already exists: {target}; an export never "
-                                "replaces a version (pass another --version, or none)")
-    with io_utils.atomic_output(target, directory=True) as tmp:
-        tf.saved_model.save(module, tmp, signatures=signatures)
-        yield tmp, target
+def staged_saved_model(module: tf.Module, base_dir, signatures: dict, version: int | None = None,
+                       extras=(), publication: Publication | None = None):
+    """Saves `module` under a temporary name for `<base_dir>/<version>` and yields its `Stage`
+    (`stage.path`: the temporary folder; `stage.extra(name)`: a folder published as
+    `<base_dir>/<name>/<version>`, for each name in `extras`). Everything is published when the
+    block ends without an error — with the other stages of `publication` when one is given, at
+    its end — and nothing otherwise (`serving.publish`)."""
+    if publication is not None:
+        stage = publication.stage(base_dir, version, extras)
+        tf.saved_model.save(module, stage.path, signatures=signatures)
+        yield stage
+        return
+    with Publication() as own:
+        stage = own.stage(base_dir, version, extras)
+        tf.saved_model.save(module, stage.path, signatures=signatures)
+        yield stage
 
 
 def write_saved_model(module: tf.Module, base_dir, signatures: dict, version: int | None = None,
-                      verify=None) -> str:
+                      verify=None, extras: dict | None = None) -> str:
     """Writes `<base_dir>/<version>` (see the module docstring); returns its absolute path.
     `verify(temporary_path)` runs before the version is published; an error it raises leaves
-    nothing behind."""
-    with staged_saved_model(module, base_dir, signatures, version) as (tmp, target):
+    nothing behind. `extras`: {name: write(folder)} of folders published with it as
+    `<base_dir>/<name>/<version>` (its TFLite files), each written into an empty folder first."""
+    extras = extras or {}
+    with staged_saved_model(module, base_dir, signatures, version, tuple(extras)) as stage:
         if verify is not None:
-            verify(tmp)
-    return target
+            verify(stage.path)
+        for name, write in extras.items():
+            write(stage.extra(name))
+    return stage.target
 
 
 def resolve_path(path):

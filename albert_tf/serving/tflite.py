@@ -3,7 +3,8 @@
 `export_tflite(model, output_dir, max_seq_length, kinds, name=...)` writes
 `<output_dir>/<name>.<kind>.tflite` for each kind in `KINDS`, plus the tokenizer file and a
 small `<name>.json` (inputs, outputs, sequence length, tokenizer, label names) that a device
-app (or `albert_tf.serving.lite`) reads beside it. Inputs are `input_word_ids`, `input_mask`,
+app (or `albert_tf.serving.lite`) reads beside it. An export's files are versioned with its
+SavedModel: those of `<base>/<n>` are `<base>/tflite/<n>/`, published together (`extras`). Inputs are `input_word_ids`, `input_mask`,
 `input_type_ids` int32 [1, max_seq_length]; the batch dimension is left dynamic, so an
 interpreter can resize the inputs to any batch. Every file is converted with
 `supported_ops=[TFLITE_BUILTINS]` alone (a model needing Flex/select-TF ops fails to convert
@@ -25,7 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf import io_utils
-from albert_tf.errors import AlbertError
+from albert_tf.errors import AlbertError, OutputError
 # The kinds are checked with the flags, before TensorFlow loads; re-exported under their names here.
 from albert_tf.run_config import TFLITE_KINDS as KINDS  # noqa: F401
 from albert_tf.run_config import parse_tflite_kinds as parse_kinds  # noqa: F401
@@ -34,6 +35,8 @@ from albert_tf.serving.lite import interpreter_runner
 from albert_tf.serving.saved_model import ServingModule, track_captured_variables
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+# The TFLite files of the SavedModel `<base>/<n>` are published with it as `<base>/tflite/<n>`.
+FOLDER = "tflite"
 # A float32 file must reproduce the Keras model; 1e-4 leaves room for TFLite's own kernels.
 FLOAT32_ATOL = 1e-4
 
@@ -176,7 +179,10 @@ def export_tflite(model, output_dir, max_seq_length: int, kinds, name: str | Non
     `io_utils.atomic_output`), the tokenizer file and `<name>.json`; returns {kind: path} plus
     "metadata". `model`: our encoder/pretrainer, classifier or SQuAD v1.1 model, or any Keras
     model with `name`, `outputs` and `call` given (e.g. another library's heads).
-    `verify`: the float32 file (when written) must match the Keras model within 1e-4."""
+    `verify`: the float32 file (when written) must match the Keras model within 1e-4.
+    A file of that name already in `output_dir` is refused before any work (a published file
+    is never replaced); a failure removes what this call wrote. The exports write into a fresh
+    version folder instead (`writer`, `<export_dir>/tflite/<version>`)."""
     kinds = parse_kinds(kinds)
     if not kinds:
         return {}
@@ -184,34 +190,77 @@ def export_tflite(model, output_dir, max_seq_length: int, kinds, name: str | Non
         default_name, default_outputs = default_heads(model)
         name, outputs = name or default_name, outputs or default_outputs
     output_dir = os.fspath(output_dir)
+    tokenizer = [(key, os.fspath(source)) for key, source in
+                 (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)) if source]
+    # The tokenizer file may be shared with another model's files in the folder (the same bytes).
+    tokenizer = [(key, source, os.path.join(output_dir, os.path.basename(source)))
+                 for key, source in tokenizer]
+    shared = {target for _, source, target in tokenizer if _same_file(source, target)}
+    planned = [os.path.join(output_dir, f"{name}.{kind}.tflite") for kind in kinds] + [
+        os.path.join(output_dir, f"{name}.json")] + [target for *_, target in tokenizer]
+    for path in planned:
+        if path not in shared and tf.io.gfile.exists(path):
+            raise OutputError(f"{path} already exists; an export never replaces a published "
+                              "file (write into another folder)")
     contents = convert(model, max_seq_length, kinds, outputs, call, batch_size)
-    written, op_names = {}, {}
-    for kind, content in contents.items():
-        path = os.path.join(output_dir, f"{name}.{kind}.tflite")
-        op_names[kind] = check_builtin_only(content, path)
-        if verify and kind == "float32":
-            config = getattr(model, "config", None)
-            vocab = getattr(config, "vocab_size", 100)
-            inputs = sample_inputs(max_seq_length, vocab, batch=1 if batch_size == 1 else 2)
-            _check_float32(path, content, serving_function(
-                model, max_seq_length, tuple(outputs), call, batch_size), inputs)
-        with io_utils.atomic_output(path) as tmp:
-            with tf.io.gfile.GFile(tmp, "wb") as writer:
-                writer.write(content)
-        written[kind] = path
-    metadata = {"inputs": list(INPUT_NAMES), "outputs": list(outputs),
-                "max_seq_length": int(max_seq_length), "do_lower_case": bool(do_lower_case),
-                "files": {k: os.path.basename(p) for k, p in written.items()},
-                "operators": op_names}
-    for key, source in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
-        if source:
-            target = os.path.join(output_dir, os.path.basename(os.fspath(source)))
-            with io_utils.atomic_output(target) as tmp:
-                tf.io.gfile.copy(os.fspath(source), tmp, overwrite=True)
+    written, op_names, created = {}, {}, []
+    try:
+        for kind, content in contents.items():
+            path = os.path.join(output_dir, f"{name}.{kind}.tflite")
+            op_names[kind] = check_builtin_only(content, path)
+            if verify and kind == "float32":
+                config = getattr(model, "config", None)
+                vocab = getattr(config, "vocab_size", 100)
+                inputs = sample_inputs(max_seq_length, vocab, batch=1 if batch_size == 1 else 2)
+                _check_float32(path, content, serving_function(
+                    model, max_seq_length, tuple(outputs), call, batch_size), inputs)
+            with io_utils.atomic_output(path) as tmp:
+                with tf.io.gfile.GFile(tmp, "wb") as writer:
+                    writer.write(content)
+            created.append(path)
+            written[kind] = path
+        metadata = {"inputs": list(INPUT_NAMES), "outputs": list(outputs),
+                    "max_seq_length": int(max_seq_length), "do_lower_case": bool(do_lower_case),
+                    "files": {k: os.path.basename(p) for k, p in written.items()},
+                    "operators": op_names}
+        for key, source, target in tokenizer:
+            if target not in shared:
+                with io_utils.atomic_output(target) as tmp:
+                    tf.io.gfile.copy(source, tmp, overwrite=True)
+                created.append(target)
             metadata[key] = os.path.basename(target)
-    if label_names is not None:
-        metadata["label_names"] = [str(n) for n in label_names]
-    written["metadata"] = os.path.join(output_dir, f"{name}.json")
-    io_utils.write_text_atomically(written["metadata"], json.dumps(metadata, indent=2) + "\n")
+        if label_names is not None:
+            metadata["label_names"] = [str(n) for n in label_names]
+        written["metadata"] = os.path.join(output_dir, f"{name}.json")
+        io_utils.write_text_atomically(written["metadata"], json.dumps(metadata, indent=2) + "\n")
+    except BaseException:
+        for path in created:  # all or nothing
+            if tf.io.gfile.exists(path):
+                tf.io.gfile.remove(path)
+        raise
     return written
 
+
+def _same_file(source, target) -> bool:
+    if not tf.io.gfile.exists(target):
+        return False
+    with tf.io.gfile.GFile(source, "rb") as a, tf.io.gfile.GFile(target, "rb") as b:
+        return a.read() == b.read()
+
+
+def writer(model, max_seq_length: int, kinds, **kwargs):
+    """`write(folder)` of the TFLite files an export publishes with its SavedModel (as
+    `<export_dir>/tflite/<version>`, see `write_saved_model(extras=...)`), or None when
+    `kinds` names none. `kwargs` as `export_tflite`'s."""
+    if not parse_kinds(kinds):
+        return None
+
+    def write(folder):
+        return export_tflite(model, folder, max_seq_length, kinds, **kwargs)
+    return write
+
+
+def extras(model, max_seq_length: int, kinds, **kwargs) -> dict:
+    """{FOLDER: write} for `write_saved_model(extras=...)`; {} without kinds."""
+    write = writer(model, max_seq_length, kinds, **kwargs)
+    return {FOLDER: write} if write else {}

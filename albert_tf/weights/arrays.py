@@ -11,6 +11,7 @@ from albert_tf.models import (AlbertClassifier, AlbertModel, AlbertPretrainer,
 from albert_tf.weights import tf1_names as names
 from albert_tf.weights.our_checkpoints import restore_ours
 from albert_tf.weights.source import SourceError
+from albert_tf.weights.stable import read_stable
 from albert_tf.weights.tf1_checkpoint import is_ignored, scope_prefix, tf1_weights
 
 PROJECTION_KERNEL, PROJECTION_BIAS = (row[0] for row in names.PROJECTION)
@@ -58,6 +59,11 @@ def source_arrays(source) -> dict:
     Our own training checkpoints are read through the model (`albert_tf_arrays`)."""
     if source.arrays is not None:
         return dict(source.arrays)
+    # A run still training in the folder may rotate the checkpoint away: read the newest then.
+    return read_stable(source, _checkpoint_arrays)
+
+
+def _checkpoint_arrays(source) -> dict:
     if source.format == "albert_tf":
         return albert_tf_arrays(source)
     reader = tf.train.load_checkpoint(source.checkpoint_prefix)

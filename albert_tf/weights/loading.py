@@ -11,6 +11,7 @@ from albert_tf.weights.heads import has_head, head_loaded, model_heads
 from albert_tf.weights.our_checkpoints import restore_ours
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.source import WeightSource
+from albert_tf.weights.stable import read_stable
 from albert_tf.weights.tf1_checkpoint import (ArrayReader, CheckpointError, load_tf1_checkpoint,
                                               load_tf1_weights)
 
@@ -26,6 +27,12 @@ def load(model, source, init_from_group0=False, require_head=False) -> str:
     not hold (a pretraining checkpoint) is refused rather than used with an untrained head.
     """
     source = source if isinstance(source, WeightSource) else open_source(source)
+    # A run still training in the folder may rotate the checkpoint away: read the newest then.
+    return read_stable(source, lambda opened: _load(model, opened, init_from_group0,
+                                                    require_head))
+
+
+def _load(model, source, init_from_group0, require_head) -> str:
     if source.arrays is not None or source.format != "albert_tf":
         if source.arrays is not None:
             report = load_tf1_weights(model, ArrayReader(source.arrays), source.path,

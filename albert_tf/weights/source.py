@@ -14,6 +14,7 @@ import os
 from typing import Mapping
 
 import numpy as np
+import tensorflow as tf
 
 from albert_tf.errors import UsageError
 
@@ -77,6 +78,33 @@ def folder_json(folder, name) -> dict:
     except (OSError, ValueError):
         return {}
     return values if isinstance(values, dict) else {}
+
+
+LABELS_FILE = "labels.json"
+
+
+def label_names(folder, num_labels) -> list | None:
+    """The label (or tag) names of `folder/labels.json` (run_classifier's and run_ner's
+    output_dir, and the folders converted from one) when they fit a head of `num_labels`
+    classes: what exports serve as `labels` and an HF config writes as `id2label`."""
+    path = os.path.join(os.fspath(folder), LABELS_FILE)
+    if num_labels is None or not tf.io.gfile.exists(path):
+        return None
+    try:
+        with tf.io.gfile.GFile(path, "r") as reader:
+            names = json.load(reader)
+    except ValueError:
+        return None
+    ok = isinstance(names, list) and len(names) == num_labels
+    return [str(n) for n in names] if ok else None
+
+
+def write_label_names(folder, names) -> None:
+    """`folder/labels.json` (a converted folder keeps its source's label names)."""
+    if names:
+        with open(os.path.join(folder, LABELS_FILE), "w", encoding="utf-8") as writer:
+            json.dump([str(n) for n in names], writer, ensure_ascii=False)
+            writer.write("\n")
 
 
 def read_json(path):

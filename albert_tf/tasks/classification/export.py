@@ -5,7 +5,9 @@ Two signatures, built explicitly (the original relied on the Estimator filling o
   original's receiver), holding `input_ids`, `input_mask`, `segment_ids` of length S;
 * `serve_text`: raw UTF-8 `text_a` (and `text_b` for pair tasks, same batch size), tokenized
   in the graph with the SentencePiece model (or, for WordPiece models, the vocabulary)
-  embedded in the export.
+  embedded in the export. A classifier whose task is not known (`pair=None`: one exported
+  from a weight source) gets `serve_text(text_a)` for single texts and
+  `serve_pair(text_a, text_b)` for pairs.
 Both return `probabilities`, `predictions` (class ids), `labels` (the predicted class names,
 when the export is given them: a lookup in a constant table) or, for a regressor, `score`, and,
 when a threshold is baked in, the float32 scalar `threshold` (served alongside; it does not
@@ -33,7 +35,7 @@ class ClassifierServing:
     """Builds the serving functions of one classifier (and, for `serve_text`, its tokenizer)."""
 
     def __init__(self, model, max_seq_length: int, spm_model_file=None, do_lower_case=True,
-                 pair: bool = True, threshold: float | None = None, label_names=None,
+                 pair: bool | None = True, threshold: float | None = None, label_names=None,
                  vocab_file=None, albert_text_rules: bool = True):
         self.model = model
         self.regression = bool(getattr(model, "is_regression", False))
@@ -91,12 +93,13 @@ class ClassifierServing:
                 logging.warning("no SentencePiece model or vocab file: the export has no "
                                 "serve_text signature")
         else:
-            if self.pair:
-                functions["serve_text"] = tf.function(
-                    self.serve_pair, input_signature=[_strings("text_a"), _strings("text_b")])
+            single = tf.function(self.serve_single, input_signature=[_strings("text_a")])
+            pair = tf.function(self.serve_pair,
+                               input_signature=[_strings("text_a"), _strings("text_b")])
+            if self.pair is None:  # either: serve_text takes one text, serve_pair two
+                functions.update(serve_text=single, serve_pair=pair)
             else:
-                functions["serve_text"] = tf.function(self.serve_single,
-                                                      input_signature=[_strings("text_a")])
+                functions["serve_text"] = pair if self.pair else single
             # The tokenizer's resources are captured by serve_text: the root must hold them.
             resources.update(self.preprocessor.resources)
         root = serving_root(functions, resources)
@@ -106,12 +109,13 @@ class ClassifierServing:
 def export_classifier(model, export_dir, max_seq_length: int, spm_model_file=None,
                       do_lower_case: bool = True, pair: bool = True,
                       threshold: float | None = None, version: int | None = None,
-                      label_names=None, vocab_file=None) -> str:
+                      label_names=None, vocab_file=None, extras: dict | None = None) -> str:
     """Writes `<export_dir>/<version>/` (one past the highest numeric folder by default, the
-    layout TF Serving polls) through `write_saved_model`; returns its path."""
+    layout TF Serving polls) through `write_saved_model`, with `extras` (its TFLite files,
+    `<export_dir>/tflite/<version>`) published together; returns its path."""
     serving = ClassifierServing(model, max_seq_length, spm_model_file, do_lower_case, pair,
                                 threshold, label_names, vocab_file)
     root, signatures = serving.module()
-    path = write_saved_model(root, export_dir, signatures, version)
+    path = write_saved_model(root, export_dir, signatures, version, extras=extras)
     logging.info("exported SavedModel to %s", path)
     return path

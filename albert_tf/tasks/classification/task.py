@@ -21,7 +21,7 @@ from absl import logging
 
 from albert_tf import tokenization
 from albert_tf.errors import UsageError
-from albert_tf.serving.tflite import export_tflite
+from albert_tf.serving import tflite
 from albert_tf.models import AlbertClassifier, per_example_loss
 from albert_tf.run_config import parse_tflite_kinds
 from albert_tf.tasks.base import Task, check_model_inputs, replica_dataset_fn
@@ -230,15 +230,15 @@ class ClassificationTask(Task):
     def export(self, model, export_dir) -> str:
         cfg = self.config
         threshold = None if math.isnan(cfg.threshold_to_export) else cfg.threshold_to_export
-        path = export_classifier(model, export_dir, cfg.max_seq_length, cfg.spm_model_file,
+        # The TFLite files are versioned with the SavedModel (<export_dir>/tflite/<version>).
+        lite = tflite.extras(model, cfg.max_seq_length, cfg.tflite,
+                             spm_model_file=cfg.spm_model_file,
+                             vocab_file=None if cfg.spm_model_file else cfg.vocab_file,
+                             do_lower_case=cfg.do_lower_case, label_names=self.label_names())
+        return export_classifier(model, export_dir, cfg.max_seq_length, cfg.spm_model_file,
                                  cfg.do_lower_case, self.source.is_pair, threshold,
-                                 label_names=self.label_names(), vocab_file=cfg.vocab_file)
-        if cfg.tflite:
-            export_tflite(model, os.path.join(export_dir, "tflite"), cfg.max_seq_length,
-                          cfg.tflite, spm_model_file=cfg.spm_model_file,
-                          vocab_file=None if cfg.spm_model_file else cfg.vocab_file,
-                          do_lower_case=cfg.do_lower_case, label_names=self.label_names())
-        return path
+                                 label_names=self.label_names(), vocab_file=cfg.vocab_file,
+                                 extras=lite)
 
 
 def classification_driver(config: ClassifierRunConfig, source: ExampleSource | None = None):

@@ -54,7 +54,7 @@ class SquadRunConfig(TextTaskConfig):
             parse_tflite_kinds(self.tflite)
             if not self.export_dir:
                 raise UsageError("--tflite needs --export_dir (the files go to "
-                                 "<export_dir>/tflite)")
+                                 "<export_dir>/tflite/<version>)")
             if self.version_2_with_negative:
                 raise UsageError("--tflite: SQuAD v2's beam-search head has no TFLite export "
                                  "(v1.1 models only)")

@@ -185,11 +185,13 @@ class SquadServing:
         return tf.strings.substr(context, begin, tf.maximum(stop - begin, 0))
 
 
-def export(model, run, config=None, export_dir=None, version: int | None = None) -> str:
+def export(model, run, config=None, export_dir=None, version: int | None = None,
+           extras: dict | None = None) -> str:
     """Writes `<export_dir>/<version>` (one past the highest numeric folder by default, the
-    layout TF Serving polls) through `write_saved_model`; returns its path."""
+    layout TF Serving polls) through `write_saved_model`, with `extras` (its TFLite files)
+    published together; returns its path."""
     export_dir = export_dir or run.export_dir
     module = SquadServing(model, run.spm_model_file, run.max_seq_length, run.max_query_length,
                           run.max_answer_length, run.do_lower_case, run.vocab_file)
     root, signatures = module.module()
-    return write_saved_model(root, export_dir, signatures, version)
+    return write_saved_model(root, export_dir, signatures, version, extras=extras)

@@ -23,7 +23,7 @@ from albert_tf.tasks.squad import data, feature_io, metrics, postprocess, reader
 from albert_tf.tasks.squad import export as squad_export
 from albert_tf.tasks.squad.config import SquadRunConfig
 from albert_tf.tokenization import WordpiecePieces, load_sentencepiece
-from albert_tf.serving.tflite import export_tflite
+from albert_tf.serving import tflite
 from albert_tf.training.steps import Objective
 
 
@@ -159,12 +159,14 @@ class SquadTask(Task):
         return scores
 
     def export(self, model, export_dir) -> str:
-        path = squad_export.export(model, self.config, self.albert_config, export_dir)
-        if self.config.tflite:
-            export_tflite(model, os.path.join(export_dir, "tflite"), self.config.max_seq_length,
-                          self.config.tflite, spm_model_file=self.config.spm_model_file,
-                          do_lower_case=self.config.do_lower_case)
-        return path
+        cfg = self.config
+        # The TFLite files are versioned with the SavedModel (<export_dir>/tflite/<version>),
+        # with the tokenizer the export uses beside them (SentencePiece, else WordPiece).
+        lite = tflite.extras(model, cfg.max_seq_length, cfg.tflite,
+                             spm_model_file=cfg.spm_model_file,
+                             vocab_file=None if cfg.spm_model_file else cfg.vocab_file,
+                             do_lower_case=cfg.do_lower_case)
+        return squad_export.export(model, cfg, self.albert_config, export_dir, extras=lite)
 
 
 def _output(run, name):

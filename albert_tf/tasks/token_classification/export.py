@@ -217,13 +217,14 @@ class TokenServing:
 
 def export_token_classifier(model, export_dir, max_seq_length: int, doc_stride: int,
                             label_names, spm_model_file=None, vocab_file=None,
-                            do_lower_case: bool = True, version: int | None = None) -> str:
-    """Writes `<export_dir>/<version>/` (one past the highest numeric folder by default);
-    returns its path."""
+                            do_lower_case: bool = True, version: int | None = None,
+                            extras: dict | None = None) -> str:
+    """Writes `<export_dir>/<version>/` (one past the highest numeric folder by default), with
+    `extras` (its TFLite files) published together; returns its path."""
     serving = TokenServing(model, max_seq_length, doc_stride, label_names, spm_model_file,
                            vocab_file, do_lower_case)
     root, signatures = serving.module()
-    path = write_saved_model(root, export_dir, signatures, version)
+    path = write_saved_model(root, export_dir, signatures, version, extras=extras)
     logging.info("exported SavedModel to %s", path)
     return path
 

@@ -22,7 +22,7 @@ from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertTokenClassifier, token_classifier_loss
 from albert_tf.run_config import parse_tflite_kinds
-from albert_tf.serving.tflite import export_tflite
+from albert_tf.serving import tflite
 from albert_tf.tasks.base import Task, check_model_inputs, replica_dataset_fn
 from albert_tf.tasks.classification.files import parse_label_list
 from albert_tf.tasks.classification.results import check_or_write_labels, read_labels
@@ -237,16 +237,15 @@ class NerTask(Task):
 
     def export(self, model, export_dir) -> str:
         cfg = self.config
-        path = export_token_classifier(model, export_dir, cfg.max_seq_length, cfg.stride,
+        # The TFLite files are versioned with the SavedModel (<export_dir>/tflite/<version>).
+        lite = tflite.extras(model, cfg.max_seq_length, cfg.tflite, name="token_classifier",
+                             outputs=("probabilities",), call=tflite_call(model),
+                             spm_model_file=cfg.spm_model_file,
+                             vocab_file=None if cfg.spm_model_file else cfg.vocab_file,
+                             do_lower_case=cfg.do_lower_case, label_names=self.labels)
+        return export_token_classifier(model, export_dir, cfg.max_seq_length, cfg.stride,
                                        self.labels, cfg.spm_model_file, cfg.vocab_file,
-                                       cfg.do_lower_case)
-        if cfg.tflite:
-            export_tflite(model, os.path.join(export_dir, "tflite"), cfg.max_seq_length,
-                          cfg.tflite, name="token_classifier", outputs=("probabilities",),
-                          call=tflite_call(model), spm_model_file=cfg.spm_model_file,
-                          vocab_file=None if cfg.spm_model_file else cfg.vocab_file,
-                          do_lower_case=cfg.do_lower_case, label_names=self.labels)
-        return path
+                                       cfg.do_lower_case, extras=lite)
 
 
 def run_ner(config: NerRunConfig) -> dict:

@@ -13,7 +13,8 @@ import numpy as np
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.weights import keras_hub_names as kn
 from albert_tf.weights.arrays import drop_identity_projection
-from albert_tf.weights.source import SourceError, WeightSource, folder_json, read_json
+from albert_tf.weights.source import (SourceError, WeightSource, folder_json, label_names,
+                                      read_json)
 from albert_tf.weights.tf1_names import BLOCK_PREFIX
 
 CONFIG, WEIGHTS, TASK, TASK_WEIGHTS = "config.json", "model.weights.h5", "task.json", "task.weights.h5"
@@ -147,7 +148,7 @@ def read_keras_hub(path: str) -> WeightSource:
         raise SourceError(f"{path}: no {WEIGHTS}")
     arrays = backbone_to_tf1(weights, config)
     drop_identity_projection(arrays, config, path)
-    heads, num_labels, notes = (), None, ()
+    heads, num_labels, notes, labels = (), None, (), None
     task_file = os.path.join(path, TASK)
     if os.path.isfile(task_file) and os.path.isfile(os.path.join(path, TASK_WEIGHTS)):
         task = read_json(task_file)
@@ -155,6 +156,7 @@ def read_keras_hub(path: str) -> WeightSource:
             arrays.update(classifier_to_tf1(os.path.join(path, TASK_WEIGHTS)))
             num_labels = int(arrays["output_weights"].shape[0])
             heads = ("classifier",)
+            labels = label_names(path, num_labels)  # written beside it by our converter
         elif task.get("class_name") == "AlbertMaskedLM":
             arrays.update(masked_lm_to_tf1(os.path.join(path, TASK_WEIGHTS)))
             heads = ("mlm",)
@@ -168,5 +170,5 @@ def read_keras_hub(path: str) -> WeightSource:
     # keras-hub's AlbertTokenizer feeds raw text to SentencePiece: no lower-casing.
     return WeightSource(
         path=path, format="keras_hub", config=config, arrays=arrays, heads=heads,
-        num_labels=num_labels, spm_model_file=spm if os.path.isfile(spm) else None,
+        num_labels=num_labels, labels=labels, spm_model_file=spm if os.path.isfile(spm) else None,
         do_lower_case=False, notes=notes, sequence_length=length)

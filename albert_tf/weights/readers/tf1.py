@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.weights.heads import our_heads, tf1_heads
-from albert_tf.weights.model_folder import SPM_NAMES, VOCAB_NAMES, find_checkpoint, first_file
+from albert_tf.weights.model_folder import SPM_NAMES, VOCAB_NAMES, first_file
 from albert_tf.weights.our_checkpoints import has_tf1_names, variable_shapes
-from albert_tf.weights.source import WeightSource
+from albert_tf.weights.source import WeightSource, label_names
+from albert_tf.weights.stable import open_stable
 from albert_tf.weights.tf1_checkpoint import resolve_prefix
 
 
@@ -33,8 +33,11 @@ def read_checkpoint(path: str) -> WeightSource:
     """A checkpoint prefix or folder: the original's TF1 names (`format="tf1"`) are read lazily
     by the loader from `checkpoint_prefix`; ours (`format="albert_tf"`) likewise. Config and
     tokenizer files are taken from the folder when it has them (a run's output_dir)."""
-    prefix = find_checkpoint(path) if tf.io.gfile.isdir(path) else resolve_prefix(path)
-    shapes = variable_shapes(prefix)
+    if tf.io.gfile.isdir(path):  # its newest checkpoint, which a run may rotate away meanwhile
+        prefix, shapes = open_stable(path, variable_shapes)
+    else:
+        prefix = resolve_prefix(path)
+        shapes = variable_shapes(prefix)
     folder = path if tf.io.gfile.isdir(path) else os.path.dirname(prefix) or "."
     config = None
     config_file = os.path.join(folder, "albert_config.json")
@@ -42,26 +45,13 @@ def read_checkpoint(path: str) -> WeightSource:
         config = AlbertConfig.from_json_file(config_file)
     tf1 = has_tf1_names(shapes)
     heads, num_labels = tf1_heads(shapes) if tf1 else our_heads(shapes)
-    labels = _tag_names(folder, num_labels) if "token_classifier" in heads else None
+    # The label (or tag) names of our run (its labels.json), or of a folder converted from one.
+    labels = label_names(folder, num_labels) if {"classifier", "token_classifier"} & set(heads) \
+        else None
     return WeightSource(
         path=path, format="tf1" if tf1 else "albert_tf", config=config,
         checkpoint_prefix=prefix, heads=heads, num_labels=num_labels, labels=labels,
         spm_model_file=first_file(folder, SPM_NAMES), vocab_file=first_file(folder, VOCAB_NAMES))
-
-
-def _tag_names(folder, num_labels):
-    """run_ner's tag names (its output_dir's labels.json) when they fit the head: what an HF
-    export writes as `id2label`."""
-    path = os.path.join(folder, "labels.json")
-    if not tf.io.gfile.exists(path):
-        return None
-    try:
-        with tf.io.gfile.GFile(path, "r") as reader:
-            names = json.load(reader)
-    except ValueError:
-        return None
-    ok = isinstance(names, list) and len(names) == num_labels
-    return [str(n) for n in names] if ok else None
 
 
 def read_tfhub_module(path: str) -> WeightSource:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from albert_tf.errors import OutputError
+from albert_tf.io_utils import check_output_path
 from albert_tf.weights.arrays import source_arrays
 from albert_tf.weights.heads import heads_of
 from albert_tf.weights.readers import open_source
@@ -38,4 +39,5 @@ def write(source, output, output_format: str, config=None, spm_model_file=None):
                           f"{', '.join(WRITERS)}")
     if os.path.exists(output):  # before reading any weights
         raise OutputError(f"{output} already exists; refusing to replace it")
+    check_output_path(output)  # a symbolic link to nothing: named here, not as a temporary
     return WRITERS[output_format](source, output, config=config, spm_model_file=spm_model_file)
