@@ -3,40 +3,24 @@ checkpoint, 30k-clean.model) through fit / evaluate / predict / export on real p
 and Melville, from ../shared/data), with a tiny model; and its one-message argument errors."""
 
 import json
-import re
-import shutil
 
 import numpy as np
 import pytest
 
-from support.configs import GLUE_TINY
+from support.released_model import passages as book_passages, write_model_folder
 
 SOURCES = {"austen": "austen-emma.txt", "melville": "melville-moby_dick.txt"}
-
-
-def _passages(path, count, skip=40):
-    text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
-    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text)]
-    return [p for p in paragraphs[skip:] if 15 <= len(p.split()) <= 60][:count]
 
 
 @pytest.fixture(scope="module")
 def model_dir(spm_model, tmp_path_factory):
     """The layout of a released archive, with a tiny random pretrained model."""
-    from albert_tf import AlbertConfig, AlbertPretrainer
-    from albert_tf.checkpoint import save_tf1_checkpoint
-
-    folder = tmp_path_factory.mktemp("albert_tiny")
-    (folder / "albert_config.json").write_text(json.dumps(GLUE_TINY))
-    shutil.copy(spm_model, folder / "30k-clean.model")
-    save_tf1_checkpoint(AlbertPretrainer(AlbertConfig(**GLUE_TINY)),
-                        str(folder / "model.ckpt-best"))
-    return folder
+    return write_model_folder(tmp_path_factory.mktemp("albert_tiny"), spm_model)
 
 
 @pytest.fixture(scope="module")
 def passages(data_dir):
-    found = {label: _passages(data_dir / "pretrain" / "nltk_gutenberg" / name, 16)
+    found = {label: book_passages(data_dir / "pretrain" / "nltk_gutenberg" / name, 16)
              for label, name in SOURCES.items()}
     assert all(len(p) == 16 for p in found.values())
     train = [(p, label) for label, ps in found.items() for p in ps[:12]]

@@ -1,10 +1,6 @@
 """TextClassifier.fit from Keras users' inputs: a tf.data.Dataset of (text, label) examples,
 and Keras callbacks called per epoch (EarlyStopping-style stops included), on real passages."""
 
-import json
-import re
-import shutil
-
 import keras
 import pytest
 import tensorflow as tf
@@ -12,33 +8,19 @@ import tensorflow as tf
 from albert_tf.errors import UsageError
 from albert_tf.tasks import TextClassifier
 from albert_tf.training.checkpoint_files import list_checkpoints
-from support.configs import GLUE_TINY
-
-
-def _passages(path, count, skip=40):
-    text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
-    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text)]
-    return [p for p in paragraphs[skip:] if 15 <= len(p.split()) <= 60][:count]
+from support.released_model import passages, write_model_folder
 
 
 @pytest.fixture(scope="module")
 def model_dir(spm_model, tmp_path_factory):
-    from albert_tf import AlbertConfig, AlbertPretrainer
-    from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
-
-    folder = tmp_path_factory.mktemp("albert_tiny")
-    (folder / "albert_config.json").write_text(json.dumps(GLUE_TINY))
-    shutil.copy(spm_model, folder / "30k-clean.model")
-    save_tf1_checkpoint(AlbertPretrainer(AlbertConfig(**GLUE_TINY)),
-                        str(folder / "model.ckpt-best"))
-    return folder
+    return write_model_folder(tmp_path_factory.mktemp("albert_tiny"), spm_model)
 
 
 @pytest.fixture(scope="module")
 def examples(data_dir):
     books = data_dir / "pretrain" / "nltk_gutenberg"
-    austen = _passages(books / "austen-emma.txt", 12)
-    melville = _passages(books / "melville-moby_dick.txt", 12)
+    austen = passages(books / "austen-emma.txt", 12)
+    melville = passages(books / "melville-moby_dick.txt", 12)
     train = [(p, "austen") for p in austen[:8]] + [(p, "melville") for p in melville[:8]]
     dev = [(p, "austen") for p in austen[8:]] + [(p, "melville") for p in melville[8:]]
     return train, dev

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 
 import tensorflow as tf
+from absl import logging
 
 from albert_tf.errors import MissingDependencyError
 
@@ -46,3 +47,11 @@ def tensorflow_text(purpose: str = "in-graph tokenization (raw-text exports)"):
 def skipped(what: str) -> str:
     """The one-line notice of an export part left out for want of tensorflow-text."""
     return f"tensorflow-text is not installed: {what} skipped ({INSTALL} to include it)"
+
+
+def note_no_tokenizer_file(signature: str = "serve_text") -> None:
+    """Logs that an export has no raw-text signature because it was given no tokenizer file
+    (without tensorflow-text the export has already said why it has none)."""
+    if available():
+        logging.warning("no SentencePiece model or vocab file: the export has no %s signature",
+                        signature)

@@ -89,9 +89,7 @@ class ClassifierServing:
                                                     input_signature=[_strings("input")])}
         resources = {}
         if self.preprocessor is None:
-            if text_optional.available():
-                logging.warning("no SentencePiece model or vocab file: the export has no "
-                                "serve_text signature")
+            text_optional.note_no_tokenizer_file()
         else:
             single = tf.function(self.serve_single, input_signature=[_strings("text_a")])
             pair = tf.function(self.serve_pair,

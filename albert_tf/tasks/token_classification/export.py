@@ -204,9 +204,7 @@ class TokenServing:
             _ids("input_ids"), _ids("input_mask"), _ids("segment_ids")])}
         resources = {}
         if self.preprocessor is None:
-            if text_optional.available():
-                logging.warning("no SentencePiece model or vocab file: the export has no "
-                                "serve_text signature")
+            text_optional.note_no_tokenizer_file()
         else:
             functions["serve_text"] = tf.function(self.serve_text,
                                                   input_signature=[_strings("text")])
