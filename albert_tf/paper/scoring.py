@@ -23,7 +23,7 @@ from albert_tf.paper.plan import PaperOptions
 from albert_tf.paper.training import model_dir
 from albert_tf.paper.transitions import measure, record_batches
 from albert_tf.tasks.pretraining.objective import pretraining_objective
-from albert_tf.training.checkpoints import init_from_checkpoint  # -> albert_tf.weights (issue 21)
+from albert_tf.weights.loading import init_from_checkpoint
 from albert_tf.training.loop import evaluate_batches
 from albert_tf.training.steps import EvalStep
 

@@ -14,14 +14,14 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.convert.resolve import resolve_model_files  # -> albert_tf.weights (issue 21)
+from albert_tf.weights.resolve import resolve_model_files
 from albert_tf.data import schema
 from albert_tf.errors import InputError, UsageError
 from albert_tf.io_utils import glob_inputs
 from albert_tf.models import AlbertModel
 from albert_tf.paper.smoothness import TransitionStats
 from albert_tf.tokenization import FullTokenizer, preprocess_text
-from albert_tf.training.checkpoints import init_from_checkpoint  # -> albert_tf.weights (issue 21)
+from albert_tf.weights.loading import init_from_checkpoint
 
 
 class NoInputError(InputError, FileNotFoundError):
