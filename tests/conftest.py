@@ -32,11 +32,12 @@ def pytest_cmdline_main(config):
 # The slowest files (measured with --durations) start first, so that no worker is left running
 # a long file at the end; the other files follow in collection order. Only a scheduling hint: a
 # file missing here just starts later.
-SLOW_FILES = ("test_source_export.py", "test_training_runtime.py", "test_export_encoder.py",
-              "test_create_pretraining_data.py", "test_squad_export.py", "test_export_pipeline.py",
-              "test_run_squad.py", "test_export_preprocessing.py", "test_run_pretraining.py",
-              "test_run_classifier.py", "test_custom_task.py", "test_param_counts.py",
-              "test_export_tflite.py", "test_optimization.py", "test_entry_point_errors.py")
+SLOW_FILES = ("test_source_export.py", "test_training_runtime.py", "test_serving_encoder.py",
+              "test_create_pretraining_data.py", "test_squad_export.py",
+              "test_export_saved_model_script.py", "test_run_squad.py",
+              "test_serving_preprocessing.py", "test_run_pretraining.py", "test_run_classifier.py",
+              "test_classification_files_task.py", "test_param_counts.py",
+              "test_serving_tflite.py", "test_optimization.py", "test_entry_point_errors.py")
 
 
 def pytest_collection_modifyitems(config, items):
