@@ -187,3 +187,102 @@ def test_from_pretrained_reads_a_keras_hub_classifier_and_predicts_as_keras_hub(
     np.testing.assert_allclose(probabilities, softmax / softmax.sum(-1, keepdims=True),
                                atol=1e-4)
     assert (tmp_path / "clf" / "albert_config.json").exists()  # the preset's config, written
+
+
+def _recorder(stop_after=None):
+    """A Keras callback recording its calls; sets `model.stop_training` after `stop_after`
+    epochs."""
+    import keras
+
+    class Recorder(keras.callbacks.Callback):
+        def __init__(self, stop_after=None):
+            super().__init__()
+            self.calls, self.stop_after = [], stop_after
+
+        def on_train_begin(self, logs=None):
+            self.calls.append(("train_begin", self.model is not None))
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self.calls.append(("epoch_begin", epoch))
+
+        def on_epoch_end(self, epoch, logs=None):
+            self.calls.append(("epoch_end", epoch, dict(logs or {})))
+            if self.stop_after is not None and epoch + 1 >= self.stop_after:
+                self.model.stop_training = True
+
+        def on_train_end(self, logs=None):
+            self.calls.append(("train_end",))
+
+    return Recorder(stop_after)
+
+
+def test_fit_on_datasets_with_keras_callbacks(model_dir, passages, tmp_path):
+    """fit on tf.data datasets of (text, label), with Keras callbacks called per epoch."""
+    import keras
+    import tensorflow as tf
+
+    from albert_tf.tasks import TextClassifier
+    from albert_tf.training.checkpoint_files import list_checkpoints
+
+    train, dev = passages
+    clf = TextClassifier.from_pretrained(model_dir, labels=["austen", "melville"],
+                                         max_seq_length=32, output_dir=tmp_path / "out", seed=1)
+    dataset = tf.data.Dataset.from_tensor_slices(([t for t, _ in train],
+                                                  [l for _, l in train])).batch(5)
+    dev_dataset = tf.data.Dataset.from_tensor_slices(([t for t, _ in dev],
+                                                      [l for _, l in dev]))
+    recorder = _recorder()
+    csv_log = keras.callbacks.CSVLogger(str(tmp_path / "epochs.csv"))  # a built-in callback
+    clf.fit(dataset, epochs=2, batch_size=8, learning_rate=1e-3, validation_data=dev_dataset,
+            callbacks=[recorder, csv_log])
+    kinds = [call[0] for call in recorder.calls]
+    assert kinds == ["train_begin", "epoch_begin", "epoch_end", "epoch_begin", "epoch_end",
+                     "train_end"]
+    assert recorder.calls[0][1] is True
+    ends = [call for call in recorder.calls if call[0] == "epoch_end"]
+    assert [epoch for _, epoch, _ in ends] == [0, 1]
+    for _, _, logs in ends:
+        assert 0.0 <= logs["eval_accuracy"] <= 1.0 and logs["eval_loss"] > 0
+    assert [step for step, _ in list_checkpoints(tmp_path / "out")] == [3, 6]
+    rows = (tmp_path / "epochs.csv").read_text().splitlines()
+    assert len(rows) == 3 and rows[0].startswith("epoch,eval_accuracy,eval_loss")
+    names, _ = clf.predict([t for t, _ in dev[:2]])
+    assert set(names) <= {"austen", "melville"}
+
+
+def test_a_keras_callback_stops_training_at_an_epoch(model_dir, passages, tmp_path):
+    import tensorflow as tf
+
+    from albert_tf.tasks import TextClassifier
+    from albert_tf.training.checkpoint_files import list_checkpoints
+
+    train, _ = passages
+    clf = TextClassifier.from_pretrained(model_dir, num_classes=2, max_seq_length=32,
+                                         output_dir=tmp_path / "out", seed=1)
+    # Pairs with class ids, unbatched.
+    dataset = tf.data.Dataset.from_tensor_slices(
+        (([t for t, _ in train], [t[::-1] for t, _ in train]),
+         [int(l == "melville") for _, l in train]))
+    recorder = _recorder(stop_after=1)
+    clf.fit(dataset, epochs=3, batch_size=8, callbacks=[recorder])
+    assert [call[0] for call in recorder.calls] == ["train_begin", "epoch_begin", "epoch_end",
+                                                    "train_end"]
+    assert [step for step, _ in list_checkpoints(tmp_path / "out")] == [3]
+    assert clf.is_pair is True and clf.labels == ["0", "1"]
+
+
+def test_dataset_argument_errors(model_dir, tmp_path):
+    import tensorflow as tf
+
+    from albert_tf.errors import UsageError
+    from albert_tf.tasks import TextClassifier
+
+    clf = TextClassifier.from_pretrained(model_dir, labels=["a", "b"], max_seq_length=32,
+                                         output_dir=tmp_path / "out")
+    dataset = tf.data.Dataset.from_tensor_slices((["x y z"], ["a"]))
+    with pytest.raises(UsageError, match="labels: must be None"):
+        clf.fit(dataset, ["a"])
+    with pytest.raises(UsageError, match=r"labels: required"):
+        clf.fit(["x y z"])
+    with pytest.raises(UsageError, match=r"texts: a tf.data.Dataset of \(text, label\)"):
+        clf.fit(tf.data.Dataset.from_tensor_slices(["x y z"]))
