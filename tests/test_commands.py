@@ -73,8 +73,7 @@ def _flags(helpshort: str) -> set:
             for line in helpshort.splitlines() if line.startswith("  --")}
 
 
-@pytest.mark.parametrize("command", ["albert-run-classifier", "albert-export-saved-model",
-                                     "albert-run-squad"])
+@pytest.mark.parametrize("command", ["albert-run-classifier", "albert-export-saved-model"])
 def test_installed_command_takes_the_scripts_flags(installed, command, tmp_path):
     done = _command(installed, command, "--helpshort", cwd=tmp_path)  # absl: exit status 1
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
