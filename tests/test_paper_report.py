@@ -66,6 +66,9 @@ def test_the_table_5_pattern_and_its_margin(tmp_path, sop_on_nsp, holds):
         ((sop_on_nsp * (1 - sop_on_nsp) + 0.25) / 1024) ** 0.5)
     text = report.render(_results(tmp_path, sop_on_nsp=sop_on_nsp))
     assert ("did not appear" in text) is not holds
+    every = pattern["every_sop_trained_model_nsp_accuracy"]
+    assert len(every) == 6 and every["sop-share_all-E32"] == sop_on_nsp
+    assert "NSP accuracy of all 6 SOP-trained models" in text
 
 
 def test_the_report_renders_every_table_beside_the_paper(tmp_path):

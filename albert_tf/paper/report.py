@@ -41,12 +41,17 @@ def inter_sentence(plan: Plan, scores: dict) -> dict:
               for label, spec in plan.rows("inter_sentence")}
     error = math.hypot(_standard_error(sop_on_nsp, counts["sop"].get("nsp", 0)),
                        _standard_error(nsp_on_sop, counts["nsp"].get("sop", 0)))
+    # The other sections' models are SOP-trained too: their NSP accuracies show how much of the
+    # base model's number is its own and how much the objective's.
+    every_sop = {spec.name: scores[spec.name]["nsp_accuracy"]
+                 for spec in plan.models if spec.objective == "sop"}
     return {"rows": rows, "pattern": {
         "claim": "the SOP-trained model solves NSP better than the NSP-trained model solves SOP",
         "sop_model_nsp_accuracy": sop_on_nsp, "nsp_model_sop_accuracy": nsp_on_sop,
         "margin": sop_on_nsp - nsp_on_sop, "margin_standard_error": error,
         "required_margin": PATTERN_MARGIN,
         "holds": bool(sop_on_nsp - nsp_on_sop > PATTERN_MARGIN),
+        "every_sop_trained_model_nsp_accuracy": every_sop,
         "paper": {"sop_model_nsp_accuracy": 78.9, "nsp_model_sop_accuracy": 52.0}}}
 
 
@@ -154,6 +159,12 @@ def render(results: dict) -> str:
               f"{_pct(p['nsp_model_sop_accuracy'])}: margin {p['margin']:+.3f} (standard error "
               f"{p['margin_standard_error']:.3f}), **{'holds' if p['holds'] else 'does not hold'}"
               "** (paper: 78.9 vs 52.0).", ""]
+    others = p.get("every_sop_trained_model_nsp_accuracy") or {}
+    if len(others) > 1:
+        values = list(others.values())
+        lines += [f"NSP accuracy of all {len(values)} SOP-trained models of this run (the "
+                  f"sharing and E rows too): {_pct(min(values))} to {_pct(max(values))}, mean "
+                  f"{_pct(sum(values) / len(values))}.", ""]
     if not p["holds"]:
         lines += ["At this scale the pattern did not appear: the sentence-pair heads learn "
                   "little in a few thousand steps of a tiny model. More `--steps`, a larger "
