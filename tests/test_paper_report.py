@@ -18,7 +18,8 @@ def _inputs(tmp_path, sop_on_nsp=0.70, nsp_on_sop=0.50):
     scores, trained, timed = {}, {}, {}
     for index, spec in enumerate(plan.models):
         scores[spec.name] = {"mlm_accuracy": 0.3, "nsp_accuracy": 0.6, "sop_accuracy": 0.6,
-                             "parameters": 1000 * (index + 1), "embedding_parameters": 500}
+                             "parameters": 1000 * (index + 1), "embedding_parameters": 500,
+                             "heldout_examples": {"sop": 1024, "nsp": 1024}}
         trained[spec.name] = {"steps_per_second": 2.0 + index}
         timed[spec.name] = {"steps_per_second": 3.0 + index, "rounds": [3.0 + index]}
     scores["sop-share_all-E32"]["nsp_accuracy"] = sop_on_nsp
@@ -61,6 +62,13 @@ def test_the_table_5_pattern_and_its_margin(tmp_path, sop_on_nsp, holds):
     assert pattern["holds"] is holds
     assert pattern["margin"] == pytest.approx(sop_on_nsp - 0.50)
     assert pattern["required_margin"] == report.PATTERN_MARGIN
+    assert pattern["margin_standard_error"] == pytest.approx(
+        ((sop_on_nsp * (1 - sop_on_nsp) + 0.25) / 1024) ** 0.5)
+    text = report.render(_results(tmp_path, sop_on_nsp=sop_on_nsp))
+    assert ("did not appear" in text) is not holds
+    every = pattern["every_sop_trained_model_nsp_accuracy"]
+    assert len(every) == 6 and every["sop-share_all-E32"] == sop_on_nsp
+    assert "NSP accuracy of all 6 SOP-trained models" in text
 
 
 def test_the_report_renders_every_table_beside_the_paper(tmp_path):

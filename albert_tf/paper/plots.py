@@ -50,20 +50,24 @@ def figure1(curves: dict, path: str, printer=print) -> str | None:
     for axis in (left, right):
         axis.grid(alpha=0.3)
         axis.legend()
+        axis.xaxis.get_major_locator().set_params(integer=True)
     fig.suptitle("Input vs output embedding of each layer (cf. the ALBERT paper's Figure 1)")
     return _save(fig, plt, path)
 
 
 def accuracy_bars(rows: list, title: str, path: str, metrics=("mlm_accuracy", "nsp_accuracy",
                                                               "sop_accuracy"),
-                  printer=print) -> str | None:
+                  with_parameters: bool = True, printer=print) -> str | None:
     """Grouped bars of the held-out accuracies per row, and the parameter counts beside them."""
     plt = _pyplot(printer)
     if plt is None:
         return None
     labels = [str(r["row"]) for r in rows]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8),
-                                      gridspec_kw={"width_ratios": [3, 2]})
+    if not with_parameters:
+        fig, left = plt.subplots(figsize=(7, 3.8))
+    else:
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8),
+                                          gridspec_kw={"width_ratios": [3, 2]})
     width = 0.8 / len(metrics)
     for k, metric in enumerate(metrics):
         xs = [i + (k - (len(metrics) - 1) / 2) * width for i in range(len(rows))]
@@ -73,6 +77,8 @@ def accuracy_bars(rows: list, title: str, path: str, metrics=("mlm_accuracy", "n
     left.set_xticks(range(len(rows)), labels, rotation=15)
     left.set(ylabel="held-out accuracy (%)", title=title)
     left.legend()
+    if not with_parameters:
+        return _save(fig, plt, path)
     right.bar(range(len(rows)), [r["parameters"] / 1e6 for r in rows], color="tab:gray")
     right.set_xticks(range(len(rows)), labels, rotation=15)
     right.set(ylabel="parameters (M)", title="parameters")
@@ -98,7 +104,8 @@ def write_all(results: dict, output_dir: str, printer=print) -> list[str]:
     made = [
         figure1(curves, os.path.join(output_dir, "figure1_layer_smoothness.png"), printer),
         accuracy_bars(results["inter_sentence"]["rows"], "Table 5: inter-sentence loss",
-                      os.path.join(output_dir, "table5_inter_sentence.png"), printer=printer),
+                      os.path.join(output_dir, "table5_inter_sentence.png"),
+                      with_parameters=False, printer=printer),
         accuracy_bars(results["sharing"]["rows"], "Table 4: cross-layer sharing",
                       os.path.join(output_dir, "table4_sharing.png"), printer=printer),
         accuracy_bars(results["embedding_size"]["rows"], "Table 3: embedding size E",
