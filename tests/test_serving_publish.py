@@ -19,6 +19,7 @@ from albert_tf.tasks.classification.config import GlueRunConfig
 from albert_tf.tasks.classification.task import ClassificationTask
 from albert_tf.tf_errors import describe_tf_error
 from support.configs import GLUE_TINY
+from support.entry_points import console_env, run_entry_point
 
 SEQ = 16
 
@@ -108,6 +109,31 @@ def test_a_disk_full_at_the_tflite_stage_publishes_nothing_and_names_the_disk(
     assert "nothing was published" in message and "memory" not in message
     assert [name for name in os.listdir(export) if name != "tflite"] == []  # no version, no temp
     assert os.listdir(export / "tflite") == []
+
+
+def test_export_saved_model_with_a_disk_full_at_the_tflite_stage_is_one_line(tmp_path,
+                                                                            monkeypatch):
+    """The script: exit 1, one `error:` line naming the file and the disk, nothing published
+    (the SavedModels were written and checked before the TFLite stage)."""
+    from albert_tf import AlbertConfig, AlbertModel
+    from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
+
+    config = AlbertConfig(vocab_size=40, embedding_size=8, hidden_size=12, num_hidden_layers=1,
+                          num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
+    (tmp_path / "model").mkdir()
+    config.to_json_file(tmp_path / "model" / "albert_config.json")
+    save_tf1_checkpoint(AlbertModel(config), str(tmp_path / "model" / "model.ckpt"))
+    monkeypatch.setattr(tf.io.gfile, "GFile", _FullDisk(tf.io.gfile.GFile))
+    exports = tmp_path / "exports"
+    done = run_entry_point("export_saved_model.py", [
+        f"--init_checkpoint={tmp_path / 'model' / 'model.ckpt'}", f"--export_dir={exports}",
+        "--tflite=float32", "--verify=false"], env=console_env())
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert last.startswith(f"error: {exports / 'encoder' / 'tflite' / '1' / 'encoder.float32.tflite'}:"
+                           " could not write it (No space left on device; the disk mounted at "), last
+    assert last.endswith("nothing was published") and "memory" not in last, last
+    assert not [p for p in exports.rglob("*") if p.is_file()]  # no version, no temporary
 
 
 def test_tensorflow_full_disk_is_named_a_full_disk_not_out_of_memory(tmp_path):

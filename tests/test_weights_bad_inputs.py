@@ -22,8 +22,8 @@ from albert_tf.weights.loading import load
 from albert_tf.weights.source import SourceError
 from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
 from albert_tf.weights.writers import open_to_write, write
+from support.entry_points import run_entry_point
 from support.interop import interop
-from support.paths import REPO
 
 LABELS = ["negative", "positive", "neutral"]
 
@@ -151,15 +151,12 @@ def test_cli_bad_sources_end_in_one_line(tmp_path):
     config = open_source(folder).config
     save_tf1_checkpoint(AlbertClassifier(config, 3), str(folder / "model.ckpt-7"))
     os.symlink(tmp_path / "nowhere", tmp_path / "link")
-    console = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     for args, words in (
             ([f"--input={folder}", f"--output={tmp_path / 'x'}"], ["holds two formats",
                                                                     "config.json", "model.ckpt-7"]),
             ([f"--input={interop('hf', 'classifier')}", f"--output={tmp_path / 'link'}"],
              [str(tmp_path / "link"), "symbolic link", "does not exist"])):
-        proc = subprocess.run([sys.executable, "-m", "albert_tf.convert", *args,
-                               "--output_format=tf1"], cwd=REPO, capture_output=True, text=True,
-                              timeout=300, env=console)
+        proc = run_entry_point("-m", ["albert_tf.convert", *args, "--output_format=tf1"])
         last = proc.stderr.strip().splitlines()[-1]
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
         assert last.startswith("error: "), last
