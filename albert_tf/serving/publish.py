@@ -75,7 +75,7 @@ def _remove(path: str) -> None:
 class Stage:
     """One version of an export under temporary names: `path` (the SavedModel's, not created:
     `tf.saved_model.save` creates it) and `extra(name)` (created, empty) for `<base>/<name>/<n>`.
-    `target` and `extra_targets` are the final paths once `publish` has run."""
+    `target` and `extra_target(name)` are the final paths once `publish` has run."""
 
     def __init__(self, base, version=None, extras=()):
         base = os.fspath(base)
@@ -86,7 +86,10 @@ class Stage:
         for folder in self.bases:
             # A killed export's temporary folders (their writer gone) are removed.
             io_utils.remove_stale_temporaries(folder)
-        self.version = int(version) if self.fixed else self._next_version(0)
+        # The one version rule (io_utils.version_dir): a --version is checked (a whole number
+        # >= 0), a base that is a file refused, before any work.
+        self.version = int(os.path.basename(io_utils.version_dir(self.base, version))) \
+            if self.fixed else self._next_version(0)
         if self.fixed:
             for target in self._targets(self.version):
                 if tf.io.gfile.exists(target):
