@@ -216,3 +216,19 @@ def test_a_wordpiece_squad_export_carries_its_vocabulary(tmp_path):
     meta = json.loads((folder / "squad.json").read_text())
     assert meta["vocab_file"] == "vocab.txt" and "spm_model_file" not in meta
     assert (folder / "vocab.txt").read_text() == (tmp_path / "vocab.txt").read_text()
+
+
+def test_a_full_disk_names_the_published_file_not_a_temporary(tmp_path):
+    """TensorFlow writes saved_model.pb as `saved_model.pb.tmp<hex>` inside our temporary
+    folder: the line names `<base>/1/saved_model.pb` (what a real full disk showed)."""
+    from albert_tf.serving.publish import Publication
+
+    with pytest.raises(OutputError) as raised:
+        with Publication() as publication:
+            stage = publication.stage(tmp_path / "e")
+            raise tf.errors.ResourceExhaustedError(None, None, (
+                f"{stage.path}/saved_model.pb.tmp8ab69aeeca26425188f847577e18b767; "
+                "No space left on device"))
+    assert str(raised.value).startswith(f"{tmp_path / 'e' / '1' / 'saved_model.pb'}: could not "
+                                        "write it (No space left on device; the disk mounted at")
+    assert not (tmp_path / "e").exists() or os.listdir(tmp_path / "e") == []

@@ -29,6 +29,7 @@ from albert_tf.errors import OutputError
 _TAKEN = (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR)
 _MAX_TRIES = 1000
 _FILE_TEMPORARY = re.compile(r"(^|/)\.([^/]+?)\.tmp-\d+-[0-9a-f]+")
+_TF_TEMPORARY = re.compile(r"(?<=[^/])\.tmp[0-9a-f]{32}(?![0-9a-f])")
 
 
 class ExportExistsError(OutputError, FileExistsError):
@@ -233,5 +234,6 @@ class Publication:
         for stage in self.stages:
             for temporary, target in stage._pairs():
                 text = text.replace(temporary, target)
-        # A file's own temporary name (`.<name>.tmp-<pid>-<hex>`) as the file's name.
-        return _FILE_TEMPORARY.sub(r"\1\2", text)
+        # A file's own temporary name (ours `.<name>.tmp-<pid>-<hex>`, TensorFlow's
+        # `<name>.tmp<hex>`) as the file's name.
+        return _TF_TEMPORARY.sub("", _FILE_TEMPORARY.sub(r"\1\2", text))
