@@ -61,6 +61,28 @@ def test_our_run_carries_its_label_names_into_every_conversion(run_dir, tmp_path
     assert open_source(tmp_path / "hf").labels == LABELS
 
 
+def test_convert_of_our_wordpiece_run_carries_labels_and_vocabulary(run_dir, tmp_path):
+    """python -m albert_tf.convert --vocab_file: a WordPiece run's TF1 folder holds its
+    vocabulary and labels.json, and reads back with both."""
+    (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nfilm\n")
+    done = run_entry_point("-m", [
+        "albert_tf.convert", f"--input={run_dir}", f"--output={tmp_path / 'tf1'}",
+        "--output_format=tf1", f"--albert_config_file={run_dir.parent / 'albert_config.json'}",
+        f"--vocab_file={tmp_path / 'vocab.txt'}"])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(os.listdir(tmp_path / "tf1")) == [
+        "albert_config.json", "checkpoint", "labels.json", "model.ckpt-0.data-00000-of-00001",
+        "model.ckpt-0.index", "vocab.txt"]
+    back = open_source(tmp_path / "tf1")
+    assert back.labels == LABELS and back.vocab_file == str(tmp_path / "tf1" / "vocab.txt")
+    missing = run_entry_point("-m", [
+        "albert_tf.convert", f"--input={run_dir}", f"--output={tmp_path / 'x'}",
+        "--output_format=tf1", f"--vocab_file={tmp_path / 'nope.txt'}"])
+    assert missing.returncode == 1
+    assert missing.stderr.strip().splitlines()[-1] == \
+        f"error: --vocab_file {tmp_path / 'nope.txt'} does not exist"
+
+
 def test_a_truncated_or_listed_hf_config_is_named(tmp_path):
     for name, text, words in (
             ("truncated", open(interop("hf", "classifier", "config.json")).read()[:200],

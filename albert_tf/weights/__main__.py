@@ -4,7 +4,7 @@
 
 (`python -m albert_tf.convert` runs the same.) SRC is anything `open_source` reads (TF1
 checkpoint, output_dir, HF folder, keras-hub preset, TF-Hub module); `--albert_config_file` /
-`--spm_model_file` fill in what SRC lacks.
+`--spm_model_file` (or `--vocab_file`, a WordPiece model's) fill in what SRC lacks.
 """
 
 import os
@@ -13,7 +13,7 @@ from absl import flags
 
 from albert_tf import cli
 
-cli.define_flags(__name__, "input output output_format albert_config_file spm_model_file")
+cli.define_flags(__name__, "input output output_format albert_config_file spm_model_file vocab_file")
 FLAGS = flags.FLAGS
 
 
@@ -30,6 +30,8 @@ def main(argv):
     from albert_tf.weights import writers
 
     source = writers.open_to_write(resolve_path(FLAGS.input))
+    if FLAGS.vocab_file:  # a WordPiece model's vocabulary (our run's output_dir holds none)
+        source.vocab_file = writers.vocab_file_flag(resolve_path(FLAGS.vocab_file))
     print(f"read {source.describe()}")
     report = writers.write(source, resolve_path(FLAGS.output), FLAGS.output_format,
                            config=resolve_path(FLAGS.albert_config_file),

@@ -31,6 +31,13 @@ def open_to_write(path) -> WeightSource:
     return source
 
 
+def vocab_file_flag(path) -> str:
+    """--vocab_file, checked: the WordPiece vocabulary a converted folder carries."""
+    if not os.path.isfile(path):
+        raise SourceError(f"--vocab_file {path} does not exist")
+    return path
+
+
 def write(source, output, output_format: str, config=None, spm_model_file=None):
     """Writes `source` to `output` in `output_format` (`tf1`, `hf`, `keras_hub`); returns the
     writer's `WriteReport`."""

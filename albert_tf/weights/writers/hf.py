@@ -108,6 +108,9 @@ def write_hf(source, output, config=None, spm_model_file=None) -> WriteReport:
                 json.dump({"tokenizer_class": "AlbertTokenizer", "do_lower_case": False}, f)
         if prepared.spm_model_file:
             shutil.copyfile(prepared.spm_model_file, os.path.join(tmp, "spiece.model"))
+        elif source.vocab_file:
+            report.notes.append("a WordPiece vocabulary: HF's AlbertTokenizer reads a SentencePiece "
+                                "model only, so none was written")
         else:
             report.notes.append("no SentencePiece model (pass --spm_model_file): spiece.model not written")
     return report

@@ -220,6 +220,9 @@ def write_keras_hub(source, output, config=None, spm_model_file=None,
             shutil.copyfile(prepared.spm_model_file,
                             os.path.join(tmp, "assets", "tokenizer", "vocabulary.spm"))
             _json(os.path.join(tmp, "tokenizer.json"), tokenizer_config())
+        elif source.vocab_file:
+            report.notes.append("a WordPiece vocabulary: keras-hub's AlbertTokenizer reads a "
+                                "SentencePiece model only, so none was written")
         else:
             report.notes.append("no SentencePiece model (pass --spm_model_file): no tokenizer written")
         if classifier:

@@ -10,6 +10,7 @@ import numpy as np
 
 from albert_tf.io_utils import atomic_output
 from albert_tf.weights.arrays import encoder_names, require
+from albert_tf.weights.model_folder import VOCAB_NAMES
 from albert_tf.weights.source import write_label_names
 from albert_tf.weights.tf1_checkpoint import write_tf1_checkpoint
 from albert_tf.weights.writers.common import WriteReport, prepare
@@ -35,6 +36,11 @@ def write_tf1(source, output, config=None, spm_model_file=None, step: int = 0) -
         write_label_names(tmp, source.labels)
         if prepared.spm_model_file:
             shutil.copyfile(prepared.spm_model_file, os.path.join(tmp, "30k-clean.model"))
+        elif source.vocab_file:  # a WordPiece model (the Chinese ALBERTs): its vocabulary
+            name = os.path.basename(source.vocab_file)
+            shutil.copyfile(source.vocab_file, os.path.join(
+                tmp, name if name in VOCAB_NAMES else "vocab.txt"))
         else:
-            report.notes.append("no SentencePiece model (pass --spm_model_file): none copied")
+            report.notes.append("no SentencePiece model or vocabulary (pass --spm_model_file or "
+                                "--vocab_file): none copied")
     return report
