@@ -19,11 +19,12 @@ from absl import logging
 from albert_tf.errors import CheckpointError, UsageError
 from albert_tf.weights.model_folder import find_checkpoint
 
-# A file gone between listing and reading: TensorFlow's NotFoundError (or our CheckpointError
-# wrapping it, or a DataLossError for a data file cut while it was being replaced).
 _STEP = re.compile(r"-(\d+)$")
-_READ_ERRORS = (CheckpointError, tf.errors.NotFoundError, tf.errors.DataLossError,
-                FileNotFoundError)
+# A file gone between listing and reading: TensorFlow's NotFoundError (or another of its
+# runtime errors: its restore ops report a missing file in more than one way), our
+# CheckpointError wrapping one, an OSError. Whether the checkpoint vanished decides; any other
+# error is raised as it was.
+_READ_ERRORS = (CheckpointError, tf.errors.OpError, OSError)
 
 
 def vanished(prefix) -> bool:
