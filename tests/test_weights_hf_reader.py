@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from support.interop import assert_close, expected, inputs, interop, loaded, run
+from support.interop import assert_close, complete_outputs, expected, inputs, interop, loaded, run
 
 
 def _source(name):
@@ -25,9 +25,7 @@ def test_pretraining_folder_gives_transformers_outputs():
     assert source.format == "hf" and source.heads == ("mlm", "sop")
     assert source.config.hidden_act == "gelu" and source.config.embedding_size == 16
     assert source.spm_model_file.endswith("spiece.model") and source.do_lower_case is True
-    model, report = loaded(AlbertPretrainer, source)
-    assert report.missing == [] and report.unused == []
-    out, want = run(model, inputs()), expected("hf", "pretraining")
+    out, want = complete_outputs(AlbertPretrainer, source, "hf", "pretraining")
     assert_close(out["sequence_output"], want["last_hidden_state"], "last_hidden_state")
     assert_close(out["pooled_output"], want["pooler_output"], "pooler_output")
     assert_close(out["masked_lm_logits"], want["prediction_logits"], "prediction_logits")
@@ -40,9 +38,7 @@ def test_classifier_folder_gives_transformers_logits_and_labels():
     source = _source("classifier")
     assert source.heads == ("classifier",) and source.num_labels == 3
     assert source.labels == ["LABEL_0", "LABEL_1", "LABEL_2"]
-    model, report = loaded(AlbertClassifier, source, num_labels=3)
-    assert report.missing == [] and report.unused == []
-    out, want = run(model, inputs()), expected("hf", "classifier")
+    out, want = complete_outputs(AlbertClassifier, source, "hf", "classifier", num_labels=3)
     assert_close(out["logits"], want["logits"], "logits")
 
 

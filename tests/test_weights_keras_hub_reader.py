@@ -7,7 +7,7 @@ import shutil
 import numpy as np
 import pytest
 
-from support.interop import assert_close, expected, inputs, interop, loaded, run
+from support.interop import assert_close, complete_outputs, expected, interop, loaded, run
 
 
 def _source(name):
@@ -23,9 +23,7 @@ def test_backbone_preset_gives_keras_hub_outputs():
     assert source.format == "keras_hub" and source.heads == ()
     assert source.config.hidden_act == "gelu" and source.config.intermediate_size == 37
     assert source.spm_model_file.endswith("vocabulary.spm") and source.do_lower_case is False
-    model, report = loaded(AlbertModel, source)
-    assert report.missing == [] and report.unused == []
-    out, want = run(model, inputs()), expected("keras_hub", "backbone")
+    out, want = complete_outputs(AlbertModel, source, "keras_hub", "backbone")
     assert_close(out["sequence_output"], want["sequence_output"], "sequence_output")
     assert_close(out["pooled_output"], want["pooled_output"], "pooled_output")
 
@@ -36,10 +34,8 @@ def test_text_classifier_preset_gives_keras_hub_logits():
     source = _source("classifier")
     assert source.heads == ("classifier",) and source.num_labels == 4
     assert source.sequence_length == 20  # keras-hub's preprocessor truncates raw text there
-    model, report = loaded(AlbertClassifier, source, num_labels=4)
-    assert report.missing == [] and report.unused == []
-    assert_close(run(model, inputs())["logits"], expected("keras_hub", "classifier")["logits"],
-                 "logits")
+    out, want = complete_outputs(AlbertClassifier, source, "keras_hub", "classifier", num_labels=4)
+    assert_close(out["logits"], want["logits"], "logits")
 
 
 def test_other_classes_are_refused_by_name(tmp_path):

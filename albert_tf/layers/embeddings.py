@@ -18,12 +18,9 @@ class AlbertEmbeddings(keras.layers.Layer):
     def __init__(self, vocab_size, embedding_size, type_vocab_size, max_position_embeddings,
                  initializer_range=0.02, dropout_rate=0.0, **kwargs):
         super().__init__(**kwargs)
-        self.vocab_size = vocab_size
-        self.embedding_size = embedding_size
-        self.type_vocab_size = type_vocab_size
-        self.max_position_embeddings = max_position_embeddings
-        self.initializer_range = initializer_range
-        self.dropout_rate = dropout_rate
+        self.vocab_size, self.embedding_size = vocab_size, embedding_size
+        self.type_vocab_size, self.max_position_embeddings = type_vocab_size, max_position_embeddings
+        self.initializer_range, self.dropout_rate = initializer_range, dropout_rate
         self.layer_norm = LayerNorm(name="LayerNorm")
         self.dropout = keras.layers.Dropout(dropout_rate) if dropout_rate else None
 

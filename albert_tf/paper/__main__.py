@@ -25,23 +25,25 @@ cli.define_flags(__name__, SHARED, defaults={name: None for name in SHARED.split
                  runtime=True)
 flags.DEFINE_bool("quick", False, "Tiny models (H=128, 4 layers, 64-token sequences, 1,500 "
                   "steps of 32): minutes on a laptop's CPU.")
-flags.DEFINE_integer("steps", None, "Training steps of each model (preset: 1500 quick, 10000).")
-flags.DEFINE_integer("hidden_size", None, "H of every model; heads (64 wide), FFN (4H) and the "
-                     "E grid (H/8, H/4, H/2, H; default H/4) follow unless given.")
-flags.DEFINE_integer("num_hidden_layers", None, "Layers of every model.")
-flags.DEFINE_integer("num_attention_heads", None, "Attention heads.")
-flags.DEFINE_integer("intermediate_size", None, "FFN width.")
-flags.DEFINE_integer("embedding_size", None, "E of the inter-sentence and sharing models.")
+# The paper's own numbers, (flag, help); None: the preset decides.
+OWN_INTEGERS = (
+    ("steps", "Training steps of each model (preset: 1500 quick, 10000)."),
+    ("hidden_size", "H of every model; heads (64 wide), FFN (4H) and the E grid (H/8, H/4, H/2, "
+                    "H; default H/4) follow unless given."),
+    ("num_hidden_layers", "Layers of every model."),
+    ("num_attention_heads", "Attention heads."),
+    ("intermediate_size", "FFN width."),
+    ("embedding_size", "E of the inter-sentence and sharing models."),
+    ("vocab_size", "Pieces of the SentencePiece model trained on your text when neither "
+                   "--spm_model_file nor --vocab_file is given."),
+    ("max_heldout_examples", "Held-out pairs scored per set."),
+    ("seed", "Seed of the data generation and the training shuffles."))
+for _name, _help in OWN_INTEGERS:
+    flags.DEFINE_integer(_name, None, _help)
 flags.DEFINE_list("embedding_sizes", None, "The E grid of the embedding-size table.")
-flags.DEFINE_integer("vocab_size", None, "Pieces of the SentencePiece model trained on your "
-                     "text when neither --spm_model_file nor --vocab_file is given.")
 flags.DEFINE_float("heldout_fraction", None, "Share of the documents held out for scoring.")
-flags.DEFINE_integer("max_heldout_examples", None, "Held-out pairs scored per set.")
-flags.DEFINE_integer("seed", None, "Seed of the data generation and the training shuffles.")
 
-OPTION_FLAGS = SHARED.split() + [
-    "steps", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-    "embedding_size", "vocab_size", "heldout_fraction", "max_heldout_examples", "seed"]
+OPTION_FLAGS = SHARED.split() + [name for name, _ in OWN_INTEGERS] + ["heldout_fraction"]
 
 
 def options_from_flags() -> PaperOptions:

@@ -179,14 +179,14 @@ class LiteClassifier(_LiteTextModel):
         return [names[i] if names else int(i) for i in ids]
 
 
+# An output name that only one kind of file has → what to use for it instead.
+_KIND_HINTS = (("pooled_output", "an encoder file: use LiteEncoder"),
+               ("probabilities", "a classifier file: use LiteClassifier"),
+               ("start_logits", "a SQuAD file: run it with interpreter_runner"))
+
+
 def _other_kind(outputs) -> str:
-    if "pooled_output" in outputs:
-        return " (an encoder file: use LiteEncoder)"
-    if "probabilities" in outputs:
-        return " (a classifier file: use LiteClassifier)"
-    if "start_logits" in outputs:
-        return " (a SQuAD file: run it with interpreter_runner)"
-    return ""
+    return next((f" ({hint})" for output, hint in _KIND_HINTS if output in outputs), "")
 
 
 def find_folder(folder: str, name: str) -> str:

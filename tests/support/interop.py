@@ -35,6 +35,14 @@ def loaded(model_cls, source, **head_args):
     return model, report
 
 
+def complete_outputs(model_cls, source, *fixture, **head_args):
+    """`source` loaded into `model_cls` with no weight missing or left over: its outputs on the
+    fixtures' inputs and the fixture outputs `fixture` names."""
+    model, report = loaded(model_cls, source, **head_args)
+    assert report.missing == [] and report.unused == []
+    return run(model, inputs()), expected(*fixture)
+
+
 def run(model, feed):
     """The model's outputs as numpy; a pretrainer predicts every position."""
     from albert_tf.models import AlbertPretrainer

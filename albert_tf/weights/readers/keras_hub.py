@@ -61,6 +61,14 @@ def _reshape(value, how, hidden):
     return value
 
 
+def _layers(handle):
+    """(group, var arrays, layer name) of each saved layer in a `*.weights.h5` file."""
+    layers = handle.get("layers", {})
+    for key in layers:
+        values, name = _vars(layers[key])
+        yield layers[key], values, name
+
+
 @contextlib.contextmanager
 def _read_h5(path: str):
     """The HDF5 file at `path`; any h5py error while it is read (a truncated or overwritten file
@@ -81,14 +89,12 @@ def backbone_to_tf1(weights_file: str, config) -> dict:
     block = {name: rows for _, name, rows in kn.BLOCK}
     arrays = {}
     with _read_h5(weights_file) as handle:
-        layers = handle.get("layers", {})
-        for key in layers:
-            values, name = _vars(layers[key])
+        for group, values, name in _layers(handle):
             match = re.fullmatch(r"group_(\d+)_inner_layer_(\d+)", str(name))
             if match:
                 prefix = BLOCK_PREFIX.format(g=int(match.group(1)), k=int(match.group(2)))
                 for path, _, _ in kn.BLOCK:
-                    sub_values, sub_name = _vars(layers[key][path]) if path in layers[key] else ([], None)
+                    sub_values, sub_name = _vars(group[path]) if path in group else ([], None)
                     for index, tf1_name, how in block.get(sub_name, ()):
                         arrays[prefix + tf1_name] = _reshape(sub_values[index], how,
                                                              config.hidden_size)
@@ -102,9 +108,7 @@ def classifier_to_tf1(task_weights_file: str) -> dict:
     rows = {name: r for _, name, r in kn.CLASSIFIER}
     arrays = {}
     with _read_h5(task_weights_file) as handle:
-        layers = handle.get("layers", {})
-        for key in layers:
-            values, name = _vars(layers[key])
+        for _, values, name in _layers(handle):
             for index, tf1_name in rows.get(name, ()):
                 arrays[tf1_name] = values[index]
     if "output_weights" not in arrays:
@@ -121,15 +125,13 @@ def masked_lm_to_tf1(task_weights_file: str) -> dict:
     model measured against keras-hub 0.32; the encoder is exact)."""
     arrays = {}
     with _read_h5(task_weights_file) as handle:
-        layers = handle.get("layers", {})
-        for key in layers:
-            values, name = _vars(layers[key])
+        for group, values, name in _layers(handle):
             if name != kn.MLM_HEAD_NAME:
                 continue
             for index, tf1_name in kn.MLM_HEAD:
                 arrays[tf1_name] = values[index]
             for path, _, rows in kn.MLM_HEAD_LAYERS:
-                sub_values, _ = _vars(layers[key][path])
+                sub_values, _ = _vars(group[path])
                 for index, tf1_name in rows:
                     arrays[tf1_name] = sub_values[index]
     if len(arrays) != 5:

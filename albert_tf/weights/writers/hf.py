@@ -17,16 +17,18 @@ from albert_tf.weights.source import SourceError
 from albert_tf.weights.writers.common import WriteReport, prepare, refuse_fixed_keys, unused_names
 
 
+# Task heads win over the pretraining heads: the first row whose head is present names the class.
+_ARCHITECTURES = (("classifier", "AlbertForSequenceClassification"),
+                  ("token_classifier", "AlbertForTokenClassification"),
+                  ("squad_v1", "AlbertForQuestionAnswering"),
+                  ("multiple_choice", "AlbertForMultipleChoice"))
+
+
 def architecture_for(heads) -> str:
-    """The HF class for a set of heads: a task head wins over the pretraining heads."""
-    if "classifier" in heads:
-        return "AlbertForSequenceClassification"
-    if "token_classifier" in heads:
-        return "AlbertForTokenClassification"
-    if "squad_v1" in heads:
-        return "AlbertForQuestionAnswering"
-    if "multiple_choice" in heads:
-        return "AlbertForMultipleChoice"
+    """The HF class for a set of heads."""
+    for head, architecture in _ARCHITECTURES:
+        if head in heads:
+            return architecture
     if "mlm" in heads:
         return "AlbertForPreTraining" if "sop" in heads else "AlbertForMaskedLM"
     return "AlbertModel"
