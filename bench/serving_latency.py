@@ -1,15 +1,20 @@
 """Serving latency and throughput of ALBERT-base (random weights, V=30000, seq 128) on this CPU:
 our encoder SavedModel, our TFLite files (float32, float16, dynamic_int8) and, in the same run,
 keras-hub's exported AlbertBackbone and HF transformers (when torch is importable), via
-../shared/bench/peer_serving.py.
+../shared/bench/peer_serving.py, and ONNX Runtime fp32 / dynamic int8 on HF's model exported to
+ONNX, via ../shared/bench/peer_onnxruntime.py in a bench-only Python (bench/ort_peer.py: make it
+once with `python bench/ort_peer.py make_env`, or point `--ort_python` at one). With ORT, our
+exports are made from the SAME weights as the ORT models (the peer's `hf` folder).
 
     python bench/serving_latency.py            # 2 interleaved rounds
     python bench/serving_latency.py --quick    # 1 round, fewer repetitions, no float16/HF
 
 Batch-1 latency is the median of single calls, batch-32 throughput the median over calls of 32
 (each engine runs once per round, rounds interleave the engines; the table takes the median of
-the rounds). Ratios are against keras-hub's SavedModel measured in the same run. Goal (issue
-16): int8 TFLite batch-1 latency <= 0.5x keras-hub's, base int8 file <= 12 MB.
+the rounds). Ratios are against keras-hub's SavedModel and ONNX Runtime of the same precision
+(fp32 rows against ORT fp32, int8 rows against ORT int8), measured in the same run. Goals: int8
+TFLite batch-1 latency <= 0.5x keras-hub's and <= 0.5x ORT int8's, base int8 file <= 12 MB, our
+fp32 SavedModel <= 1.0x ORT fp32.
 A bf16 SavedModel is measured only where the CPU has bf16 (avx512_bf16 or amx_bf16).
 """
 
@@ -31,16 +36,23 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 from absl import app, flags  # noqa: E402
 
+import ort_peer  # noqa: E402  (bench/, beside this file)
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SHARED = pathlib.Path(os.environ.get("ALBERT_TF_SHARED") or next(
     (p / "shared" for p in REPO.parents if (p / "shared").is_dir()), REPO.parent / "shared"))
 PEER = SHARED / "bench" / "peer_serving.py"
+ORT_PEER = SHARED / "bench" / "peer_onnxruntime.py"
 SEQ, VOCAB = 128, 30000
 
 FLAGS = flags.FLAGS
 flags.DEFINE_bool("quick", False, "One round, fewer repetitions, no float16 and no HF peer.")
 flags.DEFINE_integer("rounds", 2, "Interleaved rounds (ignored with --quick).")
 flags.DEFINE_list("peers", ["keras_hub", "hf_torch"], "Peers of peer_serving.py to run.")
+flags.DEFINE_string("ort_python", None, "Python with torch, transformers, onnx, onnxscript and "
+                    "onnxruntime for the ORT peer (default: .peers/ort_env/bin/python, made by "
+                    "`python bench/ort_peer.py make_env`).")
+flags.DEFINE_bool("ort", True, "Measure ONNX Runtime fp32 and int8 when its Python is found.")
 
 
 def cpu_bf16() -> str | None:
@@ -88,23 +100,37 @@ def run_peer(args):
     return float(match.group(1)), float(match.group(2))
 
 
-def build_exports(workdir, quick, bf16):
-    """Our SavedModel(s) and TFLite files of one random ALBERT-base; {name: (kind, path, MB)}."""
+def base_model(hf_folder):
+    """ALBERT-base: the ORT peer's HF weights when given, else random (seed 0)."""
     import keras
 
+    from albert_tf import weights
     from albert_tf.config import preset
-    from albert_tf.serving.encoder import export_encoder
-    from albert_tf.serving.tflite import export_tflite
     from albert_tf.models import AlbertModel
 
     keras.utils.set_random_seed(0)
-    model = AlbertModel(preset("base", vocab_size=VOCAB))
+    if hf_folder is None:
+        return AlbertModel(preset("base", vocab_size=VOCAB))
+    source = weights.open_source(hf_folder)
+    model = AlbertModel(source.config)
+    weights.load(model, source)
+    return model
+
+
+def build_exports(model, workdir, quick, bf16):
+    """Our SavedModel(s) and TFLite files of `model`; {name: (kind, path, MB)}."""
+    import keras
+
+    from albert_tf.models import AlbertModel
+    from albert_tf.serving.encoder import export_encoder
+    from albert_tf.serving.tflite import export_tflite
+
     engines = {}
     path = export_encoder(model, os.path.join(workdir, "encoder"))
     engines["ours_savedmodel_fp32"] = ("savedmodel", path, folder_mb(path))
     if bf16:
         keras.mixed_precision.set_global_policy("mixed_bfloat16")
-        half = AlbertModel(preset("base", vocab_size=VOCAB))
+        half = AlbertModel(model.config)
         half.set_weights(model.get_weights())
         keras.mixed_precision.set_global_policy("float32")
         path = export_encoder(half, os.path.join(workdir, "encoder_bf16"))
@@ -119,6 +145,38 @@ def build_exports(workdir, quick, bf16):
 
 def folder_mb(path):
     return sum(f.stat().st_size for f in pathlib.Path(path).rglob("*") if f.is_file()) / 1e6
+
+
+def ort_setup(workdir, notes):
+    """(peer Python, peer folder) with the ORT models made, or (None, None) with a note."""
+    if not FLAGS.ort:
+        return None, None
+    python = ort_peer.find_python(FLAGS.ort_python)
+    if python is None or not ORT_PEER.exists():
+        notes.append("ORT: no peer Python (run `python bench/ort_peer.py make_env` or pass "
+                      f"--ort_python) or no {ORT_PEER}; not measured")
+        return None, None
+    missing = ort_peer.missing_packages(python)
+    if missing:
+        notes.append(f"ORT: {python} lacks {', '.join(missing)}; not measured")
+        return None, None
+    folder = os.path.join(workdir, "ort_peer")
+    print("making the ORT peer's models (HF ALBERT-base, seed 0) ...", flush=True)
+    ort_peer.make_models(python, ORT_PEER, folder)
+    return python, folder
+
+
+def check_against_ort(model, python, folder, workdir):
+    """Max |ours - ORT fp32| of sequence_output and pooled_output on two random rows."""
+    ids = np.random.default_rng(1).integers(5, VOCAB, size=(2, SEQ)).astype("int32")
+    ids_file, out_file = os.path.join(workdir, "ids.npy"), os.path.join(workdir, "ort_out.npz")
+    np.save(ids_file, ids)
+    ort_peer.fp32_outputs(python, folder, ids_file, out_file)
+    theirs = np.load(out_file)
+    ours = model({"input_ids": ids, "input_mask": np.ones_like(ids),
+                  "segment_ids": np.zeros_like(ids)})
+    return {key: float(np.max(np.abs(np.asarray(ours[key]) - theirs[key])))
+            for key in ("sequence_output", "pooled_output")}
 
 
 def main(argv):
@@ -139,50 +197,84 @@ def main(argv):
         notes.append(f"peers: {PEER} not found, not measured")
         peers = []
     with tempfile.TemporaryDirectory(prefix="albert_serving_") as workdir:
-        print("exporting ALBERT-base (random weights) ...", flush=True)
-        engines = build_exports(workdir, quick, bf16)
-        results = {name: [] for name in list(engines) + [f"peer_{p}" for p in peers]}
+        ort_python, ort_folder = ort_setup(workdir, notes)
+        print("exporting ALBERT-base ...", flush=True)
+        model = base_model(os.path.join(ort_folder, "hf") if ort_folder else None)
+        if ort_python:
+            diffs = check_against_ort(model, ort_python, ort_folder, workdir)
+            notes.append("outputs vs ORT fp32 (same weights): max |diff| " + ", ".join(
+                f"{k} {v:.1e}" for k, v in diffs.items()))
+        engines = build_exports(model, workdir, quick, bf16)
+        ort_kinds = ["fp32", "int8"] if ort_python else []
+        results = {name: [] for name in list(engines) + [f"peer_{p}" for p in peers]
+                   + [f"ort_{k}" for k in ort_kinds]}
+
+        def record(name, measure):
+            try:
+                results[name].append(measure())
+            except RuntimeError as error:
+                notes.append(str(error))
+                return
+            print(f"  round {round_index + 1} {name}: {results[name][-1][0]:.1f} ms, "
+                  f"{results[name][-1][1]:.1f} ex/s", flush=True)
+
         for round_index in range(rounds):
             for name, (kind, path, _) in engines.items():
                 if kind == "tflite":
-                    results[name].append(measure_tflite(path, quick))
+                    record(name, lambda: measure_tflite(path, quick))
                 else:
-                    results[name].append(run_peer(["savedmodel", path]))
-                print(f"  round {round_index + 1} {name}: {results[name][-1][0]:.1f} ms, "
-                      f"{results[name][-1][1]:.1f} ex/s", flush=True)
+                    record(name, lambda: run_peer(["savedmodel", path]))
+                if name == "ours_savedmodel_fp32":  # ORT right beside ours: same load
+                    for ort_kind in ort_kinds:
+                        record(f"ort_{ort_kind}", lambda: ort_peer.time_kind(
+                            ort_python, ORT_PEER, ort_folder, ort_kind, 10 if quick else 30))
             for peer in peers:
-                try:
-                    results[f"peer_{peer}"].append(run_peer([peer]))
-                except RuntimeError as error:
-                    notes.append(str(error))
-                    continue
-                print(f"  round {round_index + 1} peer_{peer}: {results[f'peer_{peer}'][-1][0]:.1f}"
-                      f" ms, {results[f'peer_{peer}'][-1][1]:.1f} ex/s", flush=True)
+                record(f"peer_{peer}", lambda: run_peer([peer]))
         sizes = {name: mb for name, (_, _, mb) in engines.items()}
         print_table(results, sizes, rounds, notes)
+
+
+def _ort_ref(name):
+    return "ort_int8" if "int8" in name else "ort_fp32"
 
 
 def print_table(results, sizes, rounds, notes):
     table = {name: (float(np.median([r[0] for r in rows])), float(np.median([r[1] for r in rows])))
              for name, rows in results.items() if rows}
     ref = table.get("peer_keras_hub")
+    has_ort = "ort_fp32" in table
     print(f"\nALBERT-base, seq {SEQ}, {os.cpu_count()} CPU cores, median of {rounds} round(s)")
     header = f"{'engine':<24} {'b1 ms':>8} {'b32 ex/s':>9} {'size MB':>8}"
     if ref:
         header += f" {'b1 / keras-hub':>15} {'b32 / keras-hub':>16}"
+    if has_ort:
+        header += f" {'b1 / ORT':>9} {'b32 / ORT':>10}"
     print(header)
     for name, (b1, b32) in table.items():
         size = f"{sizes[name]:.1f}" if name in sizes else "-"
         line = f"{name:<24} {b1:>8.1f} {b32:>9.1f} {size:>8}"
         if ref:
             line += f" {b1 / ref[0]:>15.2f} {b32 / ref[1]:>16.2f}"
+        if has_ort and _ort_ref(name) in table:
+            ort = table[_ort_ref(name)]
+            line += f" {b1 / ort[0]:>9.2f} {b32 / ort[1]:>10.2f}"
         print(line)
+    goals = []
     if ref and "ours_tflite_dynamic_int8" in table:
-        ratio = table["ours_tflite_dynamic_int8"][0] / ref[0]
+        goals.append(("int8 b1 <= 0.50x keras-hub",
+                      table["ours_tflite_dynamic_int8"][0] / ref[0], 0.5))
+    if "ort_int8" in table and "ours_tflite_dynamic_int8" in table:
+        goals.append(("int8 b1 <= 0.50x ORT int8",
+                      table["ours_tflite_dynamic_int8"][0] / table["ort_int8"][0], 0.5))
+    if has_ort and "ours_savedmodel_fp32" in table:
+        fp32, ort = table["ours_savedmodel_fp32"], table["ort_fp32"]
+        goals.append(("fp32 SavedModel b1 <= 1.00x ORT fp32", fp32[0] / ort[0], 1.0))
+        goals.append(("fp32 SavedModel b32 time <= 1.00x ORT fp32", ort[1] / fp32[1], 1.0))
+    for what, ratio, limit in goals:
+        print(f"goal: {what}: {ratio:.2f}x ({'met' if ratio <= limit else 'NOT met'})")
+    if "ours_tflite_dynamic_int8" in sizes:
         size = sizes["ours_tflite_dynamic_int8"]
-        print(f"goal: int8 b1 <= 0.50x keras-hub: {ratio:.2f}x "
-              f"({'met' if ratio <= 0.5 else 'NOT met'}); int8 file <= 12 MB: {size:.1f} MB "
-              f"({'met' if size <= 12 else 'NOT met'})")
+        print(f"goal: int8 file <= 12 MB: {size:.1f} MB ({'met' if size <= 12 else 'NOT met'})")
     for note in notes:
         print(f"note: {note}")
 
