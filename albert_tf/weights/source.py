@@ -95,6 +95,8 @@ def label_names(folder, num_labels) -> list | None:
             names = json.load(reader)
     except ValueError:
         return None
+    if isinstance(names, dict):  # a multi-label (or windowed) run: {"labels": [...], ...}
+        names = names.get("labels")
     ok = isinstance(names, list) and len(names) == num_labels
     return [str(n) for n in names] if ok else None
 
