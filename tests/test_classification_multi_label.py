@@ -211,3 +211,18 @@ def test_jsonl_lists_only_with_multi_label(data, spm_model, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads((tmp_path / "multi" / "labels.json").read_text())["labels"] == \
         ["LOC", "ORG", "PER"]
+
+
+def test_hf_conversion_carries_the_multi_label_problem_type(trained, data, tmp_path):
+    from albert_tf import AlbertConfig
+    from albert_tf.weights.readers import open_source
+    from albert_tf.weights.writers.hf import write_hf
+
+    root, _ = data
+    write_hf(open_source(str(trained)), tmp_path / "hf",
+             AlbertConfig.from_json_file(str(root / "albert_config.json")))
+    config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert config["problem_type"] == "multi_label_classification"
+    assert config["id2label"] == {str(i): name for i, name in enumerate(LABELS)}
+    back = open_source(str(tmp_path / "hf"))
+    assert back.problem_type == "multi_label_classification" and back.labels == LABELS
