@@ -44,6 +44,7 @@ from albert_tf.text import optional as text_optional
 from albert_tf.weights.loading import init_from_checkpoint
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.resolve import resolve_model_files
+from albert_tf.weights.source import MULTI_LABEL
 
 SAMPLE_TEXT = (["The quick brown fox jumps over the lazy dog.", "ALBERT shares its layers."],
                ["A fox.", ""])
@@ -67,7 +68,9 @@ def _load(model, source, init_from_group0):
 
 
 def _classifier(config, source, files, max_seq_length, do_lower_case, init_from_group0):
-    model = _load(AlbertClassifier(config, source.num_labels), source, init_from_group0)
+    multi_label = source.problem_type == MULTI_LABEL
+    model = _load(AlbertClassifier(config, source.num_labels, multi_label=multi_label), source,
+                  init_from_group0)
     labels = source.labels if source.labels and len(source.labels) == source.num_labels else None
     # A source does not say whether its task reads one text or two: both signatures
     # (serve_text(text_a), serve_pair(text_a, text_b)).

@@ -234,3 +234,62 @@ def test_run_squad_exports_a_wordpiece_model(data_dir, tmp_path):
         "context": np.array([e.paragraph_text for e in examples])}})["answer_text"]
     assert set(served) == {"answer", "score"}
     assert list(served["answer"]) == [predictions[e.qas_id] for e in examples]
+
+
+FILLER = ("The committee met on Tuesday to discuss the budget, and after a long debate the "
+          "members agreed to postpone the vote until the next session of the year. ")
+
+
+def _pointer(piece_id):
+    """A stand-in span model whose start and end logits are high only at `piece_id`."""
+    def model(inputs, training=False):
+        hit = tf.cast(tf.equal(inputs["input_ids"], piece_id), tf.float32) * 10.0
+        return {"start_logits": hit, "end_logits": hit}
+    return model
+
+
+def test_answer_text_finds_an_answer_past_the_first_window(spm_model):
+    sp = load_sentencepiece(spm_model)
+    filler = set(sp.EncodeAsIds(FILLER.lower()))
+    # A word with a piece the filler lacks: the stand-in model points at that piece only.
+    word, piece = next((w, p) for w in ("ship", "man", "whale", "music", "london")
+                       for p in sp.EncodeAsIds(" " + w) if p not in filler)
+    context = FILLER * 4 + f"It happened on the {word.title()}."
+    question = "Where did it happen?"
+    assert len(sp.EncodeAsIds(context.lower())) > 3 * 64  # several windows of 64
+    module = squad_export.SquadServing(_pointer(piece), spm_model, 64, 12, 6, doc_stride=20)
+    word = sp.DecodeIds([piece]).strip()
+    packed = module.windows(tf.constant([question, question]),
+                            tf.constant([context, "It happened in " + word.title() + "."]))
+    assert packed["row"].numpy().tolist().count(0) > 3 and packed["row"].numpy()[-1] == 1
+    answers = module.answer_text(tf.constant([question]), tf.constant([context]))
+    assert answers["answer"].numpy().tolist() == [word.encode()]
+    assert float(answers["score"][0]) == pytest.approx(20.0)
+
+
+def test_answer_text_scores_every_window_as_the_python_features(spm_model):
+    tf.keras.utils.set_random_seed(3)
+    model = AlbertSquadV1(CONFIG)
+    sp = load_sentencepiece(spm_model)
+    context = FILLER * 3
+    example = reader.SquadExample("0", "What was postponed?", context)
+    python = features.convert_examples_to_features([example], sp, 64, 20, 12, False)
+    assert len(python) > 2
+    module = squad_export.SquadServing(model, spm_model, 64, 12, 6, doc_stride=20)
+    packed = module.windows(tf.constant([example.question_text]), tf.constant([context]))
+    for key in ("input_ids", "input_mask", "segment_ids", "p_mask"):
+        np.testing.assert_array_equal(packed["features"][key], [getattr(f, key) for f in python])
+    best = (-np.inf, None)
+    for feature in python:
+        ids = {k: np.array([getattr(feature, k)], np.int32)
+               for k in ("input_ids", "input_mask", "segment_ids")}
+        out = model(ids)
+        s, e = out["start_logits"].numpy()[0], out["end_logits"].numpy()[0]
+        context_at = [k for k in range(64) if feature.segment_ids[k] == 1 and feature.p_mask[k] == 0]
+        for a in context_at:
+            for b in context_at:
+                if 0 <= b - a < 6 and s[a] + e[b] > best[0]:
+                    best = (s[a] + e[b], sp.DecodePieces(feature.tokens[a:b + 1]).strip())
+    answers = module.answer_text(tf.constant([example.question_text]), tf.constant([context]))
+    assert float(answers["score"][0]) == pytest.approx(best[0], abs=1e-4)
+    assert answers["answer"].numpy()[0].decode() == best[1]

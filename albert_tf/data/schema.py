@@ -36,15 +36,25 @@ PRETRAINING_WRITE_ORDER = ("input_ids", "input_mask", "segment_ids", "token_boun
                            "next_sentence_labels")
 
 
-def classifier_features(max_seq_length: int, regression: bool = False) -> dict:
-    """Parsing spec of the original's GLUE feature records (`label_ids` is float for STS-B)."""
-    return {
+def classifier_features(max_seq_length: int, regression: bool = False, multi_label: int = 0,
+                        windows: bool = False) -> dict:
+    """Parsing spec of the original's GLUE feature records (`label_ids` is float for STS-B).
+    Ours on top: `multi_label` > 0 makes `label_ids` a multi-hot [multi_label] vector; with
+    `windows` (a long document's windows) every record also names its document
+    (`example_index`) and its training weight (`window_weight`, 1 / the document's windows)."""
+    label = ([multi_label], tf.int64) if multi_label else \
+        ([], tf.float32 if regression else tf.int64)
+    spec = {
         "input_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
         "input_mask": tf.io.FixedLenFeature([max_seq_length], tf.int64),
         "segment_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
-        "label_ids": tf.io.FixedLenFeature([], tf.float32 if regression else tf.int64),
+        "label_ids": tf.io.FixedLenFeature(*label),
         "is_real_example": tf.io.FixedLenFeature([], tf.int64),
     }
+    if windows:
+        spec["example_index"] = tf.io.FixedLenFeature([], tf.int64)
+        spec["window_weight"] = tf.io.FixedLenFeature([], tf.float32)
+    return spec
 
 
 def decode(record, spec: dict) -> dict:

@@ -12,7 +12,8 @@ that needs "which heads exist" derives it from here.
 """
 
 from albert_tf.models.base import AlbertTaskModel
-from albert_tf.models.classifier import AlbertClassifier, classifier_loss, per_example_loss
+from albert_tf.models.classifier import (AlbertClassifier, classifier_loss, classifier_outputs,
+                                         per_example_loss)
 from albert_tf.models.encoder import AlbertModel, as_albert_config
 from albert_tf.models.multiple_choice import (RACE_NUM_CHOICES, AlbertMultipleChoice,
                                               multiple_choice_loss)
@@ -31,6 +32,7 @@ __all__ = [
     "AlbertSquadV2", "AlbertMultipleChoice", "RACE_NUM_CHOICES", "as_albert_config",
     "masked_lm_example_loss", "masked_lm_loss", "sentence_order_example_loss",
     "sentence_order_loss", "pretraining_losses", "per_example_loss", "classifier_loss",
+    "classifier_outputs",
     "squad_v1_loss", "squad_v2_loss", "multiple_choice_loss",
     "AlbertTokenClassifier", "token_classifier_loss",
 ]

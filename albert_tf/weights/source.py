@@ -44,6 +44,9 @@ class WeightSource:
     heads: tuple = ()
     num_labels: int | None = None
     labels: list | None = None
+    # HF's `problem_type` of a classifier head: "multi_label_classification" for a sigmoid per
+    # label (our multi-label runs: their labels.json says so), else None (softmax / regression).
+    problem_type: str | None = None
     spm_model_file: str | None = None
     vocab_file: str | None = None
     do_lower_case: bool | None = None
@@ -95,8 +98,28 @@ def label_names(folder, num_labels) -> list | None:
             names = json.load(reader)
     except ValueError:
         return None
+    if isinstance(names, dict):  # a multi-label (or windowed) run: {"labels": [...], ...}
+        names = names.get("labels")
     ok = isinstance(names, list) and len(names) == num_labels
     return [str(n) for n in names] if ok else None
+
+
+MULTI_LABEL = "multi_label_classification"
+
+
+def problem_type(folder) -> str | None:
+    """HF's `problem_type` of the classifier of `folder` (a run_classifier output_dir): its
+    labels.json records `task_type` multi_label; None otherwise."""
+    path = os.path.join(os.fspath(folder), LABELS_FILE)
+    if not tf.io.gfile.exists(path):
+        return None
+    try:
+        with tf.io.gfile.GFile(path, "r") as reader:
+            value = json.load(reader)
+    except ValueError:
+        return None
+    multi = isinstance(value, dict) and value.get("task_type") == "multi_label"
+    return MULTI_LABEL if multi else None
 
 
 def write_label_names(folder, names) -> None:

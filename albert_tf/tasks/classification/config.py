@@ -15,7 +15,10 @@ from albert_tf.run_config import ScheduleConfig, TextTaskConfig
 
 # --task_name values that read your own files rather than a GLUE task (`sources.FileSource`).
 CUSTOM_FORMATS = ("csv", "tsv", "jsonl")
-TASK_TYPES = ("classification", "regression")
+# "single_label" is another name of "classification" (one class per example).
+TASK_TYPES = ("classification", "single_label", "multi_label", "regression")
+LONG_DOCUMENT = ("first", "windows")  # --long_document: the first window, or all of them
+WINDOW_POOLING = ("mean", "max")
 # The flag naming each split's file of your own data.
 SPLIT_FLAGS = {"train": "train_file", "dev": "dev_file", "test": "test_file"}
 
@@ -37,6 +40,15 @@ class FilesConfig:
     id_column: str | None = None
     label_list: str | None = None  # comma-separated names in id order (or a list)
     task_type: str = "classification"
+    label_separator: str = ","  # multi_label: between the names of one label cell
+
+    def __post_init__(self):
+        if self.task_type == "single_label":
+            self.task_type = "classification"
+
+    @property
+    def multi_label(self) -> bool:
+        return self.task_type == "multi_label"
 
     def split_file(self, split: str) -> str | None:
         return getattr(self, SPLIT_FLAGS[split])
@@ -56,13 +68,51 @@ class ClassifierRunConfig(TextTaskConfig):
     tflite: str = ""  # kinds of TFLite file written beside the export (export/tflite.py)
     shuffle_buffer: int = 100
     seed: int | None = None
+    threshold: float = 0.5  # multi_label: a label is chosen when its probability >= it
+    long_document: str = "first"
+    doc_stride: int | None = None
+    window_pooling: str = "mean"
     files: FilesConfig = dataclasses.field(default_factory=FilesConfig)
     schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_windows(self.long_document, self.window_pooling, self.doc_stride,
+                      self.max_seq_length)
+        if not 0.0 < float(self.threshold) < 1.0:
+            raise ClassifierRunError(f"--threshold must be between 0 and 1 (exclusive), got "
+                                     f"{self.threshold}")
+
+    @property
+    def stride(self) -> int:
+        """`doc_stride`, or half of the `max_seq_length - 2` pieces a window holds."""
+        return window_stride(self.doc_stride, self.max_seq_length)
 
     @property
     def reads_files(self) -> bool:
         """Whether `--task_name` names a file format (your own data) rather than a GLUE task."""
         return (self.task_name or "").lower() in CUSTOM_FORMATS
+
+
+def window_stride(doc_stride, max_seq_length: int) -> int:
+    """`doc_stride`, or half of the `max_seq_length - 2` pieces a single text's window holds."""
+    if doc_stride is not None:
+        return int(doc_stride)
+    return max(1, (int(max_seq_length) - 2) // 2)
+
+
+def check_windows(long_document: str, window_pooling: str, doc_stride,
+                  max_seq_length: int, prefix: str = "--") -> None:
+    """The long-document settings, each named by its flag (`prefix` "": an argument name)."""
+    if long_document not in LONG_DOCUMENT:
+        raise ClassifierRunError(f"{prefix}long_document must be first or windows, got "
+                                 f"{long_document!r}")
+    if window_pooling not in WINDOW_POOLING:
+        raise ClassifierRunError(f"{prefix}window_pooling must be mean or max, got "
+                                 f"{window_pooling!r}")
+    if doc_stride is not None and not 1 <= int(doc_stride) <= int(max_seq_length) - 2:
+        raise ClassifierRunError(f"{prefix}doc_stride must be between 1 and max_seq_length - 2 "
+                                 f"({int(max_seq_length) - 2}), got {doc_stride}")
 
 
 GlueRunConfig = ClassifierRunConfig  # the name run_classifier.py and older callers use

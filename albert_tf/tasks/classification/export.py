@@ -12,6 +12,13 @@ Both return `probabilities`, `predictions` (class ids), `labels` (the predicted 
 when the export is given them: a lookup in a constant table) or, for a regressor, `score`, and,
 when a threshold is baked in, the float32 scalar `threshold` (served alongside; it does not
 change the predictions).
+
+A multi-label classifier returns `probabilities` [B, C] (a sigmoid per label), `predictions`
+[B, C] int32 (1: the label's probability is at least the model's threshold) and `labels` [B]:
+the chosen names joined by the label separator, "" for none (test_predictions.tsv's cell).
+With `windows` (`--long_document=windows`), `serve_text` (and `serve_pair`) read every window
+of text_a (`windows.window_inputs`) and pool their logits as run_classifier.py does; the ids
+signature `serving_default` scores each window it is given.
 """
 
 from __future__ import annotations
@@ -21,8 +28,10 @@ import math
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.models import classifier_outputs
 from albert_tf.serving.saved_model import serving_root, write_saved_model
 from albert_tf.serving.text_inputs import checked_text
+from albert_tf.tasks.classification.windows import pool_tf, window_inputs
 from albert_tf.text import optional as text_optional
 from albert_tf.text import text_preprocessor
 
@@ -36,9 +45,13 @@ class ClassifierServing:
 
     def __init__(self, model, max_seq_length: int, spm_model_file=None, do_lower_case=True,
                  pair: bool | None = True, threshold: float | None = None, label_names=None,
-                 vocab_file=None, albert_text_rules: bool = True):
+                 vocab_file=None, albert_text_rules: bool = True,
+                 windows: tuple[int, str] | None = None, label_separator: str = ","):
         self.model = model
         self.regression = bool(getattr(model, "is_regression", False))
+        self.multi_label = bool(getattr(model, "multi_label", False))
+        self.windows = windows  # (doc_stride, window_pooling), or None: the first window
+        self.separator = label_separator
         self.label_names = None if self.regression or label_names is None else \
             [str(name) for name in label_names]
         if self.label_names is not None and len(self.label_names) != model.num_labels:
@@ -56,10 +69,27 @@ class ClassifierServing:
                                                   vocab_file, albert_text_rules)
 
     def _outputs(self, features):
-        outputs = self.model(features, training=False)
+        return self._result(self.model(features, training=False))
+
+    def _windowed(self, ids_a, ids_b):
+        """The model's outputs per text from the pooled logits of all its windows."""
+        stride, pooling = self.windows
+        features, row = window_inputs(ids_a, ids_b, self.max_seq_length, stride,
+                                      self.preprocessor.cls_id, self.preprocessor.sep_id)
+        logits = self.model(features, training=False)["logits"]
+        pooled = pool_tf(logits, row, ids_a.nrows(), pooling)
+        return self._result(classifier_outputs(pooled, self.regression, self.multi_label,
+                                               getattr(self.model, "threshold", 0.5)))
+
+    def _result(self, outputs):
         result = {"probabilities": outputs["probabilities"], "predictions": outputs["predictions"]}
         if self.regression:
             result["score"] = tf.identity(outputs["predictions"])
+        elif self.multi_label and self.label_names is not None:
+            names = tf.broadcast_to(tf.constant(self.label_names, tf.string),
+                                    tf.shape(outputs["predictions"]))
+            chosen = tf.ragged.boolean_mask(names, outputs["predictions"] > 0)
+            result["labels"] = tf.strings.reduce_join(chosen, axis=1, separator=self.separator)
         elif self.label_names is not None:
             result["labels"] = tf.gather(tf.constant(self.label_names, tf.string),
                                          outputs["predictions"])
@@ -78,10 +108,16 @@ class ClassifierServing:
 
     def serve_pair(self, text_a, text_b):
         checked = checked_text(text_a=text_a, text_b=text_b)
+        if self.windows:
+            tokenize = self.preprocessor.tokenize
+            return self._windowed(tokenize(checked["text_a"]), tokenize(checked["text_b"]))
         return self._outputs(self.preprocessor((checked["text_a"], checked["text_b"])))
 
     def serve_single(self, text_a):
-        return self._outputs(self.preprocessor(checked_text(text_a=text_a)["text_a"]))
+        text_a = checked_text(text_a=text_a)["text_a"]
+        if self.windows:
+            return self._windowed(self.preprocessor.tokenize(text_a), None)
+        return self._outputs(self.preprocessor(text_a))
 
     def module(self):
         """(root module, signatures) for `write_saved_model`."""
@@ -107,12 +143,14 @@ class ClassifierServing:
 def export_classifier(model, export_dir, max_seq_length: int, spm_model_file=None,
                       do_lower_case: bool = True, pair: bool = True,
                       threshold: float | None = None, version: int | None = None,
-                      label_names=None, vocab_file=None, extras: dict | None = None) -> str:
+                      label_names=None, vocab_file=None, extras: dict | None = None,
+                      windows: tuple[int, str] | None = None, label_separator: str = ",") -> str:
     """Writes `<export_dir>/<version>/` (one past the highest numeric folder by default, the
     layout TF Serving polls) through `write_saved_model`, with `extras` (its TFLite files,
     `<export_dir>/tflite/<version>`) published together; returns its path."""
     serving = ClassifierServing(model, max_seq_length, spm_model_file, do_lower_case, pair,
-                                threshold, label_names, vocab_file)
+                                threshold, label_names, vocab_file, windows=windows,
+                                label_separator=label_separator)
     root, signatures = serving.module()
     path = write_saved_model(root, export_dir, signatures, version, extras=extras)
     logging.info("exported SavedModel to %s", path)

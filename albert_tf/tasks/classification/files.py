@@ -6,7 +6,9 @@
 * Columns are chosen by name (`--text_a_column`, `--text_b_column`, `--label_column`,
   `--id_column`); a test file may lack the label column, and training and dev files the id
   column. Ids default to the row number (from 1).
-* Labels are strings (class names) or, for `--task_type=regression`, numbers.
+* Labels are strings (class names) or, for `--task_type=regression`, numbers; for
+  `--task_type=multi_label` a set of names joined by `--label_separator` (empty: no label),
+  or in JSONL a list of names (`label_sets.py` checks them against the label list).
 
 Nothing is coerced silently: a JSONL text must be a JSON string, a class label a string or a whole
 number (1 is the class "1"; true, 0.0 and null are refused), an id a string or a whole number; a
@@ -144,10 +146,12 @@ class CustomReader:
     """Reads one file into `InputExample`s; `process_text` is the tokenizer's preprocessing."""
 
     def __init__(self, file_format: str, columns: Columns, regression: bool = False,
-                 process_text=None):
+                 process_text=None, multi_label: bool = False, separator: str = ","):
         self.file_format = file_format
         self.columns = columns
         self.regression = regression
+        self.multi_label = multi_label
+        self.separator = separator
         self.process_text = process_text or tokenization.convert_to_unicode
 
     def _missing(self, path, row, name, flag, header) -> CustomDataError:
@@ -173,17 +177,24 @@ class CustomReader:
             for field, (flag, name) in flags.items():
                 if name not in row.values:
                     raise self._missing(path, row, name, flag, list(row.values))
+                what = "key" if self.file_format == "jsonl" else "column"
+                value, where = row.values[name], f"{path}:{row.line}: {what} {name!r} ({flag})"
+                if field == "label" and self.multi_label:  # a list, or names joined
+                    values[field] = self._label_set(value, where)
+                    continue
                 if self.file_format == "jsonl":
-                    _check_json_value(row.values[name], field, self.regression,
-                                      f"{path}:{row.line}: key {name!r} ({flag})")
-                values[field] = _cell(row.values[name])
+                    _check_json_value(value, field, self.regression, where)
+                values[field] = _cell(value)
             where = f"{path}:{row.line}"
             for field in ("text_a", "text_b"):
                 if field in values and not values[field].strip():
                     raise CustomDataError(f"{where}: column {flags[field][1]!r} ({flags[field][0]})"
                                           f": empty text")
             label, source = None, where
-            if "label" in values:
+            if "label" in values and self.multi_label:
+                label = values["label"]
+                source = f"{where}: column {flags['label'][1]!r} ({flags['label'][0]})"
+            elif "label" in values:
                 label = values["label"].strip()
                 column = f"column {flags['label'][1]!r} ({flags['label'][0]})"
                 source = f"{where}: {column}"
@@ -208,6 +219,18 @@ class CustomReader:
                 self.process_text(values["text_b"]) if "text_b" in values else None, label,
                 source))
         return examples
+
+    def _label_set(self, value, where: str) -> tuple:
+        """A multi-label cell as its names (duplicates once, in their order)."""
+        if self.file_format == "jsonl" and isinstance(value, list):
+            for item in value:
+                _check_json_value(item, "label", False, where)
+            names = [_cell(item).strip() for item in value]
+        else:
+            if self.file_format == "jsonl":
+                _check_json_value(value, "label", False, where)
+            names = [part.strip() for part in _cell(value).split(self.separator)]
+        return tuple(dict.fromkeys(name for name in names if name))
 
 
 def resolve_labels(train_examples, train_file: str, label_list: list[str] | None) -> list[str]:
@@ -310,8 +333,10 @@ def _check_json_value(value, field: str, regression: bool, where: str) -> None:
         raise CustomDataError(f"{where}: {_json_kind(value)} is not a regression target (a "
                               "number)")
     if field == "label" and not regression and not (isinstance(value, str) or whole):
+        hint = "; a list of labels needs --task_type=multi_label" if isinstance(value, list) \
+            else ""
         raise CustomDataError(f"{where}: {_json_kind(value)} is not a class label (a string, or "
-                              "a whole number such as 1)")
+                              f"a whole number such as 1){hint}")
 
 
 def _check_test_id(guid: str, line: int, ids: dict, where: str) -> None:

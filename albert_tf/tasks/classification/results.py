@@ -12,7 +12,8 @@ Ours, for every classifier task (GLUE, your own files, texts in memory):
 * `labels.json`: the label names in id order, written before training; a later run on the
   same output_dir (predict, export) must have the same labels.
 * `test_predictions.tsv`: header `id<TAB>label`, then per test row its id and the predicted
-  label *name* (the score when regressing).
+  label *name* (the score when regressing; multi-label: the names joined by
+  `--label_separator`, empty for none).
 """
 
 from __future__ import annotations
@@ -91,49 +92,84 @@ def write_predictions(output_dir: str, task_name: str, guids, probabilities, pre
 LABELS_FILE = "labels.json"
 
 
-def read_labels(output_dir: str) -> list[str] | None:
-    """The label names recorded in `<output_dir>/labels.json`, or None when there is none."""
+def _read_labels_file(output_dir: str):
     path = os.path.join(output_dir, LABELS_FILE)
     if not tf.io.gfile.exists(path):
-        return None
+        return path, None
     with tf.io.gfile.GFile(path, "r") as reader:
         try:
-            labels = json.load(reader)
+            return path, json.load(reader)
         except json.JSONDecodeError as error:
             raise UsageError(f"{path}: not valid JSON ({error}); remove it or use another "
                              "--output_dir") from None
-    if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
-        raise UsageError(f"{path}: expected a JSON list of label names")
-    return labels
 
 
-def check_or_write_labels(output_dir: str, labels: list[str], write: bool = True) -> None:
+def read_label_file(output_dir: str) -> tuple[list[str] | None, dict]:
+    """(label names, settings) of `<output_dir>/labels.json`: a JSON list of names (a
+    single-label classifier reading the first window, as always), or an object with `labels`
+    and the settings the classifier was trained with (`task_type`, `threshold`,
+    `label_separator`, `long_document`, `doc_stride`, `window_pooling`). (None, {}) when there
+    is no file."""
+    path, value = _read_labels_file(output_dir)
+    if value is None:
+        return None, {}
+    settings = {}
+    if isinstance(value, dict):
+        settings = {k: v for k, v in value.items() if k != "labels"}
+        value = value.get("labels")
+    if not isinstance(value, list) or not all(isinstance(label, str) for label in value):
+        raise UsageError(f"{path}: expected a JSON list of label names (or an object whose "
+                         "\"labels\" is one)")
+    return value, settings
+
+
+def read_labels(output_dir: str) -> list[str] | None:
+    """The label names recorded in `<output_dir>/labels.json`, or None when there is none."""
+    return read_label_file(output_dir)[0]
+
+
+def check_or_write_labels(output_dir: str, labels: list[str], write: bool = True,
+                          settings: dict | None = None) -> None:
     """Writes labels.json, or checks that the one already there names the same labels in the
-    same order (a model trained with other labels would serve wrong names)."""
+    same order, and the same task type (a model trained with other labels would serve wrong
+    names). `settings` (multi-label, long documents) make it an object (`read_label_file`)."""
     path = os.path.join(output_dir, LABELS_FILE)
-    existing = read_labels(output_dir)
+    existing, recorded = read_label_file(output_dir)
     if existing is not None:
         if existing != list(labels):
             raise UsageError(f"{path} holds the labels {existing} but this run has {list(labels)}; "
                              "use another --output_dir or the same labels (--label_list)")
+        was = recorded.get("task_type", "classification")
+        now = (settings or {}).get("task_type", "classification")
+        if was != now:
+            raise UsageError(f"{path} was written by a --task_type={was} run but this run has "
+                             f"--task_type={now}; use another --output_dir")
         return
     if write:
-        write_text_atomically(path, json.dumps(list(labels), ensure_ascii=False) + "\n")
+        value = {"labels": list(labels), **settings} if settings else list(labels)
+        write_text_atomically(path, json.dumps(value, ensure_ascii=False) + "\n")
 
 
-def format_label_predictions(guids, predictions, label_names) -> str:
-    """`id<TAB>label` then one row per test example (tab-separated, quoted only if needed)."""
+def format_label_predictions(guids, predictions, label_names, separator: str = ",") -> str:
+    """`id<TAB>label` then one row per test example (tab-separated, quoted only if needed); a
+    multi-label prediction (a 0/1 row per example) is its names joined by `separator`."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
     writer.writerow(["id", "label"])
     for guid, prediction in zip(guids, predictions):
-        label = (str(np.float32(prediction)) if label_names is None
-                 else label_names[int(prediction)])
+        if label_names is None:
+            label = str(np.float32(prediction))
+        elif np.ndim(prediction):
+            label = separator.join(name for name, on in zip(label_names, prediction) if on)
+        else:
+            label = label_names[int(prediction)]
         writer.writerow([guid, label])
     return buffer.getvalue()
 
 
-def write_label_predictions(output_dir: str, guids, predictions, label_names) -> str:
+def write_label_predictions(output_dir: str, guids, predictions, label_names,
+                            separator: str = ",") -> str:
     path = os.path.join(output_dir, "test_predictions.tsv")
-    write_text_atomically(path, format_label_predictions(guids, predictions, label_names))
+    write_text_atomically(path, format_label_predictions(guids, predictions, label_names,
+                                                         separator))
     return path

@@ -15,7 +15,8 @@ the source needs, checked before the common ones), then `open`, then reads.
 GLUE keeps the original's metrics and result files. Your own data (files or memory) share one set
 of conventions: labels are the given list (`--label_list`), else the sorted set of the training
 labels, else `labels.json` of an earlier training run; the metrics are eval_accuracy,
-eval_macro_f1 and eval_loss (eval_pearson, eval_spearman, eval_mse when regressing).
+eval_macro_f1 and eval_loss (eval_pearson, eval_spearman, eval_mse when regressing;
+`multi_label_metrics` for label sets).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from albert_tf.io_utils import write_text_atomically
 from albert_tf.tasks.classification import files as D
 from albert_tf.tasks.classification import metrics as M
 from albert_tf.tasks.classification import results
+from albert_tf.tasks.classification.label_sets import check_label_sets, resolve_label_sets
+from albert_tf.tasks.classification.multi_label_metrics import BEST_METRIC, multi_label_metrics
 from albert_tf.tasks.classification.config import (SPLIT_FLAGS, TASK_TYPES, ClassifierRunConfig,
                                                    ClassifierRunError)
 from albert_tf.tasks.classification.examples import InputExample, process_text
@@ -69,6 +72,11 @@ class ExampleSource(abc.ABC):
     @property
     def regression(self) -> bool:
         return self.labels == [None]
+
+    @property
+    def multi_label(self) -> bool:
+        """Whether an example has a set of labels (a sigmoid per label)."""
+        return False
 
     @property
     @abc.abstractmethod
@@ -164,7 +172,13 @@ class OwnDataSource(ExampleSource):
         return self.task_type == "regression"
 
     @property
+    def multi_label(self) -> bool:
+        return self.task_type == "multi_label"
+
+    @property
     def best_metric(self) -> str:
+        if self.multi_label:
+            return BEST_METRIC
         return "eval_pearson" if self.regression else "eval_accuracy"
 
     @property
@@ -188,30 +202,35 @@ class OwnDataSource(ExampleSource):
     def _resolve_labels(self) -> list[str]:
         cfg = self.config
         recorded = results.read_labels(cfg.output_dir)
+        resolve = resolve_label_sets if self.multi_label else D.resolve_labels
         if cfg.do_train:
-            return D.resolve_labels(self.examples("train"), self.train_name(), self.label_list)
+            return resolve(self.examples("train"), self.train_name(), self.label_list)
         if self.label_list:
             return self.label_list
         if recorded is not None:
             return recorded
         if self.has_split("train"):
-            return D.resolve_labels(self.examples("train"), self.train_name(), None)
+            return resolve(self.examples("train"), self.train_name(), None)
         raise UsageError(f"no labels: {cfg.output_dir} has no labels.json (written by a "
                          "training run); pass --label_list or --train_file")
 
     def examples(self, split: str) -> list[InputExample]:
         if split not in self._examples:
             examples = self.read(split)
+            check = check_label_sets if self.multi_label else D.check_labels
             if split != "train" and not self.regression:
-                D.check_labels(examples, self.labels, from_flag=bool(self.label_list))
+                check(examples, self.labels, from_flag=bool(self.label_list))
             if split == "test":  # features need a label id; the test split's are not used
-                fill = 0.0 if self.regression else self.labels[0]
+                fill = 0.0 if self.regression else () if self.multi_label else self.labels[0]
                 for example in examples:
                     example.label = fill
             self._examples[split] = examples
         return self._examples[split]
 
     def metrics(self, out: dict) -> dict:
+        if self.multi_label:
+            return multi_label_metrics(out["logits"], out["predictions"], out["label_ids"],
+                                       out["is_real_example"], self.labels)
         return M.custom_metrics(out["logits"], out["label_ids"], out["is_real_example"],
                                 len(self.labels), self.regression)
 
@@ -242,8 +261,11 @@ class FileSource(OwnDataSource):
     def validate(self) -> None:
         cfg, files = self.config, self.files
         if files.task_type not in TASK_TYPES:
-            raise ClassifierRunError(f"--task_type must be classification or regression, got "
+            raise ClassifierRunError(f"--task_type must be one of {', '.join(TASK_TYPES)}, got "
                                      f"{files.task_type!r}")
+        if files.multi_label and not files.label_separator:
+            raise ClassifierRunError("--label_separator must not be empty with "
+                                     "--task_type=multi_label")
         if files.task_type == "regression" and files.label_list:
             raise ClassifierRunError("--label_list is for --task_type=classification; a "
                                      "regression target is a number")
@@ -259,7 +281,8 @@ class FileSource(OwnDataSource):
         files = self.files
         self.reader = D.CustomReader(self.name, D.Columns(
             files.text_a_column, files.text_b_column or None, files.label_column,
-            files.id_column or None), self.regression, self.process_text)
+            files.id_column or None), self.regression, self.process_text, self.multi_label,
+            files.label_separator)
 
     def has_split(self, split: str) -> bool:
         return bool(self.files.split_file(split))
@@ -279,6 +302,7 @@ class FileSource(OwnDataSource):
     def cache_key(self, split: str) -> dict:
         files = self.files
         return {"labels": self.labels, "task_type": files.task_type,
+                "label_separator": files.label_separator if self.multi_label else None,
                 "columns": [files.text_a_column, files.text_b_column, files.label_column,
                             files.id_column]}
 
@@ -317,6 +341,8 @@ class MemorySource(OwnDataSource):
             label = None if labels is None else labels[i]
             if label is not None and self.regression:
                 label = float(label)
+            elif label is not None and self.multi_label:
+                label = tuple(label)
             examples.append(InputExample(
                 str(i + 1), self.process_text(a), None if b is None else self.process_text(b),
                 label, f"{split}[{i}]"))

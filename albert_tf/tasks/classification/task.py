@@ -22,7 +22,7 @@ from absl import logging
 from albert_tf import tokenization
 from albert_tf.errors import UsageError
 from albert_tf.serving import tflite
-from albert_tf.models import AlbertClassifier, per_example_loss
+from albert_tf.models import AlbertClassifier, classifier_outputs, per_example_loss
 from albert_tf.run_config import parse_tflite_kinds
 from albert_tf.tasks.base import Task, check_model_inputs, replica_dataset_fn
 from albert_tf.tasks.classification import features as F
@@ -30,6 +30,7 @@ from albert_tf.tasks.classification import results
 from albert_tf.tasks.classification.config import ClassifierRunConfig, ClassifierRunError
 from albert_tf.tasks.classification.export import export_classifier
 from albert_tf.tasks.classification.sources import ExampleSource, source_for
+from albert_tf.tasks.classification.windows import pool
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog
 from albert_tf.training.steps import Objective
@@ -69,6 +70,8 @@ class ClassificationTask(Task):
         check_model_inputs(self.albert_config, config.max_seq_length, len(self.tokenizer.vocab),
                            config.spm_model_file or config.vocab_file)
         self.cached_dir = config.cached_dir or config.output_dir
+        self.layout = F.Layout(self.source.multi_label,
+                               config.stride if config.long_document == "windows" else None)
         self._predict_fn = None
         self._features = {}
 
@@ -108,7 +111,25 @@ class ClassificationTask(Task):
             raise ClassifierRunError(str(error)) from None
 
     def build_model(self):
-        return AlbertClassifier(self.albert_config, len(self.source.labels))
+        return AlbertClassifier(self.albert_config, len(self.source.labels),
+                                multi_label=self.source.multi_label,
+                                threshold=self.config.threshold)
+
+    @property
+    def separator(self) -> str:
+        return self.config.files.label_separator
+
+    def label_settings(self) -> dict:
+        """What labels.json records beside the names (multi-label, long documents), so an
+        export or a reopened `TextClassifier` serves as this run; {} keeps the original list."""
+        cfg, settings = self.config, {}
+        if self.source.multi_label:
+            settings.update(task_type="multi_label", threshold=float(cfg.threshold),
+                            label_separator=self.separator)
+        if self.layout.windows:
+            settings.update(long_document="windows", doc_stride=cfg.stride,
+                            window_pooling=cfg.window_pooling)
+        return settings
 
     def label_names(self) -> list[str] | None:
         """The class names in id order (None when regressing): labels.json, the export's
@@ -118,20 +139,24 @@ class ClassificationTask(Task):
     def prepare_output_dir(self, is_chief: bool) -> None:
         names = self.label_names()
         if names is not None:
-            results.check_or_write_labels(self.config.output_dir, names, is_chief)
+            results.check_or_write_labels(self.config.output_dir, names, is_chief,
+                                          self.label_settings())
 
     # ---------------------------------------------------------------- data
     def cache_key(self, split: str) -> dict:
         return {**F.cache_key(self.source.name, split, self.source.source_file(split),
                               self.config.max_seq_length, self.tokenizer,
                               self.config.do_lower_case),
-                **self.source.cache_key(split)}
+                **self.source.cache_key(split),
+                **({"multi_label": True} if self.layout.multi_label else {}),
+                **({"doc_stride": self.layout.stride} if self.layout.windows else {})}
 
     def features(self, split: str, examples, file_name: str) -> tuple[str, int]:
         """The keyed feature file `file_name` (in cached_dir) of `split`: (path, records)."""
         path = os.path.join(self.cached_dir, file_name)
         return F.cached_features(examples, self.source.labels, self.config.max_seq_length,
-                                 self.tokenizer, path, self.source.name, self.cache_key(split))
+                                 self.tokenizer, path, self.source.name, self.cache_key(split),
+                                 self.layout)
 
     def split_features(self, split: str) -> tuple:
         """(features, count, examples) of `split` (train, dev or test), built once per run: the
@@ -140,8 +165,8 @@ class ClassificationTask(Task):
             examples = self.source.examples(split)
             if self.source.source_file(split) is None:
                 data = F.feature_arrays(examples, self.source.labels, self.config.max_seq_length,
-                                        self.tokenizer, self.source.name)
-                count = len(examples)
+                                        self.tokenizer, self.source.name, self.layout)
+                count = len(data["input_ids"])
             else:
                 data, count = self.features(split, examples,
                                             FEATURE_FILES[split].format(name=self.source.name))
@@ -153,24 +178,34 @@ class ClassificationTask(Task):
             self.split_features(split)
 
     def _input_fn(self, data, training):
+        spec = self.layout.spec(self.config.max_seq_length, self.source.regression,
+                                len(self.source.labels))
         return F.input_fn_builder(data, self.config.max_seq_length, training,
                                   drop_remainder=training, regression=self.source.regression,
-                                  shuffle_buffer=self.config.shuffle_buffer, seed=self.config.seed)
+                                  shuffle_buffer=self.config.shuffle_buffer, seed=self.config.seed,
+                                  spec=spec)
 
     def train_dataset_fn(self):
         cfg = self.config
         data, count, _ = self.split_features("train")
-        logging.info("training on %d examples, batch %d, %d steps", count,
+        logging.info("training on %d %s, batch %d, %d steps", count,
+                     "windows" if self.layout.windows else "examples",
                      cfg.schedule.train_batch_size, self.num_train_steps)
         input_fn = self._input_fn(data, training=True)
         return replica_dataset_fn(input_fn, cfg.schedule.train_batch_size)
 
     def objective(self):
-        regression = self.source.regression
+        regression, multi_label = self.source.regression, self.source.multi_label
 
         def loss_fn(outputs, features):
-            losses = per_example_loss(outputs["logits"], features["label_ids"], regression)
-            if regression:
+            losses = per_example_loss(outputs["logits"], features["label_ids"], regression,
+                                      multi_label)
+            if "window_weight" in features:  # a long document's windows share its weight
+                weights = features["window_weight"]
+                loss = tf.reduce_sum(losses * weights) / tf.maximum(tf.reduce_sum(weights),
+                                                                     1e-9)
+                return loss, {}
+            if regression or multi_label:
                 return tf.reduce_mean(losses), {}
             n = tf.cast(tf.size(losses), tf.float32)
             correct = tf.reduce_sum(tf.cast(tf.equal(
@@ -187,24 +222,42 @@ class ClassificationTask(Task):
             self._predict_fn = tf.function(lambda features: model(features, training=False),
                                            jit_compile=bool(self.config.runtime.jit_compile) or None)
         keys = ("logits", "probabilities", "predictions")
-        collected = {k: [] for k in keys + ("label_ids", "is_real_example")}
+        fed = ("label_ids", "is_real_example") + (("example_index",) if self.layout.windows
+                                                  else ())
+        collected = {k: [] for k in keys + fed}
         batch_losses = []
         for batch in self._input_fn(data, training=False)(batch_size):
             outputs = self._predict_fn(batch)
             for key in keys:
                 collected[key].append(outputs[key].numpy())
-            collected["label_ids"].append(batch["label_ids"].numpy())
-            collected["is_real_example"].append(batch["is_real_example"].numpy())
-            losses = per_example_loss(outputs["logits"], batch["label_ids"], self.source.regression)
+            for key in fed:
+                collected[key].append(batch[key].numpy())
+            losses = per_example_loss(outputs["logits"], batch["label_ids"], self.source.regression,
+                                      self.source.multi_label)
             batch_losses.append(float(tf.reduce_mean(losses)))
         result = {k: np.concatenate(v) for k, v in collected.items()}
         result["loss"] = float(np.mean(batch_losses)) if batch_losses else float("nan")
         return result
 
     def split_outputs(self, model, split: str, batch_size: int) -> dict[str, np.ndarray]:
-        """`predict_logits` over the features of `split`."""
-        data, _, _ = self.split_features(split)
-        return self.predict_logits(model, data, batch_size)
+        """`predict_logits` over the features of `split`, one row per example (a long
+        document's windows pooled: `pool_windows`)."""
+        data, _, examples = self.split_features(split)
+        out = self.predict_logits(model, data, batch_size)
+        return self.pool_windows(out, len(examples)) if self.layout.windows else out
+
+    def pool_windows(self, out: dict, num_examples: int) -> dict:
+        """Per example, its windows' logits pooled (`--window_pooling`), and the outputs the
+        model gives for such logits; the label of its first window; `windows`: how many."""
+        index = out["example_index"]
+        logits = pool(out["logits"], index, num_examples, self.config.window_pooling)
+        first = np.unique(index, return_index=True)[1]
+        pooled = classifier_outputs(tf.constant(logits), self.source.regression,
+                                    self.source.multi_label, self.config.threshold)
+        return {**{k: np.asarray(v) for k, v in pooled.items()},
+                "label_ids": out["label_ids"][first], "loss": out["loss"],
+                "is_real_example": np.ones(num_examples, np.int32),
+                "windows": np.bincount(index, minlength=num_examples)}
 
     def evaluate(self, model) -> dict:
         out = self.split_outputs(model, "dev", self.config.schedule.eval_batch_size)
@@ -223,7 +276,7 @@ class ClassificationTask(Task):
         paths = self.source.write_predictions(guids, out["probabilities"][real],
                                               out["predictions"][real])
         paths["test_predictions"] = results.write_label_predictions(
-            cfg.output_dir, guids, out["predictions"][real], self.label_names())
+            cfg.output_dir, guids, out["predictions"][real], self.label_names(), self.separator)
         logging.info("wrote %s", ", ".join(paths.values()))
         return paths
 
@@ -238,7 +291,12 @@ class ClassificationTask(Task):
         return export_classifier(model, export_dir, cfg.max_seq_length, cfg.spm_model_file,
                                  cfg.do_lower_case, self.source.is_pair, threshold,
                                  label_names=self.label_names(), vocab_file=cfg.vocab_file,
-                                 extras=lite)
+                                 extras=lite, windows=self.windowing(),
+                                 label_separator=self.separator)
+
+    def windowing(self) -> tuple[int, str] | None:
+        """(doc_stride, window_pooling) of `serve_text` with --long_document=windows."""
+        return (self.layout.stride, self.config.window_pooling) if self.layout.windows else None
 
 
 def classification_driver(config: ClassifierRunConfig, source: ExampleSource | None = None):

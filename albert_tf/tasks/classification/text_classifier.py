@@ -9,6 +9,10 @@ style, through the same library code as `run_classifier.py`:
     names, probabilities = clf.predict(["Great phone.", "It broke after a week."])
     clf.export("export")                     # <export>/<version>: the CLI's SavedModel
 
+`multi_label=True`: each text has a list of labels (possibly empty), a sigmoid per label picks
+those at or above `threshold`; `long_document="windows"` reads every window of a long text
+(`doc_stride`, `window_pooling`), as run_classifier.py's flags of the same names.
+
 Nothing here trains or scores on its own: `fit` runs `ClassificationTask` on the texts (a
 `MemorySource`: no data file is written) through the `Driver` (the output_dir lock, labels.json,
 checkpoints that are never non-finite, evaluation of each checkpoint and `model.ckpt-best`);
@@ -33,6 +37,7 @@ from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.run_config import ScheduleConfig
 from albert_tf.tasks.classification import results
+from albert_tf.tasks.classification.api_settings import ApiSettings, label_set
 from albert_tf.tasks.classification.config import ClassifierRunConfig
 from albert_tf.tasks.classification.files import case_clash
 from albert_tf.tasks.classification.sources import MemorySource
@@ -62,7 +67,9 @@ class TextClassifier:
                  spm_model_file: str | None = None, vocab_file: str | None = None,
                  labels=None, num_classes: int | None = None, max_seq_length: int = 128,
                  output_dir: str | None = None, do_lower_case: bool = True,
-                 seed: int | None = None):
+                 seed: int | None = None, multi_label: bool | None = None,
+                 threshold: float | None = None, long_document: str | None = None,
+                 doc_stride: int | None = None, window_pooling: str | None = None):
         if not spm_model_file and not vocab_file:
             raise TextClassifierError("spm_model_file= (or vocab_file= for a WordPiece model) is "
                                       "required: the model folder holds none of "
@@ -81,11 +88,15 @@ class TextClassifier:
             if int(num_classes) < 2:
                 raise TextClassifierError(f"num_classes= must be at least 2, got {num_classes}")
             labels = [str(i) for i in range(int(num_classes))]
-        if labels is not None and len(labels) < 2:
-            raise TextClassifierError(f"labels= must name at least 2 classes, got {labels}")
         self.output_dir = os.path.abspath(output_dir or tempfile.mkdtemp(prefix="albert_tf_clf_"))
         os.makedirs(self.output_dir, exist_ok=True)
-        recorded = results.read_labels(self.output_dir)
+        recorded, settings = results.read_label_file(self.output_dir)
+        self.settings = ApiSettings.resolve(
+            dict(multi_label=multi_label, threshold=threshold, long_document=long_document,
+                 doc_stride=doc_stride, window_pooling=window_pooling), settings,
+            int(max_seq_length), TextClassifierError)
+        if labels is not None and len(labels) < (1 if self.multi_label else 2):
+            raise TextClassifierError(f"labels= must name at least 2 classes, got {labels}")
         if labels is not None and recorded is not None and recorded != labels:
             raise TextClassifierError(f"{self.output_dir}/labels.json holds the labels {recorded} "
                                       f"but labels= is {labels}; use another output_dir")
@@ -104,6 +115,10 @@ class TextClassifier:
 
     STATE_FILE = "text_classifier.json"
 
+    @property
+    def multi_label(self) -> bool:
+        return self.settings.multi_label
+
     def _read_state(self) -> dict:
         path = os.path.join(self.output_dir, self.STATE_FILE)
         if not os.path.exists(path):
@@ -117,11 +132,12 @@ class TextClassifier:
                         spm_model_file: str | None = None, max_seq_length: int = 128,
                         output_dir: str | None = None, albert_config_file: str | None = None,
                         vocab_file: str | None = None, do_lower_case: bool = True,
-                        seed: int | None = None) -> "TextClassifier":
+                        seed: int | None = None, **settings) -> "TextClassifier":
         """`path`: a model folder (albert_config.json, a checkpoint and, optionally, its
         SentencePiece model or WordPiece vocabulary: the released archives' layout), or a
         checkpoint prefix with `albert_config_file=`. `albert_config_file` may also be a preset
         name ("albert_base_v2"); presets are configurations only: weights are never downloaded.
+        `settings`: multi_label, threshold, long_document, doc_stride, window_pooling.
         """
         path = os.fspath(path)
         if path in PRESETS or f"{path}_v2" in PRESETS:
@@ -147,7 +163,7 @@ class TextClassifier:
             albert_config_file = files.albert_config  # written to the output_dir
         spm_model_file, vocab_file = files.spm_model_file, files.vocab_file
         return cls(albert_config_file, checkpoint, spm_model_file, vocab_file, labels, num_classes,
-                   max_seq_length, output_dir, do_lower_case, seed)
+                   max_seq_length, output_dir, do_lower_case, seed, **settings)
 
     def _config_file(self, value) -> str:
         """A preset name, or the `AlbertConfig` a weight source holds (an HF folder's
@@ -201,7 +217,9 @@ class TextClassifier:
                 if not part.strip():
                     raise TextClassifierError(f"{where}[{i}]: empty text")
             checked.append(parts if pair else parts[0])
-            if labels is not None:
+            if labels is not None and self.multi_label:
+                names.append(label_set(labels[i], self._label_of, f"{label_where}[{i}]"))
+            elif labels is not None:
                 names.append(self._label_of(labels[i], f"{label_where}[{i}]"))
         if self.is_pair is not None and pair != self.is_pair:
             raise TextClassifierError(f"{where}: {'pairs' if pair else 'single texts'} but this "
@@ -233,13 +251,13 @@ class TextClassifier:
             init_checkpoint=self.init_checkpoint, spm_model_file=self.spm_model_file,
             vocab_file=self.vocab_file, do_lower_case=self.do_lower_case,
             max_seq_length=self.max_seq_length, seed=self.seed,
-            schedule=schedule or ScheduleConfig(), **fields)
+            schedule=schedule or ScheduleConfig(), **self.settings.run_fields(), **fields)
 
     def _driver(self, config, splits: dict, pair: bool):
         """The driver of a `ClassificationTask` on `splits` ({split: (texts, labels)}), held
         in memory."""
-        return classification_driver(config, MemorySource(config, splits, pair,
-                                                          label_list=self.labels))
+        return classification_driver(config, MemorySource(
+            config, splits, pair, self.settings.task_type, label_list=self.labels))
 
     # ---------------------------------------------------------------- the API
     def fit(self, texts, labels=None, epochs: int = 1, batch_size: int = 32,
@@ -261,14 +279,15 @@ class TextClassifier:
         splits = {"train": (texts, names)}
         known = self.labels, self.is_pair
         if self.labels is None:  # the sorted set of the training labels, as run_classifier's
-            clash = case_clash(names)
+            flat = [name for row in names for name in row] if self.multi_label else names
+            clash = case_clash(flat)
             if clash:
                 first, later = clash
-                raise TextClassifierError(f"labels[{later}] {names[later]!r} and labels[{first}] "
-                                          f"{names[first]!r} differ only in case: one class or "
+                raise TextClassifierError(f"labels[{later}] {flat[later]!r} and labels[{first}] "
+                                          f"{flat[first]!r} differ only in case: one class or "
                                           "two? Give one spelling, or labels= naming both")
-            seen = sorted(set(names))
-            if len(seen) < 2:
+            seen = sorted(set(flat))
+            if len(seen) < (1 if self.multi_label else 2):
                 raise TextClassifierError(f"labels: {len(seen)} class ({', '.join(seen)}); a "
                                           "classifier needs at least 2")
             self.labels = seen
@@ -341,7 +360,8 @@ class TextClassifier:
         return {**{k: float(v) for k, v in result.items()}, "global_step": checkpoint_step(prefix)}
 
     def predict(self, texts, batch_size: int = 32):
-        """(label names, probabilities [n, num_classes]) of the served model."""
+        """(label names, probabilities [n, num_classes]) of the served model; multi-label: a
+        list of names per text (those at or above the threshold) and sigmoid probabilities."""
         self._check_ready()
         texts, _, pair = self._examples(texts)
         config = self._run_config(ScheduleConfig(predict_batch_size=int(batch_size)),
@@ -350,8 +370,11 @@ class TextClassifier:
             out = task.split_outputs(model, "test", int(batch_size))
         real = out["is_real_example"] > 0
         names = task.label_names()
-        return [names[int(i)] for i in out["predictions"][real]], \
-            np.asarray(out["probabilities"][real])
+        if self.multi_label:
+            chosen = [[n for n, on in zip(names, row) if on] for row in out["predictions"][real]]
+        else:
+            chosen = [names[int(i)] for i in out["predictions"][real]]
+        return chosen, np.asarray(out["probabilities"][real])
 
     def export(self, export_dir: str) -> str:
         """`run_classifier.py --export_dir`'s SavedModel (serving_default and serve_text with

@@ -14,8 +14,15 @@ One SavedModel with two signatures:
 The tokenizer is the run's: SentencePiece with `spm_model_file`, else WordPiece over
 `vocab_file` (the Chinese models), in the graph with the ids of the Python features.
 
+A context longer than one window is read as run_squad.py's features read it: windows of the
+`max_seq_length - len(question) - 3` pieces left, `doc_stride` pieces apart, until one reaches
+the end; the answer is the best-scoring span over all of them (each window's best span, as
+below, then the highest score; v2's `null_score` is the lowest cls logit of the windows, as the
+Python post-processing takes it). Unlike the Python path, a span is scored in every window
+holding it rather than only in the one where its start has the most context.
+
 What the in-graph path does not do (done by `run_squad.py`'s Python post-processing instead):
-only the first window of a long context is read (no sliding windows). With SentencePiece the
+no n-best list, no null-score threshold. With SentencePiece the
 answer is the detokenized text, i.e. the *preprocessed* form (lower-cased when `do_lower_case`,
 accents stripped) rather than the exact raw substring, because the raw ↔ piece character
 alignment (a banded LCS) is not expressible as graph ops at reasonable cost. With WordPiece the
@@ -43,8 +50,12 @@ class SquadServing:
     model is reached through Python closures only, as TF Serving's loader needs)."""
 
     def __init__(self, model, spm_model_file, max_seq_length: int, max_query_length: int,
-                 max_answer_length: int, do_lower_case: bool = True, vocab_file=None):
+                 max_answer_length: int, do_lower_case: bool = True, vocab_file=None,
+                 doc_stride: int = 128):
         self.model = model
+        if int(doc_stride) < 1:
+            raise ValueError(f"doc_stride must be at least 1, got {doc_stride}")
+        self.doc_stride = int(doc_stride)
         self.version_2 = isinstance(model, models.AlbertSquadV2)
         if not (spm_model_file or vocab_file):
             raise ValueError("SquadServing needs spm_model_file or vocab_file")
@@ -88,17 +99,34 @@ class SquadServing:
         ids, starts, ends = self.preprocessor.tokenize_with_offsets(text)
         return ids, (starts, ends)
 
-    def pack(self, question, context, with_spans: bool = False):
-        """[CLS] question [SEP] context [SEP] (first window only) with SQuAD's segment ids and
-        p_mask (0 for [CLS] and context pieces); with `with_spans`, also the raw byte spans of
-        the context pieces kept (WordPiece only)."""
+    def pack(self, question, context):
+        """`windows` as ([W, max_seq_length] features, [W, (ids)] ids)."""
+        packed = self.windows(question, context)
+        return packed["features"], packed["ids"]
+
+    def windows(self, question, context) -> dict:
+        """[CLS] question [SEP] window [SEP] for every window of each context (the module
+        docstring), with SQuAD's segment ids and p_mask (0 for [CLS] and context pieces):
+        `features` and `ids` per window, `row` (its question), `doc_offset` (the position of its
+        first context piece), `window_start` (that piece's index in the context) and, for
+        WordPiece, `spans`: the raw byte spans of each context's pieces."""
         pre = self.preprocessor
         query = self._tokenize(question)[0][:, :self.max_query_length]
-        room = self.max_seq_length - query.row_lengths() - 3
         doc, spans = self._tokenize(context)
-        kept = tf.ragged.range(doc.row_lengths()) < tf.expand_dims(room, 1)
-        doc = tf.ragged.boolean_mask(doc, kept)
-        batch = tf.shape(question)[0]
+        room = tf.maximum(self.max_seq_length - query.row_lengths() - 3, 1)
+        length = doc.row_lengths()
+        step = tf.maximum(tf.minimum(tf.constant(self.doc_stride, tf.int64), room), 1)
+        count = tf.where(length > room, (length - room + step - 1) // step + 1,
+                         tf.ones_like(length))
+        row = tf.repeat(tf.range(tf.size(count, out_type=tf.int64)), count)
+        k = tf.range(tf.reduce_sum(count)) - tf.gather(tf.cumsum(count, exclusive=True), row)
+        window_start = k * tf.gather(step, row)
+        size = tf.maximum(tf.minimum(tf.gather(room, row), tf.gather(length, row) - window_start),
+                          0)
+        first = tf.gather(doc.row_starts(), row) + window_start
+        doc = tf.gather(doc.flat_values, tf.ragged.range(first, first + size))
+        query = tf.gather(query, row)
+        batch = tf.shape(row)[0]
         one = lambda value: tf.RaggedTensor.from_tensor(tf.fill([batch, 1], value))  # noqa
         ids = tf.concat([one(pre.cls_id), query, one(pre.sep_id), doc, one(pre.sep_id)], axis=1)
         ones = lambda ragged, v: tf.ones_like(ragged) * v  # noqa: E731
@@ -109,10 +137,8 @@ class SquadServing:
                     "input_mask": tf.ones_like(ids).to_tensor(0, shape=shape),
                     "segment_ids": segments.to_tensor(0, shape=shape),
                     "p_mask": p_mask.to_tensor(1, shape=shape)}
-        if with_spans:
-            spans = tuple(tf.ragged.boolean_mask(t, kept) for t in spans)
-            return features, ids, query.row_lengths() + 2, spans
-        return features, ids
+        return {"features": features, "ids": ids, "row": row, "spans": spans,
+                "doc_offset": query.row_lengths() + 2, "window_start": window_start}
 
     @staticmethod
     def _context(features):
@@ -148,26 +174,31 @@ class SquadServing:
     def _answer_text(self, question, context):
         checked = checked_text(question=question, context=context)
         context = checked["context"]
-        if self.wordpiece:
-            features, _, doc_offset, spans = self.pack(checked["question"], context, True)
-        else:
-            features, _ = self.pack(checked["question"], context)
+        packed = self.windows(checked["question"], context)
+        features, row = packed["features"], packed["row"]
         inputs = dict(features) if self.version_2 else {k: v for k, v in features.items()
                                                         if k != "p_mask"}
         outputs = self.model(inputs, training=False)
         find = self._best_span_v2 if self.version_2 else self._best_span_v1
-        start, end, score = find(features, outputs)
+        start, end, score = find(features, outputs)                       # per window
+        # Per question, the window whose best span scores highest (the first on a tie).
+        batch = tf.shape(context, out_type=tf.int64)[0]
+        per_row = tf.RaggedTensor.from_value_rowids(score, row, nrows=batch)
+        best = per_row.row_starts() + tf.argmax(per_row.to_tensor(tf.float32.min), axis=1)
+        pick = lambda t: tf.gather(t, best)  # noqa: E731
+        start, end, score = pick(start), pick(end), pick(score)
         found = score > NEG / 2
         if self.wordpiece:
-            doc_offset = tf.cast(doc_offset, start.dtype)
-            text = self._raw_span(context, spans, start - doc_offset, end - doc_offset, found)
+            shift = tf.cast(pick(packed["window_start"]) - pick(packed["doc_offset"]), start.dtype)
+            text = self._raw_span(context, packed["spans"], start + shift, end + shift, found)
         else:
             positions = tf.ragged.range(start, end + 1)
-            span_ids = tf.gather(features["input_ids"], positions, batch_dims=1)
+            span_ids = tf.gather(pick(features["input_ids"]), positions, batch_dims=1)
             text = tf.strings.strip(self.preprocessor.sentencepiece.detokenize(span_ids))
         result = {"answer": tf.where(found, text, ""), "score": score}
         if self.version_2:
-            result["null_score"] = outputs["cls_logits"]
+            result["null_score"] = tf.math.unsorted_segment_min(outputs["cls_logits"], row,
+                                                                batch)
         return result
 
     @staticmethod
@@ -192,6 +223,7 @@ def export(model, run, config=None, export_dir=None, version: int | None = None,
     published together; returns its path."""
     export_dir = export_dir or run.export_dir
     module = SquadServing(model, run.spm_model_file, run.max_seq_length, run.max_query_length,
-                          run.max_answer_length, run.do_lower_case, run.vocab_file)
+                          run.max_answer_length, run.do_lower_case, run.vocab_file,
+                          run.doc_stride)
     root, signatures = module.module()
     return write_saved_model(root, export_dir, signatures, version, extras=extras)

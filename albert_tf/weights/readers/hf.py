@@ -163,5 +163,6 @@ def read_hf(path: str) -> WeightSource:
     spm = os.path.join(path, SPM)
     return WeightSource(
         path=path, format="hf", config=config, arrays=arrays, heads=heads, num_labels=num_labels,
+        problem_type=values.get("problem_type") if "classifier" in heads else None,
         labels=labels, spm_model_file=spm if os.path.isfile(spm) else None,
         do_lower_case=_do_lower_case(path), filled=filled)

@@ -10,7 +10,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.weights.heads import our_heads, tf1_heads
 from albert_tf.weights.model_folder import SPM_NAMES, VOCAB_NAMES, first_file
 from albert_tf.weights.our_checkpoints import has_tf1_names, variable_shapes
-from albert_tf.weights.source import WeightSource, label_names
+from albert_tf.weights.source import WeightSource, label_names, problem_type
 from albert_tf.weights.stable import open_stable
 from albert_tf.weights.tf1_checkpoint import resolve_prefix
 
@@ -51,6 +51,7 @@ def read_checkpoint(path: str) -> WeightSource:
     return WeightSource(
         path=path, format="tf1" if tf1 else "albert_tf", config=config,
         checkpoint_prefix=prefix, heads=heads, num_labels=num_labels, labels=labels,
+        problem_type=problem_type(folder) if "classifier" in heads else None,
         spm_model_file=first_file(folder, SPM_NAMES), vocab_file=first_file(folder, VOCAB_NAMES))
 
 

@@ -49,7 +49,7 @@ def check_hf(config) -> None:
                           f"num_hidden_groups); nothing was written")
 
 
-def hf_config(config, architecture, labels=None) -> dict:
+def hf_config(config, architecture, labels=None, problem_type=None) -> dict:
     values = {key: getattr(config, key) for key in hn.CONFIG_KEYS}
     values.update(
         architectures=[architecture], model_type="albert",
@@ -60,6 +60,8 @@ def hf_config(config, architecture, labels=None) -> dict:
     if labels is not None:
         values["id2label"] = {str(i): label for i, label in enumerate(labels)}
         values["label2id"] = {label: i for i, label in enumerate(labels)}
+    if problem_type and architecture == "AlbertForSequenceClassification":
+        values["problem_type"] = problem_type  # HF then applies a sigmoid per label
     return dict(sorted(values.items()))
 
 
@@ -103,7 +105,7 @@ def write_hf(source, output, config=None, spm_model_file=None) -> WriteReport:
         os.makedirs(tmp)
         save_file(tensors, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
         with open(os.path.join(tmp, "config.json"), "w", encoding="utf-8") as f:
-            json.dump(hf_config(config, architecture, labels), f, indent=2)
+            json.dump(hf_config(config, architecture, labels, source.problem_type), f, indent=2)
             f.write("\n")
         if source.do_lower_case is False:  # HF's AlbertTokenizer lower-cases by default
             with open(os.path.join(tmp, "tokenizer_config.json"), "w", encoding="utf-8") as f:

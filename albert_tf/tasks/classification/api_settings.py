@@ -1,0 +1,64 @@
+"""`TextClassifier`'s multi-label and long-document settings: given as arguments, else read back
+from `<output_dir>/labels.json` (which a training run records them in), else the defaults; each
+checked with a message naming the argument."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from albert_tf.errors import UsageError
+from albert_tf.tasks.classification.config import check_windows
+
+
+@dataclasses.dataclass
+class ApiSettings:
+    multi_label: bool = False
+    threshold: float = 0.5
+    long_document: str = "first"
+    doc_stride: int | None = None
+    window_pooling: str = "mean"
+
+    @classmethod
+    def resolve(cls, given: dict, recorded: dict, max_seq_length: int, error=UsageError):
+        """`given` (arguments; None: not given) over `recorded` (labels.json's settings)."""
+        values = {}
+        if recorded.get("task_type") == "multi_label":
+            values["multi_label"] = True
+        for name in ("threshold", "long_document", "doc_stride", "window_pooling"):
+            if name in recorded:
+                values[name] = recorded[name]
+        values.update({k: v for k, v in given.items() if v is not None})
+        settings = cls(**values)
+        if recorded and recorded.get("task_type", "classification") != (
+                "multi_label" if settings.multi_label else "classification"):
+            raise error(f"multi_label={settings.multi_label} but the output_dir's labels.json "
+                        f"was written by a {recorded.get('task_type', 'classification')} "
+                        "classifier; use another output_dir")
+        try:
+            check_windows(settings.long_document, settings.window_pooling, settings.doc_stride,
+                          max_seq_length, prefix="")
+            if not 0.0 < float(settings.threshold) < 1.0:
+                raise UsageError(f"threshold must be between 0 and 1 (exclusive), got "
+                                 f"{settings.threshold}")
+        except UsageError as bad:
+            raise error(str(bad)) from None
+        return settings
+
+    def run_fields(self) -> dict:
+        """The `ClassifierRunConfig` fields of these settings."""
+        return {"threshold": float(self.threshold), "long_document": self.long_document,
+                "doc_stride": self.doc_stride, "window_pooling": self.window_pooling}
+
+    @property
+    def task_type(self) -> str:
+        return "multi_label" if self.multi_label else "classification"
+
+
+def label_set(value, label_of, where: str) -> tuple:
+    """One example's labels for a multi-label classifier: a list (tuple, set) of names or class
+    ids, each checked by `label_of(label, where)`; duplicates once."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise UsageError(f"{where}: a multi-label classifier takes a list of labels per text "
+                         f"(possibly empty), got {type(value).__name__} {value!r:.60}")
+    items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+    return tuple(dict.fromkeys(label_of(label, f"{where}[{i}]") for i, label in enumerate(items)))
