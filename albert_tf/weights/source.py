@@ -86,18 +86,24 @@ def folder_json(folder, name) -> dict:
 LABELS_FILE = "labels.json"
 
 
+def _labels_json(folder):
+    """What `folder/labels.json` holds (a list of names, or a multi-label run's object); None
+    when there is none or it is not JSON."""
+    path = os.path.join(os.fspath(folder), LABELS_FILE)
+    if not tf.io.gfile.exists(path):
+        return None
+    try:
+        with tf.io.gfile.GFile(path, "r") as reader:
+            return json.load(reader)
+    except ValueError:
+        return None
+
+
 def label_names(folder, num_labels) -> list | None:
     """The label (or tag) names of `folder/labels.json` (run_classifier's and run_ner's
     output_dir, and the folders converted from one) when they fit a head of `num_labels`
     classes: what exports serve as `labels` and an HF config writes as `id2label`."""
-    path = os.path.join(os.fspath(folder), LABELS_FILE)
-    if num_labels is None or not tf.io.gfile.exists(path):
-        return None
-    try:
-        with tf.io.gfile.GFile(path, "r") as reader:
-            names = json.load(reader)
-    except ValueError:
-        return None
+    names = None if num_labels is None else _labels_json(folder)
     if isinstance(names, dict):  # a multi-label (or windowed) run: {"labels": [...], ...}
         names = names.get("labels")
     ok = isinstance(names, list) and len(names) == num_labels
@@ -110,14 +116,7 @@ MULTI_LABEL = "multi_label_classification"
 def problem_type(folder) -> str | None:
     """HF's `problem_type` of the classifier of `folder` (a run_classifier output_dir): its
     labels.json records `task_type` multi_label; None otherwise."""
-    path = os.path.join(os.fspath(folder), LABELS_FILE)
-    if not tf.io.gfile.exists(path):
-        return None
-    try:
-        with tf.io.gfile.GFile(path, "r") as reader:
-            value = json.load(reader)
-    except ValueError:
-        return None
+    value = _labels_json(folder)
     multi = isinstance(value, dict) and value.get("task_type") == "multi_label"
     return MULTI_LABEL if multi else None
 
