@@ -56,6 +56,7 @@ FLAG_TABLE = {
     "label_column": ("string", "Your own data: the column holding the label (a class name, or a number for --task_type=regression)."),
     "id_column": ("string", "Your own data: the column holding each row's id for test_predictions.tsv (unset: the row number, from 1)."),
     "label_list": ("string", "Your own data: the class names in id order, comma-separated (unset: the sorted set of the training labels; run_ner.py: the tags)."),
+    "quotechar": ("string", "Your own data: CSV-style quoting with this character (e.g. '\"') for --task_name=tsv, which otherwise reads each line as it is, split on tabs; CSV files quote with '\"' unless this names another."),
     "task_type": (("classification", "regression"), "Your own data: classify into labels, or regress a number (one output, squared error)."),
     "eval_file": ("string", "Evaluation TFRecord cache (written if absent)."),
     "predict_file": ("string", "Prediction data: SQuAD json (run_squad.py), or the test TFRecord cache (run_race.py, written if absent)."),

@@ -37,6 +37,7 @@ class FilesConfig:
     id_column: str | None = None
     label_list: str | None = None  # comma-separated names in id order (or a list)
     task_type: str = "classification"
+    quotechar: str | None = None  # CSV-style quoting (TSV: off unless given; CSV: '"')
 
     def split_file(self, split: str) -> str | None:
         return getattr(self, SPLIT_FLAGS[split])
