@@ -68,3 +68,9 @@ def test_pretraining_summary_reports_unk_and_follows_the_settings_file(tmp_path)
     kept = run("b.tfrecord", flags_given=frozenset())
     assert kept["do_lower_case"] is False and kept["unk_rate"] == 0.0
     assert kept["unk_tokens"] == 0 and kept["corpus_tokens"] > 1000
+
+
+def test_vocabulary_check_of_the_export(tmp_path):
+    vocab = _vocab(tmp_path, do_lower_case=False)
+    assert unk.vocabulary_check(FullTokenizer(vocab, do_lower_case=False), False) < 0.05
+    assert unk.vocabulary_check(FullTokenizer(vocab, do_lower_case=True), True) > 0.05

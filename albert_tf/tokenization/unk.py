@@ -88,3 +88,13 @@ def report_texts(tokenizer, texts, where: str, do_lower_case: bool) -> float:
     if total and unk / total > WARN_RATE and getattr(tokenizer, "sp_model", None) is None:
         cause = casing_cause(texts, tokenizer.vocab, do_lower_case)
     return report(unk, total, where, cause)
+
+
+def vocabulary_check(tokenizer, do_lower_case: bool) -> float:
+    """The export check: a WordPiece vocabulary's own words (up to 5,000, specials and `##`
+    pieces left out) through the export's casing. Each should come back as itself; `[UNK]`s
+    here mean the casing destroys what the vocabulary holds (Hangul under NFD lower-casing)."""
+    words = [w for w in tokenizer.vocab if not w.startswith("##") and
+             not (w.startswith("[") and w.endswith("]")) and w.strip()][:5000]
+    return report_texts(tokenizer, words, "the vocabulary's own words with the export's casing",
+                        do_lower_case)
