@@ -5,10 +5,11 @@ ratings*.txt are too large for the stored snapshot, so they are rebuilt here wit
 (`id<TAB>document<TAB>label`, a header, text as typed: bare quotes kept). A tab or line break
 inside a review (NSMC has none) becomes a space.
 
-Held out by movie: movies whose id ends in 0-6 give the pretraining corpus and the vocabulary
-(every review, one a line, a blank line after each movie), 7-8 the fine-tuning train/dev files,
-9 the test file (no label column). So the classifier is scored on movies the vocabulary and
-the pretraining never saw.
+Held out by movie: movies whose id ends in 0-5 give corpus.txt (the vocabulary's text: every
+review, one a line, a blank line after each movie), 6 heldout.txt (the pretraining text, never
+seen by the vocabulary: its [UNK] rate is the held-out one), 7-8 the fine-tuning train/dev
+files, 9 the test file (no label column). So the classifier is scored on movies the vocabulary
+and the pretraining never saw.
 
     python bench/nsmc_data.py --raw=/path/to/nsmc/raw --out=data/nsmc
 """
@@ -58,13 +59,13 @@ def build(raw_dir, out_dir, train: int = 20000, dev: int = 2000, test: int = 100
           corpus_reviews: int = 300_000, seed: int = 1234) -> dict:
     os.makedirs(out_dir, exist_ok=True)
     rng = random.Random(seed)
-    corpus, labelled, held = {}, {"tune": [], "test": []}, 0
+    corpus, heldout, labelled, held = {}, {}, {"tune": [], "test": []}, 0
     for movie, review_id, text, rating in reviews(raw_dir):
         if not text:
             continue
         bucket = int(movie) % 10
         if bucket <= 6:
-            corpus.setdefault(movie, []).append(text)
+            (corpus if bucket <= 5 else heldout).setdefault(movie, []).append(text)
         elif label_of(rating) is not None:
             labelled["tune" if bucket <= 8 else "test"].append(
                 (review_id, text, label_of(rating)))
@@ -75,15 +76,17 @@ def build(raw_dir, out_dir, train: int = 20000, dev: int = 2000, test: int = 100
     _write_tsv(os.path.join(out_dir, "dev.tsv"), tune[train:train + dev])
     _write_tsv(os.path.join(out_dir, "test.tsv"), test_rows, with_labels=False)
     _write_tsv(os.path.join(out_dir, "test_labels.tsv"), test_rows)
-    written = 0
-    with open(os.path.join(out_dir, "corpus.txt"), "w", encoding="utf-8") as f:
-        for movie in sorted(corpus):
-            if written >= corpus_reviews:
-                break
-            f.write("\n".join(corpus[movie]) + "\n\n")
-            written += len(corpus[movie])
+    written = {}
+    for name, movies in (("corpus.txt", corpus), ("heldout.txt", heldout)):
+        written[name] = 0
+        with open(os.path.join(out_dir, name), "w", encoding="utf-8") as f:
+            for movie in sorted(movies):
+                if written[name] >= corpus_reviews:
+                    break
+                f.write("\n".join(movies[movie]) + "\n\n")
+                written[name] += len(movies[movie])
     quotes = sum('"' in t for _, t, _ in tune[:train])
-    return {"corpus_reviews": written, "train": train, "dev": dev, "test": len(test_rows),
+    return {"reviews_written": written, "train": train, "dev": dev, "test": len(test_rows),
             "train_rows_with_quotes": quotes, "labelled_held_out": held}
 
 

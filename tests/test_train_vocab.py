@@ -58,3 +58,25 @@ def test_learn_wordpiece_keeps_only_pieces_the_tokenizer_uses():
     vocab = vocab_builder.learn_wordpiece(words, 30, min_count=1)
     assert vocab[:5] == list(vocab_builder.SPECIAL_TOKENS)
     assert "영화" in vocab and len(vocab) == len(set(vocab))
+
+
+def test_the_cycle_on_the_command_line_follows_the_vocabulary(corpus, tmp_path):
+    from tests.support.entry_points import run_entry_point
+
+    done = run_entry_point("-m", ["albert_tf.train_vocab", f"--input={corpus}",
+                                  f"--output_dir={tmp_path / 'vocab'}", "--vocab_size=200",
+                                  "--nodo_lower_case"])
+    assert done.returncode == 0, done.stderr
+    vocab = tmp_path / "vocab" / "vocab.txt"
+    made = run_entry_point("create_pretraining_data.py", [
+        f"--input_file={corpus}", f"--output_file={tmp_path / 'a.tfrecord'}",
+        f"--vocab_file={vocab}", "--max_seq_length=32", "--dupe_factor=1", "--num_workers=1"])
+    assert made.returncode == 0, made.stderr
+    summary = json.loads((tmp_path / "a.tfrecord.summary.json").read_text())
+    assert summary["do_lower_case"] is False and summary["unk_rate"] == 0.0
+    refused = run_entry_point("create_pretraining_data.py", [
+        f"--input_file={corpus}", f"--output_file={tmp_path / 'b.tfrecord'}",
+        f"--vocab_file={vocab}", "--do_lower_case"])
+    assert refused.returncode == 1 and not (tmp_path / "b.tfrecord").exists()
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --do_lower_case contradicts ")
