@@ -120,10 +120,13 @@ def runtime_config_from_flags(values=None):
 
 def config_from_flags(cls, values=None):
     """An instance of the dataclass `cls` from flag values (absl FLAGS when left out, or a plain
-    mapping of flag names to values): see `dataclass_from_flat`."""
+    mapping of flag names to values): see `dataclass_from_flat`. From absl flags, a config
+    with a `flags_given` field learns which flags the command line named."""
     values = _flag_set(values)
     if isinstance(values, flags.FlagValues):
+        given = frozenset(name for name in values if values[name].present)
         values = {name: values[name].value for name in values}
+        values.setdefault("flags_given", given)
     return dataclass_from_flat(cls, values)
 
 

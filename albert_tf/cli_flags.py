@@ -61,6 +61,7 @@ FLAG_TABLE = {
     "threshold": ("float", "--task_type=multi_label: a label is predicted when its probability is at least this (between 0 and 1)."),
     "long_document": (("first", "windows"), "A text longer than one window: classify its first window only (first, the original's truncation) or all its windows (windows: --doc_stride pieces apart, their logits pooled by --window_pooling; training weighs each window 1/the document's windows). For pairs, text_a is windowed and text_b repeated."),
     "window_pooling": (("mean", "max"), "--long_document=windows: average the windows' logits (mean) or take their maximum per class (max)."),
+    "quotechar": ("string", "Your own data: CSV-style quoting with this character (e.g. '\"') for --task_name=tsv, which otherwise reads each line as it is, split on tabs; CSV files quote with '\"' unless this names another."),
     "eval_file": ("string", "Evaluation TFRecord cache (written if absent)."),
     "predict_file": ("string", "Prediction data: SQuAD json (run_squad.py), or the test TFRecord cache (run_race.py, written if absent)."),
     "train_feature_file": ("string", "Training feature TFRecord (rebuilt when the data or a setting changed)."),

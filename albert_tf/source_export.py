@@ -41,6 +41,8 @@ from albert_tf.serving.verify import compare, verify_in_fresh_process
 from albert_tf.tasks.classification.export import ClassifierServing
 from albert_tf.tasks.squad.export import SquadServing
 from albert_tf.text import optional as text_optional
+from albert_tf.tokenization import FullTokenizer, unk
+from albert_tf.tokenization.settings import resolve_do_lower_case
 from albert_tf.weights.loading import init_from_checkpoint
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.resolve import resolve_model_files
@@ -180,14 +182,23 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     if max_seq_length > config.max_position_embeddings:
         raise UsageError(f"--max_seq_length ({max_seq_length}) exceeds the model's "
                          f"max_position_embeddings ({config.max_position_embeddings})")
-    if do_lower_case is None:
-        do_lower_case = True if source.do_lower_case is None else bool(source.do_lower_case)
+    # The casing the tokenizer's settings file (or the source) records, unless the flag is given.
+    default = True if source.do_lower_case is None else bool(source.do_lower_case)
+    do_lower_case = resolve_do_lower_case(default if do_lower_case is None else do_lower_case,
+                                          do_lower_case is not None,
+                                          files.spm_model_file or files.vocab_file, source.path)
+    if files.vocab_file and not files.spm_model_file:
+        result_unk = unk.vocabulary_check(FullTokenizer(files.vocab_file, do_lower_case),
+                                          do_lower_case)
     export_dir = resolve_path(export_dir)
     encoder = reference.load_model(config, source, init_from_group0)
     result = {"model": type(encoder).__name__, "source": source.describe(),
               "heads": list(source.heads)}
     if files.taken:
         result["from_source"] = list(files.taken)
+    result["do_lower_case"] = bool(do_lower_case)
+    if files.vocab_file and not files.spm_model_file:
+        result["vocabulary_unk_rate"] = round(result_unk, 5)
     # Every module is built (weights loaded, tokenizer read) before anything is written.
     sop = "sop" in source.heads
     exports = [("encoder", *build_module(encoder, sop),

@@ -1,4 +1,6 @@
-"""Trains an ALBERT SentencePiece model with the original README's options.
+"""Trains an ALBERT SentencePiece model with the original README's options (the old name:
+`python -m albert_tf.train_vocab --model_type=unigram|bpe|wordpiece` also writes the
+tokenizer_config.json the other scripts take the casing from).
 
     python -m albert_tf.train_spm --input=corpus/*.txt --model_prefix=30k-clean --vocab_size=30000
 
@@ -53,8 +55,9 @@ def expand_inputs(inputs) -> list[str]:
 class _SentenceReader:
     """Yields non-blank lines of the input files and prints a progress line now and then."""
 
-    def __init__(self, files, progress_every: int, stream=None):
+    def __init__(self, files, progress_every: int, stream=None, transform=None):
         self.files = files
+        self.transform = transform  # e.g. the casing the model will apply (train_vocab)
         self.progress_every = progress_every
         self.stream = stream
         self.sentences = 0
@@ -76,6 +79,8 @@ class _SentenceReader:
                                             "bytes dropped", 5, path, line_number)
                         line = raw.decode("utf-8", "ignore")
                     line = line.strip()
+                    if line and self.transform is not None:
+                        line = self.transform(line)
                     if not line:
                         continue
                     self.sentences += 1
@@ -106,18 +111,19 @@ def train_sentencepiece(input_files, model_prefix: str, vocab_size: int = 30000,
                         input_sentence_size: int = 10_000_000, shuffle_input_sentence: bool = True,
                         control_symbols=CONTROL_SYMBOLS, user_defined_symbols=USER_DEFINED_SYMBOLS,
                         num_threads: int | None = None, progress_every: int = 100_000,
-                        quiet: bool = True, **extra_options) -> tuple[str, str]:
+                        quiet: bool = True, transform=None, **extra_options) -> tuple[str, str]:
     """Trains and writes `<model_prefix>.model` and `.vocab` atomically; returns both paths.
 
     `input_files`: files or globs (list or comma-separated string), one sentence per line.
     `extra_options` go to `SentencePieceTrainer.train` unchanged (e.g. `seed_sentencepiece_size`).
+    `transform`: applied to each stripped line before training (train_vocab: the casing).
     """
     files = expand_inputs(input_files)
     if vocab_size <= len(SPECIAL_IDS) + len(user_defined_symbols):
         raise UsageError(f"--vocab_size={vocab_size} leaves no room beyond the "
                          f"{len(SPECIAL_IDS) + len(user_defined_symbols)} special and "
                          "user-defined symbols")
-    reader = _SentenceReader(files, progress_every)
+    reader = _SentenceReader(files, progress_every, transform=transform)
     start = time.time()
     with tempfile.TemporaryDirectory(prefix="train_spm_") as workdir:
         local_prefix = os.path.join(workdir, "spm")

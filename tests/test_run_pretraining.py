@@ -37,7 +37,7 @@ def test_cli_reproduces_golden_three_steps_and_exports_tf1(fixtures_dir, tmp_pat
         "--max_seq_length=24", "--max_predictions_per_seq=5", "--train_batch_size=3",
         "--learning_rate=1e-3", "--num_train_steps=10", "--num_warmup_steps=2",
         "--save_checkpoints_steps=3", "--log_every_steps=1", "--optimizer=lamb",
-        "--do_eval", "--eval_batch_size=3", "--max_eval_steps=2")
+        "--do_train", "--do_eval", "--eval_batch_size=3", "--max_eval_steps=2")
     steps = re.findall(r"step (\d+)/10 loss=(\S+) .*learning_rate=(\S+)", log)
     assert [int(s) for s, _, _ in steps] == list(range(1, 11))
     losses = [float(l) for _, l, _ in steps[:3]]
@@ -163,3 +163,20 @@ def test_sigkill_after_a_checkpoint_then_restart_matches_uninterrupted_run(fixtu
     for name in names:
         np.testing.assert_allclose(resumed.get_tensor(name), straight.get_tensor(name),
                                    atol=1e-5, rtol=1e-5, err_msg=name)
+
+
+def test_do_eval_alone_evaluates_only_and_says_so(fixtures_dir, tmp_path):
+    """Unlike the original (whose --do_train defaults to true), --do_eval without --do_train
+    trains nothing: no checkpoint of this run, one log line saying so."""
+    model_dir = fixtures_dir / "model"
+    records = write_golden_records(model_dir, tmp_path / "golden.tfrecord")
+    out = tmp_path / "out"
+    log = run_script(
+        "run_pretraining.py",
+        f"--albert_config_file={model_dir / 'albert_config_train_nodropout.json'}",
+        f"--input_file={records}", f"--output_dir={out}",
+        f"--init_checkpoint={model_dir / 'ckpt' / 'model.ckpt'}",
+        "--max_seq_length=24", "--max_predictions_per_seq=5", "--do_eval",
+        "--eval_batch_size=3", "--max_eval_steps=1")
+    assert "--do_eval without --do_train: evaluating only" in log
+    assert not list(out.glob("model.ckpt-*")) and (out / "eval_results.txt").exists()

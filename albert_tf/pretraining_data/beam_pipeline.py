@@ -115,4 +115,5 @@ def run(options) -> dict:
     result.update(totals.block_fields())
     result["beam_counters"] = counters_seen
     summary.write_summary(path, result)
+    summary.report_unk(options, files, result)
     return result

@@ -93,6 +93,7 @@ class LocalFilesEngine(abc.ABC):
                                        output_files, totals, time.monotonic() - start)
         result.update(extra)
         summary.write_summary(path, result)
+        summary.report_unk(options, files, result)
         return result
 
 

@@ -29,7 +29,7 @@ def read_corpus(files, options, encoder: sentence_tokens.SentenceEncoder,
     corpus = []
     for document in documents.iter_documents(lines, options.preprocess, counters):
         sentences = [codes for codes in encoder.encode(document) if codes]
-        count_document(sentences, doc_counts)
+        count_document(sentences, doc_counts, encoder.unk_codes)
         if sentences:
             corpus.append(sentences)
     return corpus

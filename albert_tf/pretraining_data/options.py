@@ -6,6 +6,7 @@ import dataclasses
 import os
 
 from albert_tf import tokenization
+from albert_tf.tokenization.settings import flag_given, resolve_do_lower_case
 from albert_tf.pretraining_data import documents, instances, masking, sentence_tokens
 from albert_tf.errors import UsageError
 
@@ -50,6 +51,8 @@ class PretrainingDataOptions:
     allow_empty: bool = False  # 0 instances: write empty files instead of failing
     beam_runner: str = ""  # run the streaming engine's blocks on Apache Beam (beam_pipeline)
     beam_pipeline_options: str = ""  # passed to Beam unchanged
+    # The flags named on the command line (None: built in Python); see tokenization.settings.
+    flags_given: frozenset | None = None
 
     def validate(self) -> None:
         """A `UsageError` naming every flag whose value cannot work."""
@@ -92,6 +95,10 @@ class PretrainingDataOptions:
             problems.append("--beam_pipeline_options needs --beam_runner")
         if problems:
             raise UsageError("; ".join(problems))
+        # The casing the vocabulary records (its tokenizer_config.json) unless the flag is given.
+        self.do_lower_case = resolve_do_lower_case(
+            self.do_lower_case, flag_given(self, "do_lower_case", True),
+            self.spm_model_file or self.vocab_file)
 
     def workers(self) -> int:
         return self.num_workers or default_num_workers()

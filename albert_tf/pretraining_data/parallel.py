@@ -80,7 +80,7 @@ class BlockProcessor:
         corpus, doc_ids = [], []
         for document in docs:
             sentences = [c for c in (next(codes) for _ in document.lines) if c]
-            count_document(sentences, doc_counts)
+            count_document(sentences, doc_counts, self.encoder.unk_codes)
             if sentences:
                 corpus.append(sentences)
                 doc_ids.append(document.offset)

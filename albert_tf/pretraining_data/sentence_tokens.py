@@ -71,6 +71,9 @@ class SentenceEncoder:
         self.cls_id = self._special_id("[CLS]", to_id, unk, source)
         self.sep_id = self._special_id("[SEP]", to_id, unk, source)
         self.mask_id = self._special_id("[MASK]", to_id, unk, source)
+        # The unknown piece's codes (both word-start flags), counted in the run summary.
+        unk_id = unk if unk is not None else tokenizer.vocab.get("[UNK]")
+        self.unk_codes = () if unk_id is None else (unk_id * 2, unk_id * 2 + 1)
         # Specials carry the start flag: the original sets token_boundary 1 for [CLS]/[SEP].
         self.cls_code = self.cls_id * 2 + 1
         self.sep_code = self.sep_id * 2 + 1

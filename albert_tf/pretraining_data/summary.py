@@ -9,12 +9,14 @@ counters).
 from __future__ import annotations
 
 import collections
+import itertools
 import json
 import sys
 
 from absl import logging
 
 from albert_tf.pretraining_data import documents, stats, writer
+from albert_tf.tokenization import load_vocab, unk
 
 # Beam's counters (the summary's "beam_counters"), in the summary's order.
 BEAM_COUNTERS = ("blocks", "documents", "instances", "input_bytes", "lines", "undecodable_lines",
@@ -30,14 +32,17 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
 
 
-def count_document(sentences: list, doc_counts: dict) -> None:
-    """One tokenized document (its non-empty sentences) in the document counts."""
+def count_document(sentences: list, doc_counts: dict, unk_codes=()) -> None:
+    """One tokenized document (its non-empty sentences) in the document counts; `unk_codes`:
+    the codes of the unknown piece (`SentenceEncoder.unk_codes`), counted as unk_tokens."""
     if not sentences:
         doc_counts["empty_after_tokenization"] += 1
         return
     doc_counts["documents"] += 1
     doc_counts["sentences"] += len(sentences)
     doc_counts["corpus_tokens"] += sum(len(s) for s in sentences)
+    for code in unk_codes:
+        doc_counts["unk_tokens"] += sum(s.count(code) for s in sentences)
     if len(sentences) == 1:
         doc_counts["single_sentence_documents"] += 1
 
@@ -132,6 +137,9 @@ def build_summary(options, mode: str, num_workers: int | None, files, output_fil
         "documents": doc_counts["documents"],
         "sentences": doc_counts["sentences"],
         "corpus_tokens": doc_counts["corpus_tokens"],
+        "unk_tokens": doc_counts["unk_tokens"],
+        "unk_rate": round(doc_counts["unk_tokens"] / max(doc_counts["corpus_tokens"], 1), 5),
+        "do_lower_case": bool(options.do_lower_case),
         "single_sentence_documents": doc_counts["single_sentence_documents"],
         "empty_documents": counters.empty_documents + doc_counts["empty_after_tokenization"],
         "undecodable_lines": counters.undecodable_lines,
@@ -149,6 +157,19 @@ def build_summary(options, mode: str, num_workers: int | None, files, output_fil
     }
     summary.update(record_stats.as_dict())
     return summary
+
+
+def report_unk(options, files, summary: dict) -> None:
+    """The run's [UNK] rate in one log line; above 5 % a warning, naming the casing flag when
+    the casing is the cause (checked on the first lines of the first local input file)."""
+    cause = None
+    if summary["unk_rate"] > unk.WARN_RATE and options.vocab_file and not options.spm_model_file \
+            and "://" not in files[0]:
+        with open(files[0], encoding="utf-8", errors="ignore") as f:
+            sample = [line for line in itertools.islice(f, 5000) if line.strip()]
+        cause = unk.casing_cause(sample, load_vocab(options.vocab_file), options.do_lower_case)
+    unk.report(summary["unk_tokens"], summary["corpus_tokens"],
+               f"--input_file (do_lower_case={str(bool(options.do_lower_case)).lower()})", cause)
 
 
 def write_summary(path: str, summary: dict) -> None:

@@ -31,6 +31,7 @@ from albert_tf.tasks.eval_state import CheckpointEvaluator
 from albert_tf.tasks.output_lock import OutputDirLock
 from albert_tf.training.checkpoint_files import BEST_NAME, list_checkpoints
 from albert_tf.training.loop import Trainer
+from albert_tf.training.memory import GB, check_step_fits
 from albert_tf.training.runtime import Runtime
 from albert_tf.weights.loading import load
 from albert_tf.weights.our_checkpoints import checkpoint_step
@@ -103,6 +104,8 @@ class Driver:
         cfg = self.config
         self.task.validate()  # each task names what it needs, in the original's words
         logging.info("runtime: %s", self.runtime.describe())
+        if cfg.do_train:
+            self.check_memory()
         tf.io.gfile.makedirs(self.output_dir)
         is_chief = self.runtime.is_chief
         with OutputDirLock(self.output_dir, enabled=is_chief):
@@ -122,6 +125,20 @@ class Driver:
                                                      if "://" not in cfg.export_dir
                                                      else cfg.export_dir)
         return summary
+
+    def check_memory(self) -> None:
+        """Before anything is read or written: a CPU training step that cannot fit in this
+        machine's memory is one error naming the batch flags (`training.memory`)."""
+        cfg, albert_config = self.config, getattr(self.task, "albert_config", None)
+        length = getattr(cfg, "max_seq_length", None)
+        if albert_config is None or length is None or tf.config.list_physical_devices("GPU") \
+                or cfg.runtime.distribution_strategy == "tpu":
+            return
+        needed = check_step_fits(albert_config, cfg.schedule.train_batch_size, length,
+                                 cfg.runtime.gradient_accumulation_steps,
+                                 getattr(cfg, "max_predictions_per_seq", 1),
+                                 cfg.runtime.mixed_precision == "bf16")
+        logging.info("a training step needs about %.2f GB of memory (estimate)", needed / GB)
 
     def train(self):
         task, schedule = self.task, self.config.schedule

@@ -16,6 +16,7 @@ import os
 from absl import logging
 
 from albert_tf.config import AlbertConfig
+from albert_tf.tokenization.settings import flag_given, resolve_do_lower_case
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.source import SourceError, WeightSource
 
@@ -116,4 +117,20 @@ def resolve_run_config(config, need_tokenizer: bool = True) -> ModelFiles:
     config.albert_config = files.albert_config
     if hasattr(config, "spm_model_file"):
         config.spm_model_file, config.vocab_file = files.spm_model_file, files.vocab_file
+    if hasattr(config, "do_lower_case"):
+        config.do_lower_case = resolve_casing(config, files)
     return files
+
+
+def resolve_casing(config, files: ModelFiles) -> bool:
+    """`do_lower_case` as the model records it (`tokenization.settings`): the settings file
+    beside the tokenizer file, else the weight source's (a Hugging Face folder's
+    tokenizer_config.json); a flag given that contradicts it is an error."""
+    places = (getattr(config, "spm_model_file", None) or getattr(config, "vocab_file", None),
+              files.source.path if files.source is not None else None)
+    value = resolve_do_lower_case(config.do_lower_case,
+                                  flag_given(config, "do_lower_case", True), *places)
+    if value != config.do_lower_case:
+        logging.info("do_lower_case=%s, as the model's tokenizer settings record",
+                     str(value).lower())
+    return value

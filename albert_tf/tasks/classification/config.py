@@ -41,6 +41,7 @@ class FilesConfig:
     label_list: str | None = None  # comma-separated names in id order (or a list)
     task_type: str = "classification"
     label_separator: str = ","  # multi_label: between the names of one label cell
+    quotechar: str | None = None  # CSV-style quoting (TSV: off unless given; CSV: '"')
 
     def __post_init__(self):
         if self.task_type == "single_label":

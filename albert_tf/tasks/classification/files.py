@@ -1,7 +1,9 @@
 """Your own files: CSV, TSV and JSON-lines files read into `InputExample`s.
 
 * CSV per RFC 4180 (Python's `csv` module: quoted fields, embedded commas, quotes and newlines),
-  with a header row naming the columns; TSV the same with tabs; JSONL one JSON object per line
+  with a header row naming the columns. TSV as it is: one row a line, fields split on tabs, a
+  `"` is text like any other (as the GLUE reader and the original read TSV); `--quotechar`
+  turns CSV-style quoting on for a TSV file written with it. JSONL one JSON object per line
   (blank lines skipped), its keys being the columns.
 * Columns are chosen by name (`--text_a_column`, `--text_b_column`, `--label_column`,
   `--id_column`); a test file may lack the label column, and training and dev files the id
@@ -70,8 +72,9 @@ def _check_exists(path: str) -> None:
         raise CustomDataError(f"{path}: no such file")
 
 
-def read_rows(path: str, file_format: str) -> list[Row]:
-    """The rows of a CSV/TSV (header required) or JSONL file, with their line numbers."""
+def read_rows(path: str, file_format: str, quotechar: str | None = None) -> list[Row]:
+    """The rows of a CSV/TSV (header required) or JSONL file, with their line numbers.
+    `quotechar`: CSV-style quoting with this character (CSV: `"` when None; TSV: none)."""
     if file_format not in FORMATS:
         raise ValueError(f"unknown format {file_format!r}; expected one of {FORMATS}")
     _check_exists(path)
@@ -83,32 +86,63 @@ def read_rows(path: str, file_format: str) -> list[Row]:
         raise CustomDataError(str(error)) from None
     if file_format == "jsonl":
         return _jsonl_rows(path, text)
-    delimiter = "," if file_format == "csv" else "\t"
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    rows, start = [], 1
-    header = None
-    try:
-        for record in reader:
-            line, start = start, reader.line_num + 1
-            if not record or record == [""]:
-                continue  # a blank line
-            if header is None:
-                header = [name.strip() for name in record]
-                _check_header(path, line, header)
-                continue
-            if len(record) != len(header):
-                raise CustomDataError(
-                    f"{path}:{line}: {len(record)} {file_format.upper()} fields but the header "
-                    f"has {len(header)} ({', '.join(header)})")
-            rows.append(Row(line, dict(zip(header, record))))
-    except csv.Error as error:
-        raise CustomDataError(f"{path}:{reader.line_num}: not valid {file_format.upper()} "
-                              f"({error})") from None
+    if file_format == "tsv" and not quotechar:
+        records = _tsv_records(text)
+    else:
+        records = _quoted_records(path, text, file_format, quotechar)
+    rows, header = [], None
+    for line, record in records:
+        if not record or record == [""]:
+            continue  # a blank line
+        if header is None:
+            header = [name.strip() for name in record]
+            _check_header(path, line, header)
+            continue
+        if len(record) != len(header):
+            raise CustomDataError(_field_count(path, line, file_format, record, header))
+        rows.append(Row(line, dict(zip(header, record))))
     if header is None:
         raise CustomDataError(f"{path}: empty file (expected a header row naming the columns)")
     if not rows:
         raise CustomDataError(f"{path}:1: only a header row; no examples follow")
     return rows
+
+
+def _tsv_records(text: str):
+    """(line, fields) of a TSV file read as it is: no quote processing at all."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        yield number, line.removesuffix("\r").split("\t")
+
+
+def _quoted_records(path: str, text: str, file_format: str, quotechar: str | None):
+    """(first line, fields) of a CSV-quoted file (a record may span several lines)."""
+    delimiter = "," if file_format == "csv" else "\t"
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter,
+                        quotechar=quotechar or '"', strict=True)
+    start = 1
+    try:
+        for record in reader:
+            line, start = start, reader.line_num + 1
+            yield line, record
+    except csv.Error as error:
+        line = reader.line_num
+        bad = text.split("\n")[line - 1] if 0 < line <= text.count("\n") + 1 else ""
+        column = bad.count(delimiter) + 1 if bad else 1
+        quoting = f" with --quotechar={quotechar}" if quotechar else ""
+        raise CustomDataError(f"{path}:{line}: column {column}: not valid "
+                              f"{file_format.upper()}{quoting} ({error})") from None
+
+
+def _field_count(path, line, file_format, record, header) -> str:
+    """One line naming the first column where a row and its header part."""
+    if len(record) > len(header):
+        where = f"column {len(header) + 1} is beyond the header's last"
+        if file_format == "tsv":
+            where += " (a tab inside a text splits it)"
+    else:
+        where = f"column {len(record) + 1} ({header[len(record)]!r}) is missing"
+    return (f"{path}:{line}: {len(record)} {file_format.upper()} fields but the header has "
+            f"{len(header)} ({', '.join(header)}); {where}")
 
 
 def _jsonl_rows(path: str, text: str) -> list[Row]:
@@ -146,8 +180,10 @@ class CustomReader:
     """Reads one file into `InputExample`s; `process_text` is the tokenizer's preprocessing."""
 
     def __init__(self, file_format: str, columns: Columns, regression: bool = False,
-                 process_text=None, multi_label: bool = False, separator: str = ","):
+                 process_text=None, multi_label: bool = False, separator: str = ",",
+                 quotechar: str | None = None):
         self.file_format = file_format
+        self.quotechar = quotechar
         self.columns = columns
         self.regression = regression
         self.multi_label = multi_label
@@ -164,7 +200,7 @@ class CustomReader:
     def read(self, path: str, split: str, with_labels: bool = True) -> list[InputExample]:
         """Examples of `path`; `with_labels=False` (a test file) reads labels only when the
         label column is there, else leaves them None."""
-        rows = read_rows(path, self.file_format)
+        rows = read_rows(path, self.file_format, self.quotechar)
         flags = self.columns.flags()
         first = rows[0].values
         if not with_labels and "label" in flags and flags["label"][1] not in first:

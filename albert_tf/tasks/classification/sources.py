@@ -276,13 +276,17 @@ class FileSource(OwnDataSource):
         for name in ("text_a_column", "label_column"):
             if not getattr(files, name):
                 raise ClassifierRunError(f"--{name} is required")
+        if files.quotechar and (len(files.quotechar) != 1 or files.quotechar in "\t,\n\r"
+                                or self.name == "jsonl"):
+            raise ClassifierRunError(f"--quotechar={files.quotechar!r}: one character that is "
+                                     "not the delimiter, for --task_name=csv or tsv")
 
     def open(self) -> None:
         files = self.files
         self.reader = D.CustomReader(self.name, D.Columns(
             files.text_a_column, files.text_b_column or None, files.label_column,
             files.id_column or None), self.regression, self.process_text, self.multi_label,
-            files.label_separator)
+            files.label_separator, files.quotechar or None)
 
     def has_split(self, split: str) -> bool:
         return bool(self.files.split_file(split))
@@ -304,7 +308,7 @@ class FileSource(OwnDataSource):
         return {"labels": self.labels, "task_type": files.task_type,
                 "label_separator": files.label_separator if self.multi_label else None,
                 "columns": [files.text_a_column, files.text_b_column, files.label_column,
-                            files.id_column]}
+                            files.id_column], "quotechar": files.quotechar or None}
 
 
 class MemorySource(OwnDataSource):

@@ -20,6 +20,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf import tokenization
+from albert_tf.tokenization import unk
 from albert_tf.errors import UsageError
 from albert_tf.serving import tflite
 from albert_tf.models import AlbertClassifier, classifier_outputs, per_example_loss
@@ -163,6 +164,7 @@ class ClassificationTask(Task):
         features are a keyed file, or arrays when the source holds its examples in memory."""
         if split not in self._features:
             examples = self.source.examples(split)
+            self.report_unk(split, examples)
             if self.source.source_file(split) is None:
                 data = F.feature_arrays(examples, self.source.labels, self.config.max_seq_length,
                                         self.tokenizer, self.source.name, self.layout)
@@ -172,6 +174,15 @@ class ClassificationTask(Task):
                                             FEATURE_FILES[split].format(name=self.source.name))
             self._features[split] = (data, count, examples)
         return self._features[split]
+
+    def report_unk(self, split: str, examples) -> None:
+        """The [UNK] rate of a split's texts in one log line (the first 10,000 examples)."""
+        sample = examples[:10_000]
+        texts = [t for e in sample for t in (e.text_a, e.text_b) if t]
+        where = self.source.source_file(split) or f"the {split} examples"
+        if len(sample) < len(examples):
+            where += f" (first {len(sample)} of {len(examples)} examples)"
+        unk.report_texts(self.tokenizer, texts, where, self.config.do_lower_case)
 
     def prepare_data(self):
         for split in self.wanted_splits():

@@ -72,6 +72,12 @@ class PretrainingTask(Task):
 
     def __init__(self, config: PretrainingRunConfig):
         super().__init__(config)
+        given = config.flags_given
+        if given is not None and config.do_eval and "do_train" not in given:
+            # The original also trains here (its --do_train defaults to true): docs/differences.md.
+            config.do_train = False
+            logging.info("--do_eval without --do_train: evaluating only, no training (pass "
+                         "--do_train to train first, as the original's default did)")
         self.validate()
         self.albert_config = config.load_albert_config()
         self.files = input_files(config.input_file)

@@ -1,0 +1,80 @@
+"""Will a training step fit? An estimate of the memory one step needs, from the batch, the
+sequence length and the model, against what this machine has; checked before the first step,
+so a batch that cannot fit is one error naming the flags instead of a process the kernel kills.
+
+The estimate: the weights, their gradients and two optimizer slots (LAMB and AdamW keep two),
+float32; plus the activations the backward pass keeps for one micro-batch (the batch split by
+`--gradient_accumulation_steps`), about s·b·h·(34 + 5·a·s/h) values per layer (the usual
+transformer account: Korthikanti et al. 2022), twice that in bytes for float32, and the masked-LM
+/ classifier logits. Only the host's memory is checked (a CPU run); an accelerator's own memory
+is the framework's to report.
+"""
+
+from __future__ import annotations
+
+import os
+
+from albert_tf.errors import UsageError
+from albert_tf.param_counts import encoder_params
+
+GB = 1024 ** 3
+
+
+class StepMemoryError(UsageError):
+    """A training step that cannot fit in this machine's memory."""
+
+
+def step_bytes(config, batch_size: int, seq_length: int, accumulation: int = 1,
+               predictions: int = 20, bf16: bool = False) -> int:
+    """Bytes one training step needs (see the module docstring)."""
+    params = encoder_params(config) + config.vocab_size + config.embedding_size * 2
+    state = params * 4 * (4 + (1 if accumulation > 1 else 0))  # weights, grads, 2 slots, sum
+    micro = max(1, -(-int(batch_size) // max(1, int(accumulation))))
+    s, h, a = int(seq_length), config.hidden_size, config.num_attention_heads
+    value_bytes = 2 if bf16 else 4
+    per_layer = s * micro * h * (34 + 5 * a * s / h) * value_bytes / 2  # the count is for 2-byte values
+    logits = micro * max(predictions, 1) * config.vocab_size * 4 * 3
+    embeddings = micro * s * (config.embedding_size + h) * 4 * 4
+    return int(state + config.num_hidden_layers * per_layer + logits + embeddings)
+
+
+def available_bytes() -> int | None:
+    """What this process may still use: MemAvailable, or less under a cgroup limit; None when
+    neither can be read (not Linux)."""
+    found = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as f:
+            limit = f.read().strip()
+        if limit != "max":
+            with open("/sys/fs/cgroup/memory.current", encoding="ascii") as f:
+                found.append(int(limit) - int(f.read().strip()))
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None
+
+
+def check_step_fits(config, batch_size: int, seq_length: int, accumulation: int = 1,
+                    predictions: int = 20, bf16: bool = False, available=None) -> int:
+    """Raises `StepMemoryError` when the estimate exceeds the memory available; returns the
+    estimate. ALBERT_TF_SKIP_MEMORY_CHECK=1 skips the refusal (the estimate can be wrong)."""
+    needed = step_bytes(config, batch_size, seq_length, accumulation, predictions, bf16)
+    available = available_bytes() if available is None else available
+    if available is None or os.environ.get("ALBERT_TF_SKIP_MEMORY_CHECK", "") not in ("", "0"):
+        return needed
+    if needed > available:
+        micro = -(-int(batch_size) // max(1, int(accumulation)))
+        raise StepMemoryError(
+            f"a training step needs about {needed / GB:.1f} GB (--train_batch_size={batch_size} "
+            f"in micro-batches of {micro} with --gradient_accumulation_steps={accumulation}, "
+            f"length {seq_length}, hidden {config.hidden_size} x {config.num_hidden_layers} "
+            f"layers) but this machine has {available / GB:.1f} GB available: lower "
+            "--train_batch_size or raise --gradient_accumulation_steps (or set "
+            "ALBERT_TF_SKIP_MEMORY_CHECK=1 if the estimate is wrong)")
+    return needed
