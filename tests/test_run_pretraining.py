@@ -24,8 +24,8 @@ def run_script(script, *args):
     return result.stderr
 
 
-def test_cli_reproduces_golden_three_steps_and_exports_tf1(fixtures_dir, tmp_path):
-    """Batch 3 = the 3 golden records, so every batch is the golden batch (in some order)."""
+def run_golden(fixtures_dir, tmp_path, *flags):
+    """run_pretraining.py from the golden checkpoint on the 3 golden records; (log, output_dir)."""
     model_dir = fixtures_dir / "model"
     records = write_golden_records(model_dir, tmp_path / "golden.tfrecord")
     out = tmp_path / "out"
@@ -34,7 +34,15 @@ def test_cli_reproduces_golden_three_steps_and_exports_tf1(fixtures_dir, tmp_pat
         f"--albert_config_file={model_dir / 'albert_config_train_nodropout.json'}",
         f"--input_file={records}", f"--output_dir={out}",
         f"--init_checkpoint={model_dir / 'ckpt' / 'model.ckpt'}",
-        "--max_seq_length=24", "--max_predictions_per_seq=5", "--train_batch_size=3",
+        "--max_seq_length=24", "--max_predictions_per_seq=5", *flags)
+    return log, out
+
+
+def test_cli_reproduces_golden_three_steps_and_exports_tf1(fixtures_dir, tmp_path):
+    """Batch 3 = the 3 golden records, so every batch is the golden batch (in some order)."""
+    model_dir = fixtures_dir / "model"
+    log, out = run_golden(
+        fixtures_dir, tmp_path, "--train_batch_size=3",
         "--learning_rate=1e-3", "--num_train_steps=10", "--num_warmup_steps=2",
         "--save_checkpoints_steps=3", "--log_every_steps=1", "--optimizer=lamb",
         "--do_train", "--do_eval", "--eval_batch_size=3", "--max_eval_steps=2")
@@ -168,15 +176,7 @@ def test_sigkill_after_a_checkpoint_then_restart_matches_uninterrupted_run(fixtu
 def test_do_eval_alone_evaluates_only_and_says_so(fixtures_dir, tmp_path):
     """Unlike the original (whose --do_train defaults to true), --do_eval without --do_train
     trains nothing: no checkpoint of this run, one log line saying so."""
-    model_dir = fixtures_dir / "model"
-    records = write_golden_records(model_dir, tmp_path / "golden.tfrecord")
-    out = tmp_path / "out"
-    log = run_script(
-        "run_pretraining.py",
-        f"--albert_config_file={model_dir / 'albert_config_train_nodropout.json'}",
-        f"--input_file={records}", f"--output_dir={out}",
-        f"--init_checkpoint={model_dir / 'ckpt' / 'model.ckpt'}",
-        "--max_seq_length=24", "--max_predictions_per_seq=5", "--do_eval",
-        "--eval_batch_size=3", "--max_eval_steps=1")
+    log, out = run_golden(fixtures_dir, tmp_path, "--do_eval", "--eval_batch_size=3",
+                          "--max_eval_steps=1")
     assert "--do_eval without --do_train: evaluating only" in log
     assert not list(out.glob("model.ckpt-*")) and (out / "eval_results.txt").exists()
