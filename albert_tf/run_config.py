@@ -131,6 +131,26 @@ class RunConfig:
         return self.albert_config
 
 
+# The flag that names each split's file, for tasks that read your own files.
+SPLIT_FLAGS = {"train": "train_file", "dev": "dev_file", "test": "test_file"}
+
+
+@dataclasses.dataclass
+class SplitFiles:
+    """Your own files, one per split (`--train_file`, `--dev_file`, `--test_file`)."""
+
+    train_file: str | None = None
+    dev_file: str | None = None
+    test_file: str | None = None
+
+    def split_file(self, split: str) -> str | None:
+        return getattr(self, SPLIT_FLAGS[split])
+
+
+# The original's run_classifier.py and run_race.py name the step counts so; run_ner.py follows.
+STEP_FLAG_NAMES = {"num_train_steps": "train_step", "num_warmup_steps": "warmup_step"}
+
+
 @dataclasses.dataclass
 class TextTaskConfig(RunConfig):
     """The fields of every fine-tuning task that tokenizes raw text."""
@@ -151,6 +171,22 @@ def check_at_least(config, name: str, minimum: int) -> None:
     if value is not None and int(value) < minimum:
         flag = getattr(config, "FLAG_NAMES", {}).get(name, name)
         raise UsageError(f"--{flag} must be at least {minimum}, got {value}")
+
+
+def window_stride(doc_stride, max_seq_length: int) -> int:
+    """`doc_stride`, or half of the `max_seq_length - 2` pieces a single text's window holds."""
+    if doc_stride is not None:
+        return int(doc_stride)
+    return max(1, (int(max_seq_length) - 2) // 2)
+
+
+def check_doc_stride(doc_stride, max_seq_length: int, prefix: str = "--",
+                     error: type = UsageError) -> None:
+    """A `doc_stride` given must step between 1 piece and a whole window (`max_seq_length - 2`);
+    the default (`window_stride`) always does."""
+    if doc_stride is not None and not 1 <= int(doc_stride) <= int(max_seq_length) - 2:
+        raise error(f"{prefix}doc_stride must be between 1 and {prefix}max_seq_length - 2 "
+                    f"({int(max_seq_length) - 2}), got {doc_stride}")
 
 
 def dataclass_from_flat(cls, values, renames=None):

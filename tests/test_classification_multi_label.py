@@ -185,7 +185,7 @@ BAD = [
     (("--threshold=1.5",), "error: --threshold must be between 0 and 1"),
     (("--threshold=0",), "error: --threshold must be between 0 and 1"),
     (("--long_document=windows", "--doc_stride=0"),
-     "error: --doc_stride must be between 1 and max_seq_length - 2 (30), got 0"),
+     "error: --doc_stride must be between 1 and --max_seq_length - 2 (30), got 0"),
     (("--long_document=windows", "--doc_stride=31"), "error: --doc_stride must be between 1"),
     (("--window_pooling=median",), "error: "),
     (("--long_document=all",), "error: "),

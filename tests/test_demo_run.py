@@ -4,15 +4,15 @@ import json
 import os
 
 from albert_tf.demo.run import run_demo
-from albert_tf.demo.stages import DemoOptions
+from albert_tf.demo.stages import DemoOptions, demo_schedule
 
 
 def _options(output_dir):
     return DemoOptions(output_dir=str(output_dir), vocab_size=800, max_seq_length=32,
                        max_predictions_per_seq=5, dupe_factor=1, hidden_size=32, embedding_size=16,
                        num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                       pretrain_steps=4, pretrain_batch_size=16, finetune_steps=4,
-                       finetune_batch_size=16, max_task_examples=200, num_workers=1)
+                       pretrain=demo_schedule(4, 16, 2e-3, "lamb"), finetune=demo_schedule(4, 16, 1e-4),
+                       max_task_examples=200, num_workers=1)
 
 
 def test_demo_runs_end_to_end_and_reuses_finished_stages(tmp_path, monkeypatch, capsys):

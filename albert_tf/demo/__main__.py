@@ -13,22 +13,24 @@ from absl import flags
 
 from albert_tf import cli
 from albert_tf.demo.run import run_demo
-from albert_tf.demo.stages import DemoOptions
+from albert_tf.demo.stages import DemoOptions, with_steps
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output_dir", "albert_demo", "Folder that receives everything the demo writes.")
 flags.DEFINE_string("input_file", None,
                     "Your own text (one sentence per line, blank line between documents) instead "
                     "of Python's documentation; its documents are split in two halves for the task.")
-flags.DEFINE_integer("pretrain_steps", DemoOptions.pretrain_steps, "Pretraining steps.")
-flags.DEFINE_integer("finetune_steps", DemoOptions.finetune_steps, "Fine-tuning steps.")
+DEFAULTS = DemoOptions()
+flags.DEFINE_integer("pretrain_steps", DEFAULTS.pretrain.num_train_steps, "Pretraining steps.")
+flags.DEFINE_integer("finetune_steps", DEFAULTS.finetune.num_train_steps, "Fine-tuning steps.")
 flags.DEFINE_integer("num_workers", 0, "create_pretraining_data worker processes (0: all cores).")
 
 
 def main(argv):
     del argv
     options = DemoOptions(output_dir=os.path.abspath(FLAGS.output_dir), input_file=FLAGS.input_file,
-                          pretrain_steps=FLAGS.pretrain_steps, finetune_steps=FLAGS.finetune_steps,
+                          pretrain=with_steps(DEFAULTS.pretrain, FLAGS.pretrain_steps),
+                          finetune=with_steps(DEFAULTS.finetune, FLAGS.finetune_steps),
                           num_workers=FLAGS.num_workers)
     run_demo(options)
 

@@ -15,6 +15,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.demo import corpus as corpus_lib
 from albert_tf.pretraining_data import engines as pretraining_data
 from albert_tf.pretraining_data.options import PretrainingDataOptions
+from albert_tf.run_config import ScheduleConfig
 from albert_tf.serving.lite import LiteClassifier
 from albert_tf.tasks.classification.config import GlueRunConfig
 from albert_tf.tasks.classification.task import run_glue
@@ -23,6 +24,21 @@ from albert_tf.train_spm import train_sentencepiece
 
 # The TFLite files the fine-tuning export writes (the demo compares int8 with float32).
 TFLITE_KINDS = "float32,dynamic_int8"
+
+
+def demo_schedule(steps: int, batch_size: int, learning_rate: float,
+                  optimizer: str = "adamw") -> ScheduleConfig:
+    """`steps` steps of `batch_size`, a tenth of them warm-up, one checkpoint at the end."""
+    return ScheduleConfig(train_batch_size=batch_size, eval_batch_size=64, predict_batch_size=64,
+                          learning_rate=learning_rate, optimizer=optimizer, num_train_steps=steps,
+                          num_warmup_steps=steps // 10, save_checkpoints_steps=steps,
+                          log_every_steps=max(1, steps // 10))
+
+
+def with_steps(schedule: ScheduleConfig, steps: int) -> ScheduleConfig:
+    """`schedule` stretched to `steps` (its warm-up and checkpoint follow)."""
+    return demo_schedule(steps, schedule.train_batch_size, schedule.learning_rate,
+                         schedule.optimizer)
 
 
 @dataclasses.dataclass
@@ -39,12 +55,10 @@ class DemoOptions:
     num_hidden_layers: int = 6
     num_attention_heads: int = 4
     intermediate_size: int = 512
-    pretrain_steps: int = 800
-    pretrain_batch_size: int = 64
-    pretrain_learning_rate: float = 2e-3
-    finetune_steps: int = 300
-    finetune_batch_size: int = 32
-    finetune_learning_rate: float = 1e-4
+    pretrain: ScheduleConfig = dataclasses.field(
+        default_factory=lambda: demo_schedule(800, 64, 2e-3, "lamb"))
+    finetune: ScheduleConfig = dataclasses.field(
+        default_factory=lambda: demo_schedule(300, 32, 1e-4))
     max_task_examples: int = 4000
     num_workers: int = 0
     seed: int = 12345
@@ -199,12 +213,10 @@ def pretrain(options: DemoOptions, records: dict) -> dict:
         model_config(options, options.vocab_size).to_json_file(config_file)
         common = dict(albert_config_file=config_file, max_seq_length=options.max_seq_length,
                       max_predictions_per_seq=options.max_predictions_per_seq)
-        run_pretraining(PretrainingRunConfig.from_flat(dict(
+        config = PretrainingRunConfig.from_flat(dict(
             input_file=records["train"], output_dir=os.path.join(directory, "model"),
-            train_batch_size=options.pretrain_batch_size, learning_rate=options.pretrain_learning_rate,
-            num_train_steps=options.pretrain_steps, num_warmup_steps=options.pretrain_steps // 10,
-            save_checkpoints_steps=options.pretrain_steps, log_every_steps=max(1, options.pretrain_steps // 10),
-            shuffle_seed=options.seed, **common)))
+            shuffle_seed=options.seed, **common))
+        run_pretraining(dataclasses.replace(config, schedule=options.pretrain))
         batches = max(1, records["heldout_instances"] // 64)
         results = run_pretraining(PretrainingRunConfig.from_flat(dict(
             input_file=records["heldout"], output_dir=os.path.join(directory, "heldout_eval"),
@@ -218,7 +230,7 @@ def pretrain(options: DemoOptions, records: dict) -> dict:
 
     return Stage("pretraining", directory, {**_settings(
         options, "hidden_size", "embedding_size", "num_hidden_layers", "num_attention_heads",
-        "intermediate_size", "pretrain_steps", "pretrain_batch_size", "pretrain_learning_rate"),
+        "intermediate_size"), "schedule": dataclasses.asdict(options.pretrain),
         "records": records["train_instances"]}).run(fn)
 
 
@@ -226,23 +238,20 @@ def finetune(options: DemoOptions, spm: dict, pretrained: dict, corpus: dict) ->
     directory = options.path("finetune")
 
     def fn():
-        result = run_glue(GlueRunConfig.from_flat(dict(
+        config = GlueRunConfig.from_flat(dict(
             data_dir=options.path("corpus", "task"), task_name="sst-2",
             output_dir=os.path.join(directory, "model"), albert_config_file=pretrained["config"],
             spm_model_file=spm["model"], vocab_file=spm["vocab"],
             init_checkpoint=pretrained["checkpoint_dir"], max_seq_length=options.max_seq_length,
-            do_train=True, do_eval=True, do_predict=True, train_batch_size=options.finetune_batch_size,
-            eval_batch_size=64, predict_batch_size=64, learning_rate=options.finetune_learning_rate,
-            train_step=options.finetune_steps, warmup_step=options.finetune_steps // 10,
-            save_checkpoints_steps=options.finetune_steps, seed=options.seed,
-            log_every_steps=max(1, options.finetune_steps // 10),
-            export_dir=os.path.join(directory, "export"), tflite=TFLITE_KINDS)))
+            do_train=True, do_eval=True, do_predict=True, seed=options.seed,
+            export_dir=os.path.join(directory, "export"), tflite=TFLITE_KINDS))
+        result = run_glue(dataclasses.replace(config, schedule=options.finetune))
         return {"eval_accuracy": float(result["eval"]["eval_accuracy"]),
                 "majority_baseline": corpus["majority_baseline"],
                 "export_dir": result["export"], "output_dir": os.path.join(directory, "model")}
 
     return Stage("fine-tuning", directory, {**_settings(
-        options, "finetune_steps", "finetune_batch_size", "finetune_learning_rate", "max_seq_length"),
+        options, "max_seq_length"), "schedule": dataclasses.asdict(options.finetune),
         "pretrained": pretrained["checkpoint_dir"], "pretrain_seconds": pretrained["seconds"],
         "tflite": TFLITE_KINDS}).run(fn)
 

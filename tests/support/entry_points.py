@@ -175,6 +175,9 @@ def console_env(**extra) -> dict:
 def run_process(script: str, argv=(), env=None, timeout=300, **kwargs) -> subprocess.CompletedProcess:
     """The same command in a real new process (from the repository root), for what only a process
     shows; each such test pays ~4 s of TensorFlow start-up, so keep them few."""
+    env = dict(console_env() if env is None else env)
+    # A script outside the checkout (a test's own) still imports this checkout's albert_tf,
+    # installed or not.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (os.fspath(REPO), env.get("PYTHONPATH")) if p)
     return subprocess.run([sys.executable, script, *map(os.fspath, argv)], cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout,
-                          env=console_env() if env is None else env, **kwargs)
+                          capture_output=True, text=True, timeout=timeout, env=env, **kwargs)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 
 from albert_tf.errors import UsageError
-from albert_tf.run_config import ScheduleConfig, TextTaskConfig
+from albert_tf.run_config import (STEP_FLAG_NAMES, ScheduleConfig, SplitFiles,
+                                  TextTaskConfig, check_doc_stride, window_stride)
 
 
 # --task_name values that read your own files rather than a GLUE task (`sources.FileSource`).
@@ -20,7 +21,6 @@ TASK_TYPES = ("classification", "single_label", "multi_label", "regression")
 LONG_DOCUMENT = ("first", "windows")  # --long_document: the first window, or all of them
 WINDOW_POOLING = ("mean", "max")
 # The flag naming each split's file of your own data.
-SPLIT_FLAGS = {"train": "train_file", "dev": "dev_file", "test": "test_file"}
 
 
 class ClassifierRunError(UsageError):
@@ -28,12 +28,9 @@ class ClassifierRunError(UsageError):
 
 
 @dataclasses.dataclass
-class FilesConfig:
+class FilesConfig(SplitFiles):
     """Your own files: where each split is, which column holds what, and the labels."""
 
-    train_file: str | None = None
-    dev_file: str | None = None
-    test_file: str | None = None
     text_a_column: str = "text"
     text_b_column: str | None = None
     label_column: str = "label"
@@ -51,15 +48,13 @@ class FilesConfig:
     def multi_label(self) -> bool:
         return self.task_type == "multi_label"
 
-    def split_file(self, split: str) -> str | None:
-        return getattr(self, SPLIT_FLAGS[split])
 
 
 @dataclasses.dataclass
 class ClassifierRunConfig(TextTaskConfig):
     """The original `run_classifier.py` flags (same names and defaults), and `files`."""
 
-    FLAG_NAMES = {"num_train_steps": "train_step", "num_warmup_steps": "warmup_step"}
+    FLAG_NAMES = STEP_FLAG_NAMES
 
     data_dir: str | None = None
     task_name: str | None = None
@@ -95,13 +90,6 @@ class ClassifierRunConfig(TextTaskConfig):
         return (self.task_name or "").lower() in CUSTOM_FORMATS
 
 
-def window_stride(doc_stride, max_seq_length: int) -> int:
-    """`doc_stride`, or half of the `max_seq_length - 2` pieces a single text's window holds."""
-    if doc_stride is not None:
-        return int(doc_stride)
-    return max(1, (int(max_seq_length) - 2) // 2)
-
-
 def check_windows(long_document: str, window_pooling: str, doc_stride,
                   max_seq_length: int, prefix: str = "--") -> None:
     """The long-document settings, each named by its flag (`prefix` "": an argument name)."""
@@ -111,9 +99,7 @@ def check_windows(long_document: str, window_pooling: str, doc_stride,
     if window_pooling not in WINDOW_POOLING:
         raise ClassifierRunError(f"{prefix}window_pooling must be mean or max, got "
                                  f"{window_pooling!r}")
-    if doc_stride is not None and not 1 <= int(doc_stride) <= int(max_seq_length) - 2:
-        raise ClassifierRunError(f"{prefix}doc_stride must be between 1 and max_seq_length - 2 "
-                                 f"({int(max_seq_length) - 2}), got {doc_stride}")
+    check_doc_stride(doc_stride, max_seq_length, prefix, ClassifierRunError)
 
 
 GlueRunConfig = ClassifierRunConfig  # the name run_classifier.py and older callers use

@@ -176,19 +176,21 @@ def _cell(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+@dataclasses.dataclass
 class CustomReader:
-    """Reads one file into `InputExample`s; `process_text` is the tokenizer's preprocessing."""
+    """Reads one file into `InputExample`s; `process_text` is the tokenizer's preprocessing
+    (None: the text as it is, decoded)."""
 
-    def __init__(self, file_format: str, columns: Columns, regression: bool = False,
-                 process_text=None, multi_label: bool = False, separator: str = ",",
-                 quotechar: str | None = None):
-        self.file_format = file_format
-        self.quotechar = quotechar
-        self.columns = columns
-        self.regression = regression
-        self.multi_label = multi_label
-        self.separator = separator
-        self.process_text = process_text or tokenization.convert_to_unicode
+    file_format: str
+    columns: Columns
+    regression: bool = False
+    process_text: object = None
+    multi_label: bool = False
+    separator: str = ","
+    quotechar: str | None = None
+
+    def __post_init__(self):
+        self.process_text = self.process_text or tokenization.convert_to_unicode
 
     def _missing(self, path, row, name, flag, header) -> CustomDataError:
         what = "key" if self.file_format == "jsonl" else "column"

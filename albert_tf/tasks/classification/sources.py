@@ -28,12 +28,13 @@ import tensorflow as tf
 
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
+from albert_tf.run_config import SPLIT_FLAGS
 from albert_tf.tasks.classification import files as D
 from albert_tf.tasks.classification import metrics as M
 from albert_tf.tasks.classification import results
 from albert_tf.tasks.classification.label_sets import check_label_sets, resolve_label_sets
 from albert_tf.tasks.classification.multi_label_metrics import BEST_METRIC, multi_label_metrics
-from albert_tf.tasks.classification.config import (SPLIT_FLAGS, TASK_TYPES, ClassifierRunConfig,
+from albert_tf.tasks.classification.config import (TASK_TYPES, ClassifierRunConfig,
                                                    ClassifierRunError)
 from albert_tf.tasks.classification.examples import InputExample, process_text
 from albert_tf.tasks.classification.processors import get_processor

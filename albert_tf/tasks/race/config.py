@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from albert_tf.run_config import ScheduleConfig, TextTaskConfig
+from albert_tf.run_config import STEP_FLAG_NAMES, ScheduleConfig, TextTaskConfig
 
 
 @dataclasses.dataclass
 class RaceRunConfig(TextTaskConfig):
     """The original `run_race.py` flags (same names and defaults)."""
 
-    FLAG_NAMES = {"num_train_steps": "train_step", "num_warmup_steps": "warmup_step"}
+    FLAG_NAMES = STEP_FLAG_NAMES
 
     data_dir: str | None = None
     train_file: str | None = None

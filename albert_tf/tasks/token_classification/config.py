@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from albert_tf.errors import UsageError
-from albert_tf.run_config import ScheduleConfig, TextTaskConfig
+from albert_tf.run_config import (STEP_FLAG_NAMES, ScheduleConfig, SplitFiles, TextTaskConfig,
+                                  check_doc_stride, window_stride)
 
 # The flags of run_ner.py (types and help in `cli_flags.FLAG_TABLE`, defaults from the config).
 NER_FLAGS = """
@@ -17,7 +17,7 @@ NER_FLAGS = """
 
 
 @dataclasses.dataclass
-class NerRunConfig(TextTaskConfig):
+class NerRunConfig(TextTaskConfig, SplitFiles):
     """run_classifier.py's conventions (flag names, schedule, outputs) for tagged sentences.
 
     `max_seq_length` counts pieces with [CLS] and [SEP]; a sentence with more pieces is split
@@ -25,13 +25,10 @@ class NerRunConfig(TextTaskConfig):
     the window where it has the most context on both sides.
     """
 
-    FLAG_NAMES = {"num_train_steps": "train_step", "num_warmup_steps": "warmup_step"}
+    FLAG_NAMES = STEP_FLAG_NAMES
 
     max_seq_length: int = 128
     doc_stride: int | None = None
-    train_file: str | None = None
-    dev_file: str | None = None
-    test_file: str | None = None
     label_list: str | None = None
     cached_dir: str | None = None
     tflite: str = ""  # kinds of TFLite file written beside the export
@@ -41,13 +38,9 @@ class NerRunConfig(TextTaskConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        if not 1 <= self.stride <= int(self.max_seq_length) - 2:
-            raise UsageError(f"--doc_stride must be between 1 and --max_seq_length - 2 "
-                             f"({int(self.max_seq_length) - 2}), got {self.doc_stride}")
+        check_doc_stride(self.doc_stride, self.max_seq_length)
 
     @property
     def stride(self) -> int:
         """`doc_stride`, or half of the `max_seq_length - 2` pieces a window holds."""
-        if self.doc_stride is not None:
-            return int(self.doc_stride)
-        return max(1, (int(self.max_seq_length) - 2) // 2)
+        return window_stride(self.doc_stride, self.max_seq_length)

@@ -21,7 +21,7 @@ from albert_tf import tokenization
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertTokenClassifier, token_classifier_loss
-from albert_tf.run_config import parse_tflite_kinds
+from albert_tf.run_config import SPLIT_FLAGS, parse_tflite_kinds
 from albert_tf.serving import tflite
 from albert_tf.tasks.base import Task, check_model_inputs, replica_dataset_fn
 from albert_tf.tasks.classification.files import parse_label_list
@@ -36,7 +36,6 @@ from albert_tf.tasks.token_classification.metrics import tagging_metrics
 from albert_tf.training.steps import Objective
 from albert_tf.weights.readers import open_source
 
-SPLIT_FLAGS = {"train": "train_file", "dev": "dev_file", "test": "test_file"}
 CACHE_NAMES = {"train": "ner_train.tf_record", "dev": "ner_eval.tf_record",
                "test": "ner_predict.tf_record"}
 
@@ -72,7 +71,7 @@ class NerTask(Task):
                              "alone: a WordPiece model such as the Chinese ALBERTs)")
         for split, wanted in (("train", cfg.do_train), ("dev", cfg.do_eval),
                               ("test", cfg.do_predict)):
-            if wanted and not getattr(cfg, SPLIT_FLAGS[split]):
+            if wanted and not cfg.split_file(split):
                 raise UsageError(f"--do_{'eval' if split == 'dev' else split} needs "
                                  f"--{SPLIT_FLAGS[split]}")
         if cfg.max_seq_length < 3:
@@ -130,7 +129,7 @@ class NerTask(Task):
     def read_split(self, split: str) -> list:
         """The `Sentence`s of `split` (train, dev or test)."""
         if split not in self._sentences:
-            path = getattr(self.config, SPLIT_FLAGS[split])
+            path = self.config.split_file(split)
             if not tf.io.gfile.exists(path):
                 raise UsageError(f"--{SPLIT_FLAGS[split]}={path}: no such file")
             sentences = D.read_sentences(path, need_tags=split != "test")
@@ -148,7 +147,7 @@ class NerTask(Task):
                 sentences = [D.Sentence(s.tokens, None, s.lines, s.path) for s in sentences]
             path = os.path.join(self.cached_dir, CACHE_NAMES[split])
             tf.io.gfile.makedirs(self.cached_dir)
-            key = F.cache_key(split, getattr(cfg, SPLIT_FLAGS[split]), cfg.max_seq_length,
+            key = F.cache_key(split, cfg.split_file(split), cfg.max_seq_length,
                               cfg.stride, self.tokenizer, cfg.do_lower_case, self.labels)
             count = F.cached_features(sentences, self.labels, self.pieces, cfg.max_seq_length,
                                       cfg.stride, path, key)
