@@ -22,10 +22,17 @@ class EncoderFunctions:
         self.encoder = model.encoder if isinstance(model, AlbertPretrainer) else model
         if not isinstance(self.encoder, AlbertModel):
             raise TypeError(f"expected AlbertModel or AlbertPretrainer, got {type(model).__name__}")
+        # Every signature calls this one function, so the encoder's graph is traced once per
+        # `training` value rather than once per signature (the bulk of an export's time); the
+        # runtime inlines the call, so serving runs the same ops.
+        self._encoder_call = tf.function(self._run_encoder, autograph=False)
 
-    def _encode(self, input_word_ids, input_mask, input_type_ids, training=False):
+    def _run_encoder(self, input_word_ids, input_mask, input_type_ids, training=False):
         return self.encoder({"input_ids": input_word_ids, "input_mask": input_mask,
                              "segment_ids": input_type_ids}, training=training)
+
+    def _encode(self, input_word_ids, input_mask, input_type_ids, training=False):
+        return self._encoder_call(input_word_ids, input_mask, input_type_ids, training=training)
 
     def hub_call(self, inputs, training=False):
         """TF-Hub encoder convention: dict in, `encoder_outputs` a list, `default` =
@@ -83,21 +90,22 @@ def build_module(model, sop: bool = True):
     """
     functions = EncoderFunctions(model)
     root = ServingModule()
-    root.__call__ = tf.function(functions.hub_call)
+    root.__call__ = tf.function(functions.hub_call, autograph=False)
     # Both traces, so a reloaded encoder serves fine-tuning too.
     traced = [root.__call__.get_concrete_function(_HUB_INPUTS, training=t) for t in (False, True)]
-    root.serve = tf.function(functions.serve, input_signature=[_HUB_INPUTS])
-    root.serving_default = tf.function(functions.serving_default, input_signature=[_IDS] * 3)
-    root.tokens = tf.function(functions.tokens, input_signature=[_IDS] * 3)
+    root.serve = tf.function(functions.serve, input_signature=[_HUB_INPUTS], autograph=False)
+    root.serving_default = tf.function(functions.serving_default, input_signature=[_IDS] * 3,
+                                       autograph=False)
+    root.tokens = tf.function(functions.tokens, input_signature=[_IDS] * 3, autograph=False)
     signatures = {"serving_default": root.serving_default, "tokens": root.tokens}
     traced += [f.get_concrete_function() for f in (root.serve, *signatures.values())]
     track_captured_variables(root, traced)
     if isinstance(model, AlbertPretrainer):
         # The TF1 hub module's `mlm` signature; `root.mlm` is TF Hub's TF2 sub-object.
-        root.tf1_mlm = tf.function(functions.mlm, input_signature=[_IDS] * 4)
+        root.tf1_mlm = tf.function(functions.mlm, input_signature=[_IDS] * 4, autograph=False)
         signatures["mlm"] = root.tf1_mlm
         if sop:
-            root.sop = tf.function(functions.sop, input_signature=[_IDS] * 3)
+            root.sop = tf.function(functions.sop, input_signature=[_IDS] * 3, autograph=False)
             signatures["sop"] = root.sop
         root.pretraining_heads = variable_holder(
             [root.tf1_mlm] + ([root.sop] if sop else []))

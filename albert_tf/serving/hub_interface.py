@@ -31,7 +31,7 @@ class MlmObject(ServingModule):
 
     def __init__(self, hub_mlm):
         super().__init__(name="mlm")
-        self.__call__ = tf.function(hub_mlm)
+        self.__call__ = tf.function(hub_mlm, autograph=False)
         # Both traces, so `hub.KerasLayer(encoder.mlm, trainable=True)` can fine-tune it.
         traced = [self.__call__.get_concrete_function(MLM_INPUTS, training=t)
                   for t in (False, True)]
@@ -52,7 +52,8 @@ class SpecialTokens(tf.Module):
         super().__init__(name="get_special_tokens_dict")
         values = dict(special)
         self.__call__ = tf.function(
-            lambda: {k: tf.constant(v, tf.int32) for k, v in values.items()}, input_signature=[])
+            lambda: {k: tf.constant(v, tf.int32) for k, v in values.items()}, input_signature=[],
+            autograph=False)
 
 
 class Tokenize(tf.Module):
@@ -60,7 +61,7 @@ class Tokenize(tf.Module):
 
     def __init__(self, hub: HubPreprocessing):
         super().__init__(name="tokenize")
-        self.__call__ = tf.function(hub.tokenize, input_signature=[_TEXT])
+        self.__call__ = tf.function(hub.tokenize, input_signature=[_TEXT], autograph=False)
         self.get_special_tokens_dict = SpecialTokens(hub.special)
 
 
@@ -89,6 +90,7 @@ def attach_preprocessing(module: tf.Module, preprocessor, default_seq_length: in
     docstring); `module` already holds the tokenizer's resources."""
     hub = HubPreprocessing(preprocessor)
     length = int(default_seq_length)
-    module.__call__ = tf.function(lambda strings: hub(strings, length), input_signature=[_TEXT])
+    module.__call__ = tf.function(lambda strings: hub(strings, length), input_signature=[_TEXT],
+                                  autograph=False)
     module.tokenize = Tokenize(hub)
     module.bert_pack_inputs = BertPackInputs(hub, length)

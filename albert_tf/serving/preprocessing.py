@@ -40,16 +40,16 @@ class PreprocessingModule(tf.Module):
         return {"input_word_ids": packed["input_ids"], "input_mask": packed["input_mask"],
                 "input_type_ids": packed["segment_ids"]}
 
-    @tf.function(input_signature=[_TEXT])
+    @tf.function(input_signature=[_TEXT], autograph=False)
     def serve(self, text):
         return self._rename(self.preprocessor(checked_text(text=text)["text"]))
 
-    @tf.function(input_signature=[_TEXT, _TEXT])
+    @tf.function(input_signature=[_TEXT, _TEXT], autograph=False)
     def serve_pair(self, text_a, text_b):
         checked = checked_text(text_a=text_a, text_b=text_b)
         return self._rename(self.preprocessor((checked["text_a"], checked["text_b"])))
 
-    @tf.function(input_signature=[])
+    @tf.function(input_signature=[], autograph=False)
     def tokenization_info(self):
         return {self.asset_key: self.spm_model_asset.asset_path,
                 "do_lower_case": tf.identity(self.do_lower_case),

@@ -46,6 +46,14 @@ class ServingModule(tf.Module):
     regularization_losses = ()
 
 
+def inference_call(model):
+    """`model(features, training=False)` as one tf.function for every signature of an export to
+    call: the model's graph is traced once per input shape rather than once per signature (the
+    bulk of an export's time), and the runtime inlines the call, so serving runs the same ops.
+    Serving code branches on Python values only, so autograph's rewrite is skipped."""
+    return tf.function(lambda features: model(features, training=False), autograph=False)
+
+
 def track_captured_variables(root, functions) -> None:
     """Attaches the tf.Variables the traced functions capture, as TF-Hub's reusable-SavedModel
     attributes (`variables` includes dropout RNG states).

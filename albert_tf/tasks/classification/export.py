@@ -29,7 +29,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.models import classifier_outputs
-from albert_tf.serving.saved_model import serving_root, write_saved_model
+from albert_tf.serving.saved_model import inference_call, serving_root, write_saved_model
 from albert_tf.serving.text_inputs import checked_text
 from albert_tf.tasks.classification.windows import pool_tf, window_inputs
 from albert_tf.text import optional as text_optional
@@ -48,6 +48,7 @@ class ClassifierServing:
                  vocab_file=None, albert_text_rules: bool = True,
                  windows: tuple[int, str] | None = None, label_separator: str = ","):
         self.model = model
+        self._model_call = inference_call(model)
         self.regression = bool(getattr(model, "is_regression", False))
         self.multi_label = bool(getattr(model, "multi_label", False))
         self.windows = windows  # (doc_stride, window_pooling), or None: the first window
@@ -69,14 +70,14 @@ class ClassifierServing:
                                                   vocab_file, albert_text_rules)
 
     def _outputs(self, features):
-        return self._result(self.model(features, training=False))
+        return self._result(self._model_call(features))
 
     def _windowed(self, ids_a, ids_b):
         """The model's outputs per text from the pooled logits of all its windows."""
         stride, pooling = self.windows
         features, row = window_inputs(ids_a, ids_b, self.max_seq_length, stride,
                                       self.preprocessor.cls_id, self.preprocessor.sep_id)
-        logits = self.model(features, training=False)["logits"]
+        logits = self._model_call(features)["logits"]
         pooled = pool_tf(logits, row, ids_a.nrows(), pooling)
         return self._result(classifier_outputs(pooled, self.regression, self.multi_label,
                                                getattr(self.model, "threshold", 0.5)))
@@ -121,14 +122,15 @@ class ClassifierServing:
 
     def module(self):
         """(root module, signatures) for `write_saved_model`."""
-        functions = {"serving_default": tf.function(self.serve_examples,
+        functions = {"serving_default": tf.function(self.serve_examples, autograph=False,
                                                     input_signature=[_strings("input")])}
         resources = {}
         if self.preprocessor is None:
             text_optional.note_no_tokenizer_file()
         else:
-            single = tf.function(self.serve_single, input_signature=[_strings("text_a")])
-            pair = tf.function(self.serve_pair,
+            single = tf.function(self.serve_single, input_signature=[_strings("text_a")],
+                                 autograph=False)
+            pair = tf.function(self.serve_pair, autograph=False,
                                input_signature=[_strings("text_a"), _strings("text_b")])
             if self.pair is None:  # either: serve_text takes one text, serve_pair two
                 functions.update(serve_text=single, serve_pair=pair)

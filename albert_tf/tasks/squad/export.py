@@ -37,7 +37,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf import models
-from albert_tf.serving.saved_model import serving_root, write_saved_model
+from albert_tf.serving.saved_model import inference_call, serving_root, write_saved_model
 from albert_tf.serving.text_inputs import checked_text
 from albert_tf.text import optional as text_optional
 from albert_tf.text.wordpiece import text_preprocessor
@@ -53,6 +53,7 @@ class SquadServing:
                  max_answer_length: int, do_lower_case: bool = True, vocab_file=None,
                  doc_stride: int = 128):
         self.model = model
+        self._model_call = inference_call(model)
         if int(doc_stride) < 1:
             raise ValueError(f"doc_stride must be at least 1, got {doc_stride}")
         self.doc_stride = int(doc_stride)
@@ -69,10 +70,10 @@ class SquadServing:
         self.max_answer_length = max_answer_length
         spec = tf.TensorSpec([None, max_seq_length], tf.int32)
         names = ["input_ids", "input_mask", "segment_ids"] + (["p_mask"] if self.version_2 else [])
-        self.serve_ids = tf.function(self._serve_ids,
+        self.serve_ids = tf.function(self._serve_ids, autograph=False,
                                      input_signature=[{n: tf.TensorSpec(spec.shape, spec.dtype, n)
                                                        for n in names}])
-        self.answer_text = tf.function(self._answer_text, input_signature=[
+        self.answer_text = tf.function(self._answer_text, autograph=False, input_signature=[
             tf.TensorSpec([None], tf.string, "question"),
             tf.TensorSpec([None], tf.string, "context")])
 
@@ -89,7 +90,7 @@ class SquadServing:
         return root, {"serving_default": root.serve_ids, "answer_text": root.answer_text}
 
     def _serve_ids(self, inputs):
-        return self.model(inputs, training=False)
+        return self._model_call(inputs)
 
     def _tokenize(self, text):
         """[B, (ids)] as the SQuAD features tokenize `text`, and for WordPiece the raw
@@ -178,7 +179,7 @@ class SquadServing:
         features, row = packed["features"], packed["row"]
         inputs = dict(features) if self.version_2 else {k: v for k, v in features.items()
                                                         if k != "p_mask"}
-        outputs = self.model(inputs, training=False)
+        outputs = self._model_call(inputs)
         find = self._best_span_v2 if self.version_2 else self._best_span_v1
         start, end, score = find(features, outputs)                       # per window
         # Per question, the window whose best span scores highest (the first on a tie).

@@ -21,7 +21,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf import tokenization
-from albert_tf.serving.saved_model import serving_root, write_saved_model
+from albert_tf.serving.saved_model import inference_call, serving_root, write_saved_model
 from albert_tf.serving.text_inputs import checked_text
 from albert_tf.tasks.token_classification.metrics import split_tag
 from albert_tf.text import optional as text_optional
@@ -70,6 +70,7 @@ class TokenServing:
     def __init__(self, model, max_seq_length: int, doc_stride: int, label_names,
                  spm_model_file=None, vocab_file=None, do_lower_case: bool = True):
         self.model = model
+        self._model_call = inference_call(model)
         self.max_seq_length, self.doc_stride = int(max_seq_length), int(doc_stride)
         self.label_names = [str(name) for name in label_names]
         if len(self.label_names) != model.num_labels:
@@ -92,8 +93,7 @@ class TokenServing:
             self.unk_id = self.preprocessor.unk_id
 
     def _model(self, ids, mask, segments):
-        return self.model({"input_ids": ids, "input_mask": mask, "segment_ids": segments},
-                          training=False)
+        return self._model_call({"input_ids": ids, "input_mask": mask, "segment_ids": segments})
 
     def serve_ids(self, input_ids, input_mask, segment_ids):
         outputs = self._model(input_ids, input_mask, segment_ids)
@@ -200,13 +200,13 @@ class TokenServing:
 
     def module(self):
         """(root module, signatures) for `write_saved_model`."""
-        functions = {"serving_default": tf.function(self.serve_ids, input_signature=[
+        functions = {"serving_default": tf.function(self.serve_ids, autograph=False, input_signature=[
             _ids("input_ids"), _ids("input_mask"), _ids("segment_ids")])}
         resources = {}
         if self.preprocessor is None:
             text_optional.note_no_tokenizer_file()
         else:
-            functions["serve_text"] = tf.function(self.serve_text,
+            functions["serve_text"] = tf.function(self.serve_text, autograph=False,
                                                   input_signature=[_strings("text")])
             resources.update(self.preprocessor.resources)
         root = serving_root(functions, resources)
