@@ -6,7 +6,9 @@ spaces it has included), export (SavedModel and TFLite), and serve the export.
 Quality is not judged: the model trains 4 steps at a tiny rate, so its tags stay varied and
 the entity scores are not all zero (a collapsed all-O tagger would make the checks trivial)."""
 
+import contextlib
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -14,6 +16,7 @@ import sys
 import numpy as np
 import pytest
 from absl import flags
+from absl import logging as absl_logging
 
 from albert_tf import cli
 from albert_tf.tasks.token_classification import features as F
@@ -52,15 +55,41 @@ def run(tmp_path_factory, spm_model):
     held_out = dev[:150] + [dev[1466], dev[1961], dev[1962]]  # the last ones: odd tokens
     (root / "test.conll").write_text("\n\n".join(held_out) + "\n", encoding="utf-8")
     (root / "albert_config.json").write_text(json.dumps(GLUE_TINY))
-    summary = run_cli([
-        f"--train_file={root / 'train.conll'}", f"--dev_file={root / 'test.conll'}",
-        f"--test_file={root / 'test.conll'}", f"--albert_config_file={root / 'albert_config.json'}",
-        f"--spm_model_file={spm_model}", f"--output_dir={root / 'output'}",
-        f"--max_seq_length={SEQ}", f"--doc_stride={STRIDE}", "--do_train", "--do_eval",
-        "--do_predict", f"--export_dir={root / 'export'}", "--tflite=float32", "--train_step=4",
-        "--save_checkpoints_steps=2", "--train_batch_size=8", "--eval_batch_size=64",
-        "--predict_batch_size=64", "--learning_rate=1e-5", "--seed=1"])
+    with logged_lines() as lines:
+        summary = run_cli([
+            f"--train_file={root / 'train.conll'}", f"--dev_file={root / 'test.conll'}",
+            f"--test_file={root / 'test.conll'}",
+            f"--albert_config_file={root / 'albert_config.json'}",
+            f"--spm_model_file={spm_model}", f"--output_dir={root / 'output'}",
+            f"--max_seq_length={SEQ}", f"--doc_stride={STRIDE}", "--do_train", "--do_eval",
+            "--do_predict", f"--export_dir={root / 'export'}", "--tflite=float32", "--train_step=4",
+            "--save_checkpoints_steps=2", "--train_batch_size=8", "--eval_batch_size=64",
+            "--predict_batch_size=64", "--learning_rate=1e-5", "--seed=1"])
+    (root / "log.txt").write_text("\n".join(lines), encoding="utf-8")
     return root, summary
+
+
+@contextlib.contextmanager
+def logged_lines():
+    """The messages absl logs at INFO and above while inside (as a script's console shows)."""
+    lines, logger = [], absl_logging.get_absl_logger()
+    handler = logging.Handler(logging.INFO)
+    handler.emit = lambda record: lines.append(record.getMessage())
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def test_each_file_logs_its_unk_rate(run):
+    root, _ = run
+    log = (root / "log.txt").read_text(encoding="utf-8")
+    for name in ("train.conll", "test.conll"):
+        assert f" tokens) in {root / name}" in log and "[UNK] rate" in log
 
 
 def _test_sentences(root):

@@ -15,13 +15,16 @@ def _run_race(data_dir, config, out, tokenizer_flag):
         "--warmup_step=0", "--save_checkpoints_steps=1", "--train_batch_size=4",
         "--learning_rate=1e-3", "--do_predict"])
     assert done.returncode == 0, done.stderr[-3000:]
+    return done
 
 
 def test_run_race_reports_middle_high_and_all(data_dir, spm_model, tmp_path):
     config = tmp_path / "albert_config.json"
     TINY.to_json_file(config)
     out = tmp_path / "out"
-    _run_race(data_dir, config, out, f"--spm_model_file={spm_model}")
+    done = _run_race(data_dir, config, out, f"--spm_model_file={spm_model}")
+    for split in ("train", "dev", "test"):  # each split's [UNK] rate is logged, with its folder
+        assert f" tokens) in {data_dir / 'race' / 'RACE' / split}" in done.stderr
     results = (out / "eval_results.txt").read_text()
     for key in ("eval_accuracy", "middle_accuracy", "high_accuracy", "best eval_accuracy"):
         assert key in results

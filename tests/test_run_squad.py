@@ -50,6 +50,8 @@ def test_v1_script_trains_and_predicts_every_question(data_dir, spm_model, confi
                "--learning_rate=1e-3", "--predict_batch_size=32"]
     done = run_entry_point("run_squad.py", command)
     assert done.returncode == 0, done.stderr[-3000:]
+    for path in (train, predict):  # each file's [UNK] rate is logged
+        assert f" tokens) in {path}" in done.stderr and "[UNK] rate" in done.stderr
     predictions = json.loads((out / "predictions.json").read_text())
     assert set(predictions) == ids
     nbest = json.loads((out / "nbest_predictions.json").read_text())

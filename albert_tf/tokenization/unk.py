@@ -16,6 +16,7 @@ import unicodedata
 from absl import logging
 
 WARN_RATE = 0.05
+SAMPLE = 10_000  # the examples of a file whose texts are counted (the rate settles long before)
 
 
 def count_unk(tokenizer, texts) -> tuple[int, int]:
@@ -88,6 +89,15 @@ def report_texts(tokenizer, texts, where: str, do_lower_case: bool) -> float:
     if total and unk / total > WARN_RATE and getattr(tokenizer, "sp_model", None) is None:
         cause = casing_cause(texts, tokenizer.vocab, do_lower_case)
     return report(unk, total, where, cause)
+
+
+def report_sample(tokenizer, items, texts_of, where: str, do_lower_case: bool) -> float:
+    """Reports the texts (`texts_of(item)`) of the first `SAMPLE` of `items`, a file's examples."""
+    sample = items[:SAMPLE]
+    texts = [text for item in sample for text in texts_of(item) if text]
+    if len(sample) < len(items):
+        where += f" (first {len(sample)} of {len(items)})"
+    return report_texts(tokenizer, texts, where, do_lower_case)
 
 
 def vocabulary_check(tokenizer, do_lower_case: bool) -> float:

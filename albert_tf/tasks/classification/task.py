@@ -176,13 +176,10 @@ class ClassificationTask(Task):
         return self._features[split]
 
     def report_unk(self, split: str, examples) -> None:
-        """The [UNK] rate of a split's texts in one log line (the first 10,000 examples)."""
-        sample = examples[:10_000]
-        texts = [t for e in sample for t in (e.text_a, e.text_b) if t]
-        where = self.source.source_file(split) or f"the {split} examples"
-        if len(sample) < len(examples):
-            where += f" (first {len(sample)} of {len(examples)} examples)"
-        unk.report_texts(self.tokenizer, texts, where, self.config.do_lower_case)
+        """The [UNK] rate of a split's texts in one log line."""
+        unk.report_sample(self.tokenizer, examples, lambda e: (e.text_a, e.text_b),
+                          self.source.source_file(split) or f"the {split} examples",
+                          self.config.do_lower_case)
 
     def prepare_data(self):
         for split in self.wanted_splits():

@@ -17,7 +17,7 @@ from albert_tf.tasks.base import Task, check_model_inputs
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import RunnerEvalLog
 from albert_tf.tasks.inference import inference_fn
-from albert_tf.tokenization import FullTokenizer
+from albert_tf.tokenization import FullTokenizer, unk
 from albert_tf.training.steps import Objective
 
 
@@ -62,6 +62,9 @@ class RaceTask(Task):
             self._splits[split] = data.cached_tfrecord(
                 path, cfg.data_dir, split, self.tokenizer, cfg.max_seq_length, cfg.max_qa_length,
                 cfg.do_lower_case, cfg.high_only, cfg.middle_only)
+            unk.report_sample(self.tokenizer, self._splits[split][1],
+                              lambda e: [e.context, *e.endings],
+                              os.path.join(cfg.data_dir, "RACE", split), cfg.do_lower_case)
         return self._splits[split]
 
     def prepare_data(self):

@@ -22,7 +22,7 @@ from albert_tf.tasks.inference import inference_fn
 from albert_tf.tasks.squad import data, feature_io, metrics, postprocess, reader
 from albert_tf.tasks.squad import export as squad_export
 from albert_tf.tasks.squad.config import SquadRunConfig
-from albert_tf.tokenization import WordpiecePieces, load_sentencepiece
+from albert_tf.tokenization import FullTokenizer, WordpiecePieces, load_sentencepiece, unk
 from albert_tf.serving import tflite
 from albert_tf.training.steps import Objective
 
@@ -99,7 +99,19 @@ class SquadTask(Task):
     def num_warmup_steps(self) -> int:
         return int(self.num_train_steps * self.config.warmup_proportion)
 
+    def report_unk(self) -> None:
+        """The [UNK] rate of each SQuAD file read (questions and their distinct contexts)."""
+        cfg = self.config
+        tokenizer = FullTokenizer(cfg.vocab_file, cfg.do_lower_case, cfg.spm_model_file)
+        for path, wanted in ((cfg.train_file, cfg.do_train), (cfg.predict_file, cfg.do_predict)):
+            if wanted and path:
+                examples = reader.read_squad_examples(path, is_training=False)
+                texts = [e.question_text for e in examples] + list(
+                    dict.fromkeys(e.paragraph_text for e in examples))
+                unk.report_sample(tokenizer, texts, lambda text: [text], path, cfg.do_lower_case)
+
     def prepare_data(self):
+        self.report_unk()
         if self.config.do_train:
             self.num_train_steps  # writes (or reuses) the keyed training features
         if self.config.do_predict:

@@ -33,6 +33,7 @@ from albert_tf.tasks.token_classification import results as R
 from albert_tf.tasks.token_classification.config import NerRunConfig
 from albert_tf.tasks.token_classification.export import export_token_classifier, tflite_call
 from albert_tf.tasks.token_classification.metrics import tagging_metrics
+from albert_tf.tokenization import unk
 from albert_tf.training.steps import Objective
 from albert_tf.weights.readers import open_source
 
@@ -134,6 +135,8 @@ class NerTask(Task):
                 raise UsageError(f"--{SPLIT_FLAGS[split]}={path}: no such file")
             sentences = D.read_sentences(path, need_tags=split != "test")
             self._sentences[split] = sentences
+            unk.report_sample(self.tokenizer, sentences, lambda s: [" ".join(s.tokens)], path,
+                              self.config.do_lower_case)
             if split == "dev":
                 D.check_tags(sentences, self.labels, from_flag=bool(self.config.label_list))
         return self._sentences[split]
