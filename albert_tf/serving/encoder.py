@@ -6,7 +6,8 @@ from __future__ import annotations
 import tensorflow as tf
 
 from albert_tf.serving.hub_interface import MlmObject, variable_holder
-from albert_tf.serving.saved_model import ServingModule, track_captured_variables, write_saved_model
+from albert_tf.serving.saved_model import (ServingModule, track_captured_variables, tracing_for_save,
+                                           write_saved_model)
 from albert_tf.models import AlbertModel, AlbertPretrainer
 
 _IDS = tf.TensorSpec([None, None], tf.int32)
@@ -79,6 +80,12 @@ class EncoderFunctions:
 
 
 def build_module(model, sop: bool = True):
+    """See `_build_module`; traced as `tf.saved_model.save` will look the functions up."""
+    with tracing_for_save():
+        return _build_module(model, sop)
+
+
+def _build_module(model, sop: bool = True):
     """(root module, signatures); `sop=False`: an `AlbertPretrainer` from a source without the
     sentence-order head (the `mlm` parts only).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from albert_tf.serving.hub_interface import attach_preprocessing
-from albert_tf.serving.saved_model import write_saved_model
+from albert_tf.serving.saved_model import tracing_for_save, write_saved_model
 from albert_tf.serving.text_inputs import checked_text
 from albert_tf.text import text_preprocessor
 
@@ -71,7 +71,8 @@ def build_preprocessing(spm_model_file, max_seq_length: int = 128, do_lower_case
     """(root module, signatures) of the preprocessing export (`albert_text_rules=False`:
     SentencePiece on the text as is, as keras-hub's tokenizer; `hub_seq_length`: the default
     length of the TF Hub calls, else `max_seq_length`)."""
-    module = PreprocessingModule(spm_model_file, max_seq_length, do_lower_case, vocab_file,
-                                 albert_text_rules, hub_seq_length)
+    with tracing_for_save():  # TF Hub's bert_pack_inputs is traced as it is built
+        module = PreprocessingModule(spm_model_file, max_seq_length, do_lower_case, vocab_file,
+                                     albert_text_rules, hub_seq_length)
     return module, {"serving_default": module.serve, "serve_pair": module.serve_pair,
                     "tokenization_info": module.tokenization_info}

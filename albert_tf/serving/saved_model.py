@@ -22,6 +22,8 @@ import contextlib
 import os
 
 import tensorflow as tf
+# Private, but the only way to trace once: see `tracing_for_save`.
+from tensorflow.python.saved_model import save_context
 
 from albert_tf import io_utils
 from albert_tf.serving.publish import ExportExistsError, Publication  # noqa: F401 - re-exported
@@ -72,6 +74,22 @@ def track_captured_variables(root, functions) -> None:
     root.regularization_losses = []
 
 
+# The options every export is saved with; `tracing_for_save` traces under the same ones.
+SAVE_OPTIONS = tf.saved_model.SaveOptions()
+
+
+@contextlib.contextmanager
+def tracing_for_save():
+    """Traces made inside are the ones `tf.saved_model.save` reuses. Save looks every function
+    up again inside its own context, whose options are part of the trace cache's key, so a
+    module traced outside it was traced twice (half of an export's time)."""
+    if save_context.in_save_context():
+        yield
+        return
+    with save_context.save_context(SAVE_OPTIONS):
+        yield
+
+
 def serving_root(functions: dict, resources: dict | None = None) -> ServingModule:
     """A `ServingModule` with the given tf.functions (traced with their input signatures) and
     resources (e.g. a SentencePiece tokenizer whose model handle the functions capture)."""
@@ -80,7 +98,9 @@ def serving_root(functions: dict, resources: dict | None = None) -> ServingModul
         setattr(root, name, fn)
     for name, resource in (resources or {}).items():
         setattr(root, name, resource)
-    track_captured_variables(root, [fn.get_concrete_function() for fn in functions.values()])
+    with tracing_for_save():
+        traced = [fn.get_concrete_function() for fn in functions.values()]
+    track_captured_variables(root, traced)
     return root
 
 
@@ -94,12 +114,12 @@ def staged_saved_model(module: tf.Module, base_dir, signatures: dict, version: i
     its end — and nothing otherwise (`serving.publish`)."""
     if publication is not None:
         stage = publication.stage(base_dir, version, extras)
-        tf.saved_model.save(module, stage.path, signatures=signatures)
+        tf.saved_model.save(module, stage.path, signatures=signatures, options=SAVE_OPTIONS)
         yield stage
         return
     with Publication() as own:
         stage = own.stage(base_dir, version, extras)
-        tf.saved_model.save(module, stage.path, signatures=signatures)
+        tf.saved_model.save(module, stage.path, signatures=signatures, options=SAVE_OPTIONS)
         yield stage
 
 
