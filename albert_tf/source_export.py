@@ -37,7 +37,7 @@ from albert_tf.serving.saved_model import resolve_path, staged_saved_model
 from albert_tf.serving.tflite import FOLDER as TFLITE_FOLDER
 from albert_tf.serving.tflite import parse_kinds
 from albert_tf.serving.tflite import writer as tflite_writer
-from albert_tf.serving.verify import compare, verify_in_fresh_process
+from albert_tf.serving.verify import compare, verify_all_in_fresh_process
 from albert_tf.tasks.classification.export import ClassifierServing
 from albert_tf.tasks.squad.export import SquadServing
 from albert_tf.text import optional as text_optional
@@ -223,6 +223,7 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
         if model is not None:
             lite_models[name] = (model, lite_args)
     lite_files = {}  # name -> (stage, write) of the TFLite files published with its SavedModel
+    checks = []  # (name, staged path, calls, expected outputs, atol)
     with Publication() as publication:
         for name, module, signatures, check, atol in exports:
             model, args = lite_models.get(name, (None, {}))
@@ -233,12 +234,15 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
             with staged_saved_model(module, os.path.join(export_dir, name), signatures, version,
                                     (TFLITE_FOLDER,) if write else (), publication) as stage:
                 if verify:
-                    calls, expected = check()
-                    result[f"{name}_check"] = compare(
-                        expected, verify_in_fresh_process(stage.path, calls), atol)
+                    checks.append((name, stage.path, *check(), atol))
                 if write:
                     lite_files[name] = stage, write(stage.extra(TFLITE_FOLDER))
             result[name] = stage
+        # Every SavedModel of the export served by one fresh process, before any is published.
+        served = verify_all_in_fresh_process(
+            [(path, calls) for _, path, calls, _, _ in checks]) if checks else []
+        for (name, _, _, expected, atol), outputs in zip(checks, served):
+            result[f"{name}_check"] = compare(expected, outputs, atol)
     # Published together (versions are final only now).
     for name, _, _, _, _ in exports:
         result[name] = result[name].target

@@ -155,7 +155,6 @@ def test_cli_exports_wordpiece_preprocessing_with_vocab_file_only(tmp_path):
     """A Chinese-style model: --vocab_file without --spm_model_file exports the preprocessing
     with WordPiece in the graph, checked in a fresh process, with the Python tokenizer's ids."""
     from albert_tf import tokenization
-    from albert_tf.serving.verify import verify_in_fresh_process
 
     _tiny_tf1_checkpoint(tmp_path / "model")
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "我", "爱", "中", "国", "人", "，",
@@ -170,13 +169,13 @@ def test_cli_exports_wordpiece_preprocessing_with_vocab_file_only(tmp_path):
     assert result["preprocessing"] == str(tmp_path / "exports" / "preprocessing" / "1")
     assert max(result["preprocessing_check"].values()) == 0
     texts = ["我爱中国人。", "The quick Foxes! Café."]
-    out = verify_in_fresh_process(result["preprocessing"], {
-        "serving_default": {"text": np.array(texts)}})
+    loaded = tf.saved_model.load(result["preprocessing"])  # the script served it in a fresh one
+    out = loaded.signatures["serving_default"](text=tf.constant(texts))
     python = tokenization.FullTokenizer(str(tmp_path / "vocab_chinese.txt"), True)
     for row, text in enumerate(texts):
         ids = [2] + python.convert_tokens_to_ids(python.tokenize(text)) + [3]
-        assert out["serving_default"]["input_word_ids"][row].tolist() == ids + [0] * (16 - len(ids))
-    info = tf.saved_model.load(result["preprocessing"]).signatures["tokenization_info"]()
+        assert out["input_word_ids"][row].numpy().tolist() == ids + [0] * (16 - len(ids))
+    info = loaded.signatures["tokenization_info"]()
     asset = info["vocab_file"].numpy().decode()
     assert asset.startswith(result["preprocessing"])
     assert open(asset, encoding="utf-8").read().split() == vocab

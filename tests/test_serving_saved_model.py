@@ -9,7 +9,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.serving.saved_model import ExportExistsError, ServingModule, write_saved_model
-from albert_tf.serving.verify import VerificationError, verify_in_fresh_process
+from albert_tf.serving.verify import (VerificationError, verify_all_in_fresh_process,
+                                      verify_in_fresh_process)
 
 
 def _write(base, **kwargs):
@@ -51,3 +52,14 @@ def test_a_killed_exports_temporary_folder_is_removed_by_the_next_export(tmp_pat
     (stale / "variables").mkdir(parents=True)
     assert _write(tmp_path / "model") == str(tmp_path / "model" / "1")
     assert os.listdir(tmp_path / "model") == ["1"]
+
+
+def test_one_fresh_process_serves_several_exports_and_names_the_one_that_fails(tmp_path):
+    first, second = _write(tmp_path / "a"), _write(tmp_path / "b")
+    calls = {"serving_default": {"x": np.array([1.0], np.float32)}}
+    outputs = verify_all_in_fresh_process([(first, calls), (second, calls)])
+    assert [o["serving_default"]["y"].tolist() for o in outputs] == [[2.0], [2.0]]
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    with pytest.raises(VerificationError, match=f"loading {broken} in a fresh process failed"):
+        verify_all_in_fresh_process([(first, calls), (broken, calls)])

@@ -55,24 +55,34 @@ def _load(path: str) -> dict:
 
 
 def verify_in_fresh_process(export_dir, calls: dict, timeout: int = 600) -> dict:
+    return verify_all_in_fresh_process([(export_dir, calls)], timeout)[0]
+
+
+def verify_all_in_fresh_process(exports, timeout: int = 600) -> list:
+    """`verify_in_fresh_process` of several (export_dir, calls) in one fresh process: one
+    TensorFlow start-up for all the SavedModels of one export command."""
     # The check runs in its own folder: a relative path would point somewhere else there.
-    export_dir = os.path.abspath(os.fspath(export_dir))
+    exports = [(os.path.abspath(os.fspath(path)), calls) for path, calls in exports]
     with tempfile.TemporaryDirectory() as tmp:
-        inputs, outputs = os.path.join(tmp, "inputs.npz"), os.path.join(tmp, "outputs.npz")
-        _save(calls, inputs)
+        argv = []
+        for index, (export_dir, calls) in enumerate(exports):
+            inputs = os.path.join(tmp, f"inputs{index}.npz")
+            _save(calls, inputs)
+            argv += [export_dir, inputs, os.path.join(tmp, f"outputs{index}.npz")]
         # The fresh process imports this same albert_tf (not another install of it).
         # (the folder holding albert_tf/: three levels above albert_tf/serving/verify.py)
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=path)
-        proc = subprocess.run(
-            [sys.executable, "-m", "albert_tf.serving.verify", export_dir, inputs, outputs],
-            capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
+        proc = subprocess.run([sys.executable, "-m", "albert_tf.serving.verify", *argv],
+                              capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
         if proc.returncode != 0:
             lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
-            raise VerificationError(f"loading {export_dir} in a fresh process failed "
+            failed = next((line.split(_FAILED, 1)[0] for line in reversed(lines)
+                           if _FAILED in line), ", ".join(path for path, _ in exports))
+            raise VerificationError(f"loading {failed} in a fresh process failed "
                                     f"({lines[-1] if lines else f'exit {proc.returncode}'})")
-        return _load(outputs)
+        return [_load(argv[i + 2]) for i in range(0, len(argv), 3)]
 
 
 def compare(expected: dict, actual: dict, atol: float = 1e-5) -> dict:
@@ -102,13 +112,10 @@ def _numpy(tensor) -> np.ndarray:
     return value
 
 
-def _main(export_dir: str, inputs_path: str, outputs_path: str) -> None:
-    import tensorflow as tf
-    try:  # optional: registers the SentencePiece op of raw-text signatures
-        import tensorflow_text  # noqa: F401
-    except ImportError:  # an export made without tensorflow-text has no raw-text signatures
-        pass
+_FAILED = ": cannot be served: "
 
+
+def _serve(tf, export_dir: str, inputs_path: str, outputs_path: str) -> dict:
     loaded = tf.saved_model.load(export_dir)
     results = {}
     for signature, inputs in _load(inputs_path).items():
@@ -116,8 +123,24 @@ def _main(export_dir: str, inputs_path: str, outputs_path: str) -> None:
         tensors = {k: tf.constant(v) for k, v in inputs.items()}
         results[signature] = {k: _numpy(v) for k, v in fn(**tensors).items()}
     _save(results, outputs_path)
-    print(json.dumps({s: sorted(o) for s, o in results.items()}))
+    return {s: sorted(o) for s, o in results.items()}
+
+
+def _main(argv) -> None:
+    """argv: (export_dir, inputs.npz, outputs.npz) for each export."""
+    import tensorflow as tf
+    try:  # optional: registers the SentencePiece op of raw-text signatures
+        import tensorflow_text  # noqa: F401
+    except ImportError:  # an export made without tensorflow-text has no raw-text signatures
+        pass
+
+    for i in range(0, len(argv), 3):
+        try:
+            print(json.dumps(_serve(tf, *argv[i:i + 3])))
+        except Exception as error:  # noqa: BLE001 - named with its export, then the traceback
+            print(f"{argv[i]}{_FAILED}{type(error).__name__}", file=sys.stderr)
+            raise
 
 
 if __name__ == "__main__":
-    _main(*sys.argv[1:4])
+    _main(sys.argv[1:])

@@ -50,8 +50,7 @@ for line in sys.stdin:
 _SAVED_MODEL_CLI = ("import sys, tensorflow_text; from tensorflow.python.tools import saved_model_cli; "
                     "sys.argv[0] = 'saved_model_cli'; saved_model_cli.main()")
 
-_VERIFY = ("import sys\nfrom albert_tf.serving.verify import _main\nargs = sys.argv[1:]\n"
-           "for i in range(0, len(args), 3):\n    _main(*args[i:i + 3])\n")
+_VERIFY = "import sys\nfrom albert_tf.serving.verify import _main\n_main(sys.argv[1:])\n"
 
 
 class _Server:
