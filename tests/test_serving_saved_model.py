@@ -55,10 +55,10 @@ def test_a_killed_exports_temporary_folder_is_removed_by_the_next_export(tmp_pat
 
 
 def test_one_fresh_process_serves_several_exports_and_names_the_one_that_fails(tmp_path):
-    first, second = _write(tmp_path / "a"), _write(tmp_path / "b")
+    """(Several good ones: every export_saved_model.py test serves its encoder and
+    preprocessing in one process.)"""
+    first = _write(tmp_path / "a")
     calls = {"serving_default": {"x": np.array([1.0], np.float32)}}
-    outputs = verify_all_in_fresh_process([(first, calls), (second, calls)])
-    assert [o["serving_default"]["y"].tolist() for o in outputs] == [[2.0], [2.0]]
     broken = tmp_path / "broken"
     broken.mkdir()
     with pytest.raises(VerificationError, match=f"loading {broken} in a fresh process failed"):
