@@ -50,7 +50,8 @@ def served(tmp_path_factory):
     sources = {
         # keras_hub/backbone is the classifier's backbone reader without its head: the
         # classifier's probabilities cover it (each export costs tens of seconds of tracing).
-        "hf/pretraining": {}, "hf/classifier": {}, "hf/qa": {}, "keras_hub/classifier": {},
+        "hf/pretraining": {}, "hf/classifier": {"tflite": "float32"}, "hf/qa": {},
+        "keras_hub/classifier": {},
         "tfhub": {"albert_config_file": str(root / "hub_config.json")},
     }
     results, requests = {}, {}
@@ -81,11 +82,11 @@ def served(tmp_path_factory):
     outputs = serve_in_fresh_process(requests)
     hub_expected = hub_model({**feed, "masked_lm_positions": np.tile(
         np.arange(LENGTH, dtype=np.int32), (3, 1))})
-    return results, outputs, hub_expected
+    return results, outputs, hub_expected, root
 
 
 def test_hf_pretraining_serves_transformers_outputs(served):
-    results, outputs, _ = served
+    results, outputs, _, _ = served
     want, got = expected("hf", "pretraining"), outputs["hf/pretraining:encoder"]
     assert results["hf/pretraining"]["model"] == "AlbertPretrainer"
     mask = inputs()["input_mask"].astype(bool)
@@ -98,7 +99,7 @@ def test_hf_pretraining_serves_transformers_outputs(served):
 
 
 def test_hf_classifier_serves_transformers_probabilities_and_label_names(served):
-    results, outputs, _ = served
+    results, outputs, _, _ = served
     want, mask = expected("hf", "classifier"), inputs()["input_mask"].astype(bool)
     encoder = outputs["hf/classifier:encoder"]["serving_default"]
     assert_close(encoder["sequence_output"][mask], want["last_hidden_state"][mask],
@@ -111,7 +112,7 @@ def test_hf_classifier_serves_transformers_probabilities_and_label_names(served)
 
 
 def test_hf_qa_serves_transformers_span_logits(served):
-    results, outputs, _ = served
+    results, outputs, _, _ = served
     assert "squad" in results["hf/qa"] and "classifier" not in results["hf/qa"]
     got, want = outputs["hf/qa:squad"]["serving_default"], expected("hf", "qa")
     for name in ("start_logits", "end_logits"):
@@ -120,7 +121,7 @@ def test_hf_qa_serves_transformers_span_logits(served):
 
 def test_keras_hub_classifier_serves_raw_text_as_keras_hub(served):
     """Raw strings through our in-graph tokenizer give keras-hub's own probabilities."""
-    results, outputs, _ = served
+    results, outputs, _, _ = served
     want = expected("keras_hub", "classifier")
     got = outputs["keras_hub/classifier:classifier"]
     assert_close(got["serving_default"]["probabilities"], _softmax(want["logits"]),
@@ -133,7 +134,7 @@ def test_keras_hub_classifier_serves_raw_text_as_keras_hub(served):
 
 
 def test_tfhub_module_folder_exports_encoder_and_pretraining_heads(served):
-    results, outputs, hub = served
+    results, outputs, hub, _ = served
     got = outputs["tfhub:encoder"]
     assert results["tfhub"]["source"].startswith("tfhub weights")
     assert "preprocessing" in results["tfhub"]  # the module's assets/ spm model
@@ -145,16 +146,15 @@ def test_tfhub_module_folder_exports_encoder_and_pretraining_heads(served):
     json.dumps(results["tfhub"])  # the script prints it
 
 
-def test_hf_classifier_with_tflite_writes_encoder_and_classifier_files(tmp_path):
+def test_hf_classifier_with_tflite_writes_encoder_and_classifier_files(served):
     """--tflite on a source with a classification head: encoder.* and classifier.* files, the
     classifier's float32 probabilities equal to transformers' own logits (softmaxed)."""
-    from albert_tf.source_export import export_source
     from albert_tf.serving.lite import interpreter_runner
 
-    result = export_source(interop("hf", "classifier"), str(tmp_path / "exports"),
-                           max_seq_length=LENGTH, verify=False, tflite="float32")
+    results, _, _, root = served
+    result = results["hf/classifier"]
     # Versioned with the SavedModel each came from: <export_dir>/<name>/tflite/<version>.
-    exports = tmp_path / "exports"
+    exports = root / "hf_classifier"
     assert sorted(os.listdir(exports / "encoder" / "tflite" / "1")) == [
         "encoder.float32.tflite", "encoder.json", "spiece.model"]
     assert sorted(os.listdir(exports / "classifier" / "tflite" / "1")) == [
