@@ -133,3 +133,12 @@ def test_the_intact_files_still_run(folders):
     assert classifier.classify(["a film", "another"])[0] in ("no", "yes")
     assert LiteEncoder.from_folder(folders / "encoder", kind="float32").encode(
         ["a film"])["pooled_output"].shape == (1, 16)
+
+
+def test_a_damaged_file_is_named_before_the_missing_tokenizer(tmp_path):
+    """Given only the .tflite path, a damaged file is reported as damaged (the interpreter,
+    which could crash on it, is never reached), not as a missing tokenizer."""
+    path = tmp_path / "encoder.float32.tflite"
+    path.write_bytes(b"\x00" * 64)
+    with pytest.raises(InputError, match=f"{path}: not a TFLite file"):
+        LiteEncoder(str(path))

@@ -79,11 +79,11 @@ def interpreter_runner(model_path=None, model_content=None, num_threads=None) ->
 class _LiteTextModel:
     def __init__(self, tflite_file, spm_model_file=None, vocab_file=None,
                  do_lower_case: bool = True, num_threads=None, metadata=None):
+        self.path = os.fspath(tflite_file)
+        self.model = LiteRunner(self.path, num_threads=num_threads)  # the file checked first
         if not (spm_model_file or vocab_file):
             raise InputError(f"{tflite_file}: a SentencePiece model or WordPiece vocab file is "
                              "needed to tokenize text")
-        self.path = os.fspath(tflite_file)
-        self.model = LiteRunner(self.path, num_threads=num_threads)
         missing = [name for name in self.OUTPUTS if name not in self.model.outputs]
         if missing:
             raise InputError(f"{self.path}: has the outputs {', '.join(self.model.outputs)}, not "
