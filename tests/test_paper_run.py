@@ -4,8 +4,6 @@ and Figure 1 for any checkpoint (`python -m albert_tf.paper.layers`)."""
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 import tensorflow as tf
@@ -16,7 +14,8 @@ from albert_tf.paper import data as paper_data
 from albert_tf.paper import scoring, speed, training, transitions
 from albert_tf.paper.plan import ModelSpec, PaperOptions
 from albert_tf.training import Runtime
-from support.paths import FIXTURES, REPO
+from support.entry_points import run_entry_point
+from support.paths import FIXTURES
 
 SEQ, PREDS = 32, 5
 
@@ -135,11 +134,11 @@ def test_records_are_measured_on_their_original_text(run):
 
 def test_layers_command_on_a_run_folder_and_text(run, tmp_path):
     model = training.model_dir(run["options"], run["models"][0])
-    result = subprocess.run(
-        [sys.executable, "-m", "albert_tf.paper.layers", f"--init_checkpoint={model}",
-         f"--input_file={run['root'] / 'corpus.txt'}", f"--output_dir={tmp_path}",
-         f"--spm_model_file={FIXTURES / 'spm' / 'spm.model'}", "--max_examples=6",
-         "--max_seq_length=32"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    result = run_entry_point("-m", [
+        "albert_tf.paper.layers", f"--init_checkpoint={model}",
+        f"--input_file={run['root'] / 'corpus.txt'}", f"--output_dir={tmp_path}",
+        f"--spm_model_file={FIXTURES / 'spm' / 'spm.model'}", "--max_examples=6",
+        "--max_seq_length=32"])
     assert result.returncode == 0, result.stderr[-2000:]
     written = json.loads((tmp_path / "layer_smoothness.json").read_text())
     assert written["layers"] == [1, 2] and len(written["l2_distance"]) == 2

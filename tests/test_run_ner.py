@@ -9,9 +9,6 @@ the entity scores are not all zero (a collapsed all-O tagger would make the chec
 import contextlib
 import json
 import logging
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -25,7 +22,8 @@ from albert_tf.tasks.token_classification.metrics import chunks, tagging_metrics
 from albert_tf.tasks.token_classification.results import read_conll_tags
 from albert_tf.tasks.token_classification.task import run_ner
 from support.configs import GLUE_TINY
-from support.paths import DATA, REPO
+from support.entry_points import run_entry_point
+from support.paths import DATA
 
 SEQ, STRIDE = 32, 12
 LABELS = ["B-LOC", "B-ORG", "B-PER", "I-LOC", "I-ORG", "I-PER", "O"]
@@ -227,14 +225,11 @@ def test_serving_default_and_tflite_on_the_cli_windows(run):
 def test_bad_row_is_one_error_line(tmp_path, spm_model):
     (tmp_path / "train.conll").write_text("Peter\tB-PER\nBlackburn\n", encoding="utf-8")
     (tmp_path / "albert_config.json").write_text(json.dumps(GLUE_TINY))
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
-               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run(
-        [sys.executable, str(REPO / "run_ner.py"), f"--train_file={tmp_path / 'train.conll'}",
-         f"--albert_config_file={tmp_path / 'albert_config.json'}",
-         f"--spm_model_file={spm_model}", f"--output_dir={tmp_path / 'out'}", "--do_train",
-         f"--max_seq_length={SEQ}"],
-        env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    done = run_entry_point("run_ner.py", [
+        f"--train_file={tmp_path / 'train.conll'}",
+        f"--albert_config_file={tmp_path / 'albert_config.json'}",
+        f"--spm_model_file={spm_model}", f"--output_dir={tmp_path / 'out'}", "--do_train",
+        f"--max_seq_length={SEQ}"], cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert errors == [f"error: {tmp_path / 'train.conll'}:2: no tag column (earlier lines have "

@@ -145,8 +145,8 @@ def test_sigkill_after_a_checkpoint_then_restart_matches_uninterrupted_run(fixtu
                 f"--input_file={records}", f"--output_dir={out}",
                 f"--init_checkpoint={model_dir / 'ckpt' / 'model.ckpt'}",
                 "--max_seq_length=24", "--max_predictions_per_seq=5", "--train_batch_size=3",
-                "--learning_rate=1e-3", "--num_train_steps=150", "--num_warmup_steps=10",
-                "--save_checkpoints_steps=20", "--log_every_steps=50"]
+                "--learning_rate=1e-3", "--num_train_steps=60", "--num_warmup_steps=10",
+                "--save_checkpoints_steps=20", "--log_every_steps=20"]
 
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     proc = subprocess.Popen(command(tmp_path / "killed"), cwd=REPO, env=env, text=True,
@@ -160,12 +160,12 @@ def test_sigkill_after_a_checkpoint_then_restart_matches_uninterrupted_run(fixtu
     finally:
         proc.kill()
     assert proc.returncode == -signal.SIGKILL
-    assert not (tmp_path / "killed" / "model.ckpt-150.index").exists()
+    assert not (tmp_path / "killed" / "model.ckpt-60.index").exists()
     resumed_log = run_script(*command(tmp_path / "killed")[1:])
     assert "resuming from" in resumed_log
     run_script(*command(tmp_path / "straight")[1:])
-    resumed = tf.train.load_checkpoint(str(tmp_path / "killed" / "model.ckpt-150"))
-    straight = tf.train.load_checkpoint(str(tmp_path / "straight" / "model.ckpt-150"))
+    resumed = tf.train.load_checkpoint(str(tmp_path / "killed" / "model.ckpt-60"))
+    straight = tf.train.load_checkpoint(str(tmp_path / "straight" / "model.ckpt-60"))
     names = [n for n in straight.get_variable_to_shape_map() if n.startswith(("model/", "optimizer/"))]
     assert len(names) > 60
     for name in names:

@@ -5,8 +5,6 @@ run_ner output_dir through `python -m albert_tf.convert` and `--init_checkpoint`
 
 import json
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,7 +12,7 @@ import tensorflow as tf
 
 from support.interop import (assert_close, expected, inputs, interop, loaded, odd_config,
                              random_source, run)
-from support.paths import REPO
+from support.entry_points import run_entry_point
 
 TAGS = ["B-LOC", "B-PER", "I-PER", "O"]
 
@@ -122,11 +120,9 @@ def test_output_dir_to_hf_and_tf1_through_the_convert_cli(ner_output_dir, tmp_pa
     feed = {k: v % config.vocab_size if k == "input_ids" else v for k, v in inputs().items()}
     want = run(model, feed)["logits"]
     for fmt in ("hf", "tf1"):
-        done = subprocess.run(
-            [sys.executable, "-m", "albert_tf.convert", f"--input={folder}",
-             f"--output={tmp_path / fmt}", f"--output_format={fmt}",
-             f"--albert_config_file={folder.parent / 'config.json'}"],
-            cwd=REPO, capture_output=True, text=True, timeout=300)
+        done = run_entry_point("-m", ["albert_tf.convert", f"--input={folder}",
+                                      f"--output={tmp_path / fmt}", f"--output_format={fmt}",
+                                      f"--albert_config_file={folder.parent / 'config.json'}"])
         assert done.returncode == 0, done.stderr[-2000:]
         assert "heads: token_classifier" in done.stdout, done.stdout
         source = open_source(tmp_path / fmt)
