@@ -29,7 +29,7 @@ from absl import logging as absl_logging
 
 from albert_tf.cli_flags import FLAG_TABLE
 from albert_tf.errors import AlbertError
-from albert_tf.run_config import RuntimeConfig, dataclass_from_flat
+from albert_tf.run_config import RuntimeConfig, dataclass_from_flat, use_onednn_kernels
 
 TRACEBACK_ENV = "ALBERT_TF_TRACEBACK"
 
@@ -283,6 +283,7 @@ def run(main, required=(), argv=None) -> None:
     ALBERT_TF_TRACEBACK=1) lets the traceback through instead."""
     argv = sys.argv if argv is None else argv
     quiet_tensorflow(argv)
+    use_onednn_kernels()
     if required:
         flags.mark_flags_as_required(list(required), flag_values=flags.FLAGS)
     detail = _wants_detail(argv)

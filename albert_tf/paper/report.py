@@ -84,7 +84,8 @@ def speed(plan: Plan, trained: dict, timed: dict, options: PaperOptions) -> dict
             for spec in plan.models]
     return {"baseline": base, "rows": rows, "paper_table2_speedup": paper.TABLE2_SPEEDUP,
             "note": "training steps/s of each model relative to the not-shared one, timed in "
-                    "this run with the models taking turns (the fastest of 7 rounds); sharing "
+                    "this run with the models taking turns (the fastest of "
+                    f"{options.speed_rounds} rounds of 10 steps); sharing "
                     "saves parameters, not arithmetic, so at equal H and L the speeds differ by "
                     "little; the paper's speedups compare models of different H and L on TPUs, "
                     "where fewer parameters also mean less communication"}

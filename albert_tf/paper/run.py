@@ -42,7 +42,8 @@ def _run(options: PaperOptions, printer) -> dict:
         scores[spec.name] = score_model(runtime, options, spec, data, spec.name in figure)
         if spec.name in figure:
             curves[figure[spec.name]] = scores[spec.name].pop("layer_smoothness")
-    timed = speed.measure(runtime, options, plan.models, data, printer=printer)
+    timed = speed.measure(runtime, options, plan.models, data, rounds=options.speed_rounds,
+                          printer=printer)
     results = report.build_results(options, plan, data, trained, scores, timed, curves,
                                    min(FIGURE_EXAMPLES, data["heldout_sop_instances"]),
                                    time.time() - start)
