@@ -3,7 +3,7 @@ ablations (Tables 3, 4, 5), Table 2's speed column and Figure 1, on your own tex
 
 TEXT is create_pretraining_data's input: one sentence a line, a blank line between documents
 (some documents are held out for scoring). `--quick` is minutes on a laptop's CPU (tiny models,
-1,000 steps each); without it the models have ALBERT-base's shape and train 10,000 steps
+800 steps each); without it the models have ALBERT-base's shape and train 10,000 steps
 each (a GPU/TPU job: pass the strategy flags). Any size flag overrides the preset. Re-running
 with the same flags resumes: finished stages and models are reused.
 """
@@ -23,11 +23,11 @@ SHARED = ("input_file output_dir spm_model_file vocab_file do_lower_case max_seq
           "num_workers")
 cli.define_flags(__name__, SHARED, defaults={name: None for name in SHARED.split()},
                  runtime=True)
-flags.DEFINE_bool("quick", False, "Tiny models (H=128, 4 layers, 64-token sequences, 1,000 "
+flags.DEFINE_bool("quick", False, "Tiny models (H=128, 4 layers, 64-token sequences, 800 "
                   "steps of 32): minutes on a laptop's CPU.")
 # The paper's own numbers, (flag, help); None: the preset decides.
 OWN_INTEGERS = (
-    ("steps", "Training steps of each model (preset: 1000 quick, 10000)."),
+    ("steps", "Training steps of each model (preset: 800 quick, 10000)."),
     ("hidden_size", "H of every model; heads (64 wide), FFN (4H) and the E grid (H/8, H/4, H/2, "
                     "H; default H/4) follow unless given."),
     ("num_hidden_layers", "Layers of every model."),
