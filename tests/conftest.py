@@ -5,6 +5,11 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+# Entry points turn TensorFlow's oneDNN kernels on for x86 CPUs (`run_config.use_onednn_kernels`,
+# tested in test_cli.py). The suite's entry-point processes run a few steps each, where oneDNN's
+# per-shape kernel set-up costs more than it saves (the suite took 600 s with it against 570-580
+# s without), so they keep TensorFlow's own default here (off on CPUs without AVX-512).
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 import pytest
 

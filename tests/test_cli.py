@@ -1,6 +1,7 @@
 import os
 import sys
 import textwrap
+import types
 
 import pytest
 from absl import flags
@@ -151,7 +152,9 @@ def test_onednn_kernels_are_asked_for_before_tensorflow_starts(monkeypatch):
     over the user's value, and not once TensorFlow is running (too late to matter)."""
     monkeypatch.setattr(run_config.platform, "machine", lambda: "x86_64")
     monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
-    run_config.use_onednn_kernels()  # TensorFlow is imported in this test process
+    monkeypatch.setitem(sys.modules, "tensorflow",
+                        sys.modules.get("tensorflow", types.ModuleType("tensorflow")))
+    run_config.use_onednn_kernels()  # TensorFlow already imported
     assert "TF_ENABLE_ONEDNN_OPTS" not in os.environ
     monkeypatch.delitem(sys.modules, "tensorflow")
     run_config.use_onednn_kernels()
