@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.data import schema
-from albert_tf.errors import UsageError
+from albert_tf.errors import InputError, UsageError
 from albert_tf.paper import data as paper_data
 from albert_tf.paper import scoring, speed, training, transitions
 from albert_tf.paper.plan import ModelSpec, PaperOptions
@@ -145,3 +145,14 @@ def test_layers_command_on_a_run_folder_and_text(run, tmp_path):
     assert written["tokens"] == 6 * 32
     if written["figures"]:
         assert (tmp_path / "layer_smoothness.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_too_few_documents_is_one_error_and_leaves_no_files(tmp_path):
+    text = tmp_path / "three.txt"
+    text.write_text("First one.\n\nSecond one.\n\nThird one.\n", encoding="utf-8")
+    out = tmp_path / "data"
+    out.mkdir()
+    with pytest.raises(InputError, match=r"three\.txt holds 3 document\(s\).*at least 10"):
+        paper_data.split_documents([str(text)], str(out / "train.txt"), str(out / "heldout.txt"),
+                                   0.1)
+    assert list(out.iterdir()) == []

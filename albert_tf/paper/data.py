@@ -21,7 +21,7 @@ import os
 from absl import logging
 
 from albert_tf.errors import InputError, UsageError
-from albert_tf.io_utils import write_text_atomically
+from albert_tf.io_utils import atomic_output, write_text_atomically
 from albert_tf.paper.heldout import heldout_records
 from albert_tf.paper.plan import PaperOptions
 from albert_tf.pretraining_data import documents, engines
@@ -45,22 +45,23 @@ def split_documents(files, train_path: str, heldout_path: str, heldout_fraction:
     `train_path`, one sentence per line with blank lines between documents."""
     every = max(2, round(1 / heldout_fraction))
     counts = {"train_documents": 0, "heldout_documents": 0, "train_lines": 0, "heldout_lines": 0}
-    with open(train_path + ".tmp", "w", encoding="utf-8") as train, \
-            open(heldout_path + ".tmp", "w", encoding="utf-8") as heldout:
-        for index, document in enumerate(iter_documents(files)):
-            part = "heldout" if index % every == every - 1 else "train"
-            (heldout if part == "heldout" else train).write("\n".join(document) + "\n\n")
-            counts[f"{part}_documents"] += 1
-            counts[f"{part}_lines"] += len(document)
-    total = counts["train_documents"] + counts["heldout_documents"]
-    if total < max(every, MIN_DOCUMENTS):
-        raise InputError(
-            f"--input_file={','.join(files)} holds {total} document(s); with --heldout_fraction="
-            f"{heldout_fraction} every {every}th is held out, so the paper run needs at least "
-            f"{max(every, MIN_DOCUMENTS)} (documents are separated by blank lines, one sentence a "
-            "line; NSP draws its negatives from other documents)")
-    os.replace(train_path + ".tmp", train_path)
-    os.replace(heldout_path + ".tmp", heldout_path)
+    # Both parts under temporary names until the count is known to be enough: a refused input
+    # leaves nothing behind.
+    with atomic_output(train_path) as train_tmp, atomic_output(heldout_path) as heldout_tmp:
+        with open(train_tmp, "w", encoding="utf-8") as train, \
+                open(heldout_tmp, "w", encoding="utf-8") as heldout:
+            for index, document in enumerate(iter_documents(files)):
+                part = "heldout" if index % every == every - 1 else "train"
+                (heldout if part == "heldout" else train).write("\n".join(document) + "\n\n")
+                counts[f"{part}_documents"] += 1
+                counts[f"{part}_lines"] += len(document)
+        total = counts["train_documents"] + counts["heldout_documents"]
+        if total < max(every, MIN_DOCUMENTS):
+            raise InputError(
+                f"--input_file={','.join(files)} holds {total} document(s); with "
+                f"--heldout_fraction={heldout_fraction} every {every}th is held out, so the paper "
+                f"run needs at least {max(every, MIN_DOCUMENTS)} (documents are separated by blank "
+                "lines, one sentence a line; NSP draws its negatives from other documents)")
     return counts
 
 
