@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import gc
 import multiprocessing
 import os
 import random
@@ -110,6 +111,10 @@ _PROCESSOR: BlockProcessor | None = None
 def _init_worker(processor: BlockProcessor, parent: int) -> None:
     global _PROCESSOR
     _PROCESSOR = processor
+    # A forked worker inherits the parent's objects, TensorFlow's among them; collecting one
+    # here would run its finalizer against a TensorFlow runtime that was not forked with it (a
+    # segfault seen in the suite). Freezing keeps the collector off everything inherited.
+    gc.freeze()
     # The parent stops the workers (pool.terminate, SIGTERM) when it ends, is interrupted or
     # terminated: a worker ignores Ctrl-C (sent to the whole process group) and dies on SIGTERM
     # even though fork copied the parent's SIGTERM handler.
