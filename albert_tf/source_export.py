@@ -147,7 +147,8 @@ def _numpy(outputs) -> dict:
 
 def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_model_file=None,
                   vocab_file=None, max_seq_length=None, do_lower_case=None, version=None,
-                  verify: bool = True, init_from_group0: bool = False, tflite=None) -> dict:
+                  verify: bool = True, init_from_group0: bool = False, tflite=None,
+                  serving_xla: bool = False) -> dict:
     """Writes every export the source at `init_checkpoint` can serve; returns
     {"model", "heads", "<name>": path, "<name>_check": differences} (see the module docstring).
     `max_seq_length` defaults to the source's preprocessor length (keras-hub), else 512 or the
@@ -201,7 +202,7 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
         result["vocabulary_unk_rate"] = round(result_unk, 5)
     # Every module is built (weights loaded, tokenizer read) before anything is written.
     sop = "sop" in source.heads
-    exports = [("encoder", *build_module(encoder, sop),
+    exports = [("encoder", *build_module(encoder, sop, serving_xla),
                 lambda: reference.expected_encoder_outputs(encoder, config, sop), 1e-5)]
     if (files.spm_model_file or files.vocab_file) and not text_optional.available():
         logging.warning("%s", text_optional.skipped("the preprocessing export"))

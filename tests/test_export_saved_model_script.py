@@ -12,6 +12,7 @@ from albert_tf.source_export import export_source
 from albert_tf.optimization import create_optimizer
 from albert_tf.training import CheckpointState
 from support.entry_points import run_entry_point
+from support.serving import xla_compiled_functions
 
 
 
@@ -99,16 +100,17 @@ def _tiny_tf1_checkpoint(directory):
 def test_cli_relative_paths_are_verified_and_published_once(tmp_path):
     """The README's `--export_dir=exports`, run from another folder with every path relative:
     the fresh-process check (which runs in its own folder) passes and exactly one version
-    folder appears."""
+    folder appears. With --serving_xla, so that check also covers the XLA-compiled encoder."""
     _tiny_tf1_checkpoint(tmp_path / "model")
     proc = _export_script("--albert_config_file=model/albert_config.json",
                           "--init_checkpoint=model/model.ckpt", "--export_dir=exports",
-                          cwd=tmp_path)
+                          "--serving_xla", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(proc.stdout[proc.stdout.index("{"):])
     assert result["encoder"] == str(tmp_path / "exports" / "encoder" / "1")
     assert max(result["encoder_check"].values()) <= 1e-5
     assert os.listdir(tmp_path / "exports" / "encoder") == ["1"]
+    assert any("_run_encoder" in f for f in xla_compiled_functions(result["encoder"]))
 
 
 def test_cli_errors_are_one_line_and_write_nothing(tmp_path):

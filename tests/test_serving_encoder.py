@@ -10,7 +10,7 @@ from albert_tf.serving.encoder import export_encoder
 from albert_tf.serving.reference import expected_encoder_outputs, sample_inputs
 from albert_tf.serving.saved_model import versioned_dir
 from albert_tf.serving.verify import compare, verify_in_fresh_process
-from support.serving import saved_model_cli
+from support.serving import saved_model_cli, xla_compiled_functions
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +74,30 @@ def test_hub_call_convention_and_keras_layer(golden_export):
     np.testing.assert_allclose(out["pooled_output"], expected["pooled_output"], atol=1e-5)
     layer = keras.layers.TFSMLayer(path)
     np.testing.assert_allclose(layer(inputs)["sequence_output"], expected["sequence_output"], atol=1e-5)
+
+
+def test_serving_xla_compiles_the_id_signatures_with_the_same_outputs(tmp_path, fixtures_dir):
+    config = AlbertConfig.from_json_file(fixtures_dir / "model" / "albert_config.json")
+    model = AlbertModel(config)
+    plain = export_encoder(model, str(tmp_path / "plain"))
+    path = export_encoder(model, str(tmp_path / "xla"), xla=True)
+    # (The fused GELU of training=True's __call__ is compiled in both.)
+    assert [f for f in xla_compiled_functions(plain) if "gelu" not in f] == []
+    # One compiled encoder call, shared by serving_default, serve and tokens.
+    compiled = [f for f in xla_compiled_functions(path) if "gelu" not in f]
+    assert len(compiled) == 1 and "_run_encoder" in compiled[0]
+    ids, mask, types, _ = sample_inputs(config)
+    expected = model({"input_ids": ids, "input_mask": mask, "segment_ids": types})
+    loaded = tf.saved_model.load(path)
+    out = loaded.signatures["serving_default"](input_word_ids=tf.constant(ids),
+                                               input_mask=tf.constant(mask),
+                                               input_type_ids=tf.constant(types))
+    for key in ("pooled_output", "sequence_output"):
+        np.testing.assert_allclose(out[key], expected[key], atol=1e-5)
+    # TF-Hub's __call__ (fine-tuning) stays uncompiled and still trains.
+    hub = loaded({"input_word_ids": ids, "input_mask": mask, "input_type_ids": types},
+                 training=False)
+    np.testing.assert_allclose(hub["pooled_output"], expected["pooled_output"], atol=1e-5)
 
 
 def test_encoder_only_model_has_no_pretraining_signatures(tmp_path):

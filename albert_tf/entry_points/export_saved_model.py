@@ -13,6 +13,8 @@ its version folder appears. A WordPiece model (the Chinese ALBERTs) takes
 `--tflite=float32,float16,dynamic_int8` (any subset) also writes exports/tflite/<name>.<kind>.tflite
 for the encoder and each head exported (TFLite builtin ops only; inputs int32 [1, max_seq_length],
 resizable batch), with the tokenizer file and <name>.json beside them.
+`--serving_xla` XLA-compiles the encoder's id signatures (faster on CPU; TF Serving then needs
+--xla_cpu_compilation_enabled=true).
 Without tensorflow-text the raw-text parts are left out (one notice), and an explicit
 `--spm_model_file`/`--vocab_file` is refused (pip install tensorflow-text).
 """
@@ -27,7 +29,7 @@ from albert_tf.errors import UsageError
 
 FLAGS = """
     albert_config_file init_checkpoint spm_model_file vocab_file export_dir max_seq_length
-    do_lower_case version verify init_from_group0 tflite"""
+    do_lower_case version verify init_from_group0 tflite serving_xla"""
 
 
 def main(argv):
@@ -45,14 +47,16 @@ def main(argv):
                            values.albert_config_file or None, values.spm_model_file or None,
                            values.vocab_file or None, values.max_seq_length,
                            values.do_lower_case, values.version, values.verify,
-                           values.init_from_group0, tflite=values.tflite)
+                           values.init_from_group0, tflite=values.tflite,
+                           serving_xla=values.serving_xla)
     print(json.dumps(result, indent=2))
 
 
 def run(argv=None):
     """`albert-export-saved-model` / `python export_saved_model.py`."""
     cli.define_flags(MAIN, FLAGS, defaults={"max_seq_length": None, "do_lower_case": None,
-                                            "verify": True, "init_from_group0": False})
+                                            "verify": True, "init_from_group0": False,
+                                            "serving_xla": False})
     values = flags.FLAGS
     values["max_seq_length"].help += (" Default: a keras-hub preset's preprocessor length, "
                                       "else 512 or the model's max_position_embeddings if "

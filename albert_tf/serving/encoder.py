@@ -18,7 +18,7 @@ class EncoderFunctions:
     """The serving functions of an `AlbertModel` or `AlbertPretrainer` (plain Python: the
     SavedModel root holds only these functions and flat variable lists, see `build_module`)."""
 
-    def __init__(self, model):
+    def __init__(self, model, xla: bool = False):
         self.model = model
         self.encoder = model.encoder if isinstance(model, AlbertPretrainer) else model
         if not isinstance(self.encoder, AlbertModel):
@@ -27,21 +27,32 @@ class EncoderFunctions:
         # `training` value rather than once per signature (the bulk of an export's time); the
         # runtime inlines the call, so serving runs the same ops.
         self._encoder_call = tf.function(self._run_encoder, autograph=False)
+        # `xla`: the id-input serving signatures run one XLA-compiled encoder call (about 1.3x
+        # faster at batch 1 on CPU: fused elementwise ops, no per-op dispatch). TF Serving must
+        # then run with --xla_cpu_compilation_enabled=true, so it is opt-in; `__call__` (TF-Hub
+        # fine-tuning, training=True) stays plain.
+        self._serving_call = (tf.function(self._run_encoder, autograph=False, jit_compile=True)
+                              if xla else self._encoder_call)
 
     def _run_encoder(self, input_word_ids, input_mask, input_type_ids, training=False):
         return self.encoder({"input_ids": input_word_ids, "input_mask": input_mask,
                              "segment_ids": input_type_ids}, training=training)
 
     def _encode(self, input_word_ids, input_mask, input_type_ids, training=False):
-        return self._encoder_call(input_word_ids, input_mask, input_type_ids, training=training)
+        call = self._encoder_call if training else self._serving_call
+        return call(input_word_ids, input_mask, input_type_ids, training=training)
 
     def hub_call(self, inputs, training=False):
         """TF-Hub encoder convention: dict in, `encoder_outputs` a list, `default` =
         `pooled_output`."""
-        out = self._encode(inputs["input_word_ids"], inputs["input_mask"], inputs["input_type_ids"],
-                           training=training)
+        out = self._hub_outputs(inputs, training, self._encoder_call)
+        return {**out, "default": out["pooled_output"]}
+
+    def _hub_outputs(self, inputs, training, call):
+        out = call(inputs["input_word_ids"], inputs["input_mask"], inputs["input_type_ids"],
+                   training=training)
         return {"pooled_output": out["pooled_output"], "sequence_output": out["sequence_output"],
-                "encoder_outputs": out["encoder_outputs"], "default": out["pooled_output"]}
+                "encoder_outputs": out["encoder_outputs"]}
 
     def hub_mlm(self, inputs, training=False):
         """TF-Hub's `encoder.mlm`: the encoder outputs plus `mlm_logits` [B, P, V]."""
@@ -53,8 +64,9 @@ class EncoderFunctions:
     def serve(self, inputs):
         """Dict in, flat dict out (signatures need flat tensors: `encoder_outputs` is stacked
         into [L·K, B, S, H]); `keras.layers.TFSMLayer(path)` calls this endpoint."""
-        out = self.hub_call(inputs)
-        return {**out, "encoder_outputs": tf.stack(out["encoder_outputs"])}
+        out = self._hub_outputs(inputs, False, self._serving_call)
+        return {**out, "default": out["pooled_output"],
+                "encoder_outputs": tf.stack(out["encoder_outputs"])}
 
     def serving_default(self, input_word_ids, input_mask, input_type_ids):
         return self.serve({"input_word_ids": input_word_ids, "input_mask": input_mask,
@@ -79,15 +91,15 @@ class EncoderFunctions:
                 "mlm_logits": tf.reshape(logits, [-1, tf.shape(logits)[-1]])}  # [B·M, V], as the original
 
 
-def build_module(model, sop: bool = True):
+def build_module(model, sop: bool = True, xla: bool = False):
     """See `_build_module`; traced as `tf.saved_model.save` will look the functions up."""
     with tracing_for_save():
-        return _build_module(model, sop)
+        return _build_module(model, sop, xla)
 
 
-def _build_module(model, sop: bool = True):
+def _build_module(model, sop: bool = True, xla: bool = False):
     """(root module, signatures); `sop=False`: an `AlbertPretrainer` from a source without the
-    sentence-order head (the `mlm` parts only).
+    sentence-order head (the `mlm` parts only); `xla`: see `EncoderFunctions`.
 
     The root holds the captured variables and tf.functions that reach the Keras model only
     through Python closures: the layout keras.export uses, which every loader restores. Its
@@ -95,7 +107,7 @@ def _build_module(model, sop: bool = True):
     lists the encoder's and the MLM head's, and `root.pretraining_heads` saves what the TF1
     `sop` and `mlm` signatures use.
     """
-    functions = EncoderFunctions(model)
+    functions = EncoderFunctions(model, xla)
     root = ServingModule()
     root.__call__ = tf.function(functions.hub_call, autograph=False)
     # Both traces, so a reloaded encoder serves fine-tuning too.
@@ -120,8 +132,10 @@ def _build_module(model, sop: bool = True):
     return root, signatures
 
 
-def export_encoder(model, base_dir, version: int | None = None, verify=None) -> str:
+def export_encoder(model, base_dir, version: int | None = None, verify=None,
+                   xla: bool = False) -> str:
     """Writes the encoder SavedModel to `<base_dir>/<version>` (with `mlm`/`sop` when `model` is
-    an `AlbertPretrainer`); see `write_saved_model` for `version` and `verify`."""
-    root, signatures = build_module(model)
+    an `AlbertPretrainer`); see `write_saved_model` for `version` and `verify`, and
+    `EncoderFunctions` for `xla`."""
+    root, signatures = build_module(model, xla=xla)
     return write_saved_model(root, base_dir, signatures, version, verify)

@@ -126,3 +126,16 @@ def serve_in_fresh_process(requests: dict) -> dict:
         done = run_fresh(_VERIFY, *args)
         assert done.returncode == 0, done.stderr[-3000:]
         return {key: _load(os.path.join(tmp, f"{i}.out.npz")) for i, key in enumerate(requests)}
+
+
+def xla_compiled_functions(saved_model_dir) -> list[str]:
+    """Names of the functions a SavedModel marks for XLA (`jit_compile=True`), read from
+    saved_model.pb as TF Serving reads it."""
+    from tensorflow.core.protobuf import saved_model_pb2  # the test process has TF loaded
+
+    saved = saved_model_pb2.SavedModel()
+    with open(os.path.join(saved_model_dir, "saved_model.pb"), "rb") as handle:
+        saved.ParseFromString(handle.read())
+    library = saved.meta_graphs[0].graph_def.library
+    return [f.signature.name for f in library.function
+            if f.attr.get("_XlaMustCompile") is not None and f.attr["_XlaMustCompile"].b]
