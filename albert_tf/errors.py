@@ -39,3 +39,8 @@ class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
 class MissingDependencyError(AlbertError, ImportError):
     """An optional package that the asked-for work needs is not installed; names the
     `pip install` line."""
+
+
+class WorkerDiedError(AlbertError, RuntimeError):
+    """A worker process died without an answer (killed, out of memory, crashed); names the
+    work it held and the flag that runs without workers."""

@@ -10,9 +10,12 @@ import collections
 import hashlib
 import itertools
 import os
+import signal
+import time
 
 import pytest
 
+from albert_tf.errors import WorkerDiedError
 from albert_tf.pretraining_data import (corpus_blocks, documents, exact_original, parallel, sentence_tokens,
                                         stats, summary)
 from albert_tf.pretraining_data.options import PretrainingDataOptions
@@ -88,6 +91,28 @@ def test_read_ahead_is_bounded(small_input, spm_model):
         assert len(consumed) <= result.index + 1 + 2 * 2 + 1
     results.close()
     assert len(consumed) < 15
+
+
+class _DiesOnBlock:
+    """A processor whose worker is killed at one block, as the OOM killer or a crash would."""
+
+    def __init__(self, fatal: int):
+        self.fatal = fatal
+
+    def __call__(self, index):
+        if index == self.fatal:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return index
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang():
+    """The pool replaces a dead worker but never answers for its block: waiting on it hung a
+    run (and the suite) before."""
+    start = time.monotonic()
+    with pytest.raises(WorkerDiedError, match=r"worker process \(pid \d+\) died.*--num_workers"):
+        list(parallel.process_blocks(range(8), _DiesOnBlock(fatal=3), 2))
+    assert time.monotonic() - start < 60
+    assert list(parallel.process_blocks(range(4), _DiesOnBlock(fatal=-1), 2)) == [0, 1, 2, 3]
 
 
 def test_shuffle_buffer_permutes_deterministically():

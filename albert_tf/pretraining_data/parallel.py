@@ -26,6 +26,7 @@ from typing import Iterable, Iterator, NamedTuple
 
 from absl import logging
 
+from albert_tf.errors import WorkerDiedError
 from albert_tf.pretraining_data import corpus_blocks, documents, instances, masking, stats, writer
 from albert_tf.pretraining_data.summary import Totals, count_document, peak_rss_mb
 
@@ -156,17 +157,40 @@ def process_blocks(blocks: Iterable[int], processor: BlockProcessor,
         for block in blocks:
             yield processor(block)
         return
+    others = _live_children()
     with _pool_context().Pool(num_workers, initializer=_init_worker,
                               initargs=(processor, os.getpid())) as pool:
+        workers = _live_children() - others  # the pool starts its workers before returning
         pending: collections.deque = collections.deque()
         for block in blocks:
-            pending.append(pool.apply_async(_process_in_worker, (block,)))
+            pending.append((block, pool.apply_async(_process_in_worker, (block,))))
             if len(pending) > 2 * num_workers:
-                yield pending.popleft().get()
+                yield _result(*pending.popleft(), workers)
         while pending:
-            yield pending.popleft().get()
+            yield _result(*pending.popleft(), workers)
         pool.close()
         pool.join()  # reaped workers count in the parent's resource usage (summary's peak memory)
+
+
+def _result(block: int, result, workers: set, poll_seconds: float = 2.0) -> BlockResult:
+    """`result.get()`, except that a worker which died (a crash, the OOM killer) ends the wait:
+    the pool replaces a dead worker but never answers for the block it held. Pool workers only
+    exit when the pool closes, so a start-up pid gone from the live children is a dead one."""
+    while True:
+        try:
+            return result.get(timeout=poll_seconds)
+        except multiprocessing.TimeoutError:
+            dead = workers - _live_children()
+            if dead:
+                raise WorkerDiedError(
+                    f"a worker process (pid {min(dead)}) died while blocks from {block} on were "
+                    "being made (killed, out of memory or crashed); nothing was published. "
+                    "Run again, with fewer --num_workers if memory is short (--num_workers=1: "
+                    "no worker processes)") from None
+
+
+def _live_children() -> set:
+    return {process.pid for process in multiprocessing.active_children()}
 
 
 class ShuffleBuffer:
