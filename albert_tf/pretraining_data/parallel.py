@@ -20,7 +20,7 @@ import multiprocessing
 import os
 import random
 import signal
-import sys
+import threading
 import time
 from typing import Iterable, Iterator, NamedTuple
 
@@ -125,18 +125,19 @@ def _init_worker(processor: BlockProcessor, parent: int) -> None:
 
 
 def _die_with_parent(parent: int) -> None:
-    """A parent killed outright (SIGKILL, OOM killer) cannot stop its workers; on Linux the
-    kernel sends them SIGTERM then (PR_SET_PDEATHSIG), so they do not run on for seconds."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass  # no prctl: the pool's own shutdown still stops the workers
-    if os.getppid() != parent:  # the parent died before the line above took effect
+    """A parent killed outright (SIGKILL, OOM killer) cannot stop its workers; a watchdog
+    thread ends the worker within a quarter second of being orphaned, so it does not run on
+    until its block is done. (Not PR_SET_PDEATHSIG: that follows the thread that forked, and
+    the pool forks a replacement worker from its handler thread, whose end at shutdown then
+    killed the replacement while it held the task queue's lock: terminate() hung on it.)"""
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.25)
         os._exit(1)
+
+    if os.getppid() != parent:  # the parent died before the worker started
+        os._exit(1)
+    threading.Thread(target=watch, name="orphan-watchdog", daemon=True).start()
 
 
 def _process_in_worker(index: int) -> BlockResult:
