@@ -12,7 +12,7 @@ import os
 import tensorflow as tf
 
 from albert_tf import tokenization
-from albert_tf.text import normalize, sentencepiece_ops
+from albert_tf.text import normalize, sentencepiece_ops, unigram
 from albert_tf.text.layer import TextPreprocessorLayer
 from albert_tf.text.optional import tensorflow_text
 
@@ -40,11 +40,10 @@ class AlbertPreprocessor(TextPreprocessorLayer):
     The SentencePiece model is embedded in the graph (it is an attribute of the tokenizer
     resource), so a SavedModel holding this layer needs no file at serving time.
 
-    Known difference from the Python tokenizer: the SentencePiece build inside tensorflow-text
-    breaks exact score ties between segmentations differently from the sentencepiece wheel
-    (e.g. "www" as "ww"+"w" instead of "w"+"ww" with the fixtures' model). Only inputs whose
-    best segmentations tie exactly are affected; tests/test_text_preprocessor.py pins the two
-    golden texts where it happens. Everything else, including the digit-comma quirk, matches.
+    The SentencePiece op of tensorflow-text breaks exact score ties between segmentations
+    differently from the sentencepiece wheel ("www" as "ww"+"w" instead of "w"+"ww" after some
+    prefixes); with the original's text rules the op only normalizes and
+    `albert_tf.text.unigram` redoes the search as the wheel does, so the ids are the wheel's.
     """
 
     SOURCE_KEY = "spm_model_file"
@@ -64,7 +63,10 @@ class AlbertPreprocessor(TextPreprocessorLayer):
         self._digit_comma_table = sentencepiece_ops.digit_comma_table(processor)
         self._comma_id = sentencepiece_ops.comma_id(processor)
         text_ops = tensorflow_text("the in-graph SentencePiece tokenizer")
-        self.sentencepiece = text_ops.SentencepieceTokenizer(model=proto, out_type=tf.int32)
+        if self.albert_text_rules:
+            self.sentencepiece = unigram.WheelSentencepiece(text_ops, proto, self.spm_model_file)
+        else:  # keras-hub tokenizes with the op itself, ties included
+            self.sentencepiece = text_ops.SentencepieceTokenizer(model=proto, out_type=tf.int32)
 
     @property
     def resources(self) -> dict:
