@@ -134,63 +134,64 @@ class UnigramSearch(tf.Module):
         self._scores = scores
 
     def __call__(self, normalized: tf.Tensor) -> tf.RaggedTensor:
-        chars = tf.strings.unicode_split(normalized, "UTF-8")
-        lengths = tf.cast(chars.row_lengths(), tf.int32)
-        # One empty column more, so that the loops below run at least once (an empty batch or
-        # empty strings: a loop's TensorArray cannot stack zero elements of unknown shape).
-        dense = tf.concat([chars.to_tensor(""), tf.fill([tf.shape(lengths)[0], 1], "")], 1)
-        ids, scores = self._candidates(dense, lengths)   # [B, N + 1, L], by end position
+        return self._search(normalized)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def _search(self, normalized):
+        # One traced function per model: every signature that tokenizes calls it (tracing the
+        # loops again in each of them made an export several times slower).
+        codes, starts = tf.strings.unicode_decode_with_offsets(normalized, "UTF-8")
+        lengths = tf.cast(codes.row_lengths(), tf.int32)
+        ends = tf.concat([tf.cast(starts, tf.int32),
+                          tf.RaggedTensor.from_tensor(tf.strings.length(normalized)[:, None])], 1)
+        byte_offsets = ends.to_tensor()                   # [B, N + 1]: where char i starts
+        ids, scores = self._candidates(normalized, byte_offsets, lengths)   # [B, N + 1, L]
         lengths_at_end, ids_at_end = self._forward(ids, scores)
         return self._backtrack(lengths_at_end, ids_at_end, lengths)
 
-    def _candidates(self, dense, lengths):
-        """Per end position e and length l + 1: the piece text[e - l - 1:e] (id, score)."""
+    def _candidates(self, normalized, byte_offsets, lengths):
+        """Per end position e = 1..N + 1 and length l + 1: the piece text[e - l - 1:e] (id,
+        score); end N + 1 fits no string, it only makes the loops run at least once (an empty
+        batch or empty strings: a TensorArray cannot stack zero elements of unknown shape)."""
         width = self.vocab.max_piece_chars
-        batch, n = tf.shape(dense)[0], tf.shape(dense)[1]
-        padded = tf.concat([dense, tf.fill([batch, width], "")], 1)
-        start = tf.range(n)[None, :]
-        ids_by_length, scores_by_length = [], []
-        text = None
-        for length in range(1, width + 1):
-            column = padded[:, length - 1:length - 1 + n]
-            text = column if text is None else tf.strings.join([text, column])
-            fits = start + length <= lengths[:, None]
-            found = tf.where(fits, self.table.lookup(text), -1)
-            score = tf.where(found >= 0, tf.gather(self._scores, tf.maximum(found, 0)), -np.inf)
-            if length == 1:  # no one-character piece: the character is unknown
-                unknown = fits & (found < 0)
-                found = tf.where(unknown, self.vocab.unknown_id, found)
-                score = tf.where(unknown, tf.constant(self.vocab.unknown_score, tf.float32), score)
-            # Shift so that index e holds the piece ending at e (start e - length).
-            ids_by_length.append(tf.pad(found, [[0, 0], [length, 0]], constant_values=-1)[:, :n + 1])
-            scores_by_length.append(tf.pad(score, [[0, 0], [length, 0]],
-                                           constant_values=-np.inf)[:, :n + 1])
-        return tf.stack(ids_by_length, 2), tf.stack(scores_by_length, 2)
+        batch = tf.shape(byte_offsets)[0]
+        n = tf.maximum(tf.shape(byte_offsets)[1] - 1, 0)  # an empty batch has no columns at all
+        end = tf.range(1, n + 2)[None, :, None]
+        size = tf.range(1, width + 1)[None, None, :]
+        start = end - size
+        fits = (start >= 0) & (end <= lengths[:, None, None])          # [B, N + 1, L]
+        flat = lambda x: tf.reshape(tf.broadcast_to(x, tf.shape(fits)), [batch, -1])
+        first = tf.gather(byte_offsets, flat(tf.where(fits, start, 0)), batch_dims=1)
+        stop = tf.gather(byte_offsets, flat(tf.where(fits, end, 0)), batch_dims=1)
+        text = tf.reshape(tf.strings.substr(normalized[:, None], first, stop - first), tf.shape(fits))
+        found = tf.where(fits, self.table.lookup(text), -1)
+        score = tf.where(found >= 0, tf.gather(self._scores, tf.maximum(found, 0)), -np.inf)
+        # No one-character piece at a position: that character is unknown.
+        unknown = fits & (found < 0) & (size == 1)
+        found = tf.where(unknown, self.vocab.unknown_id, found)
+        score = tf.where(unknown, tf.constant(self.vocab.unknown_score, tf.float32), score)
+        return found, score
 
     def _forward(self, ids, scores):
-        """The best path into each end position: [N, B] piece lengths and ids (end 1..N)."""
+        """The best path into each end position: [N + 1, B] piece lengths and ids (end 1..)."""
         width = self.vocab.max_piece_chars
         batch = tf.shape(ids)[0]
         index = tf.range(width)
         # recent[:, k] = best score at end e - 1 - k; only end 0 (score 0) is known at the start.
         recent = tf.concat([tf.zeros([batch, 1]), tf.fill([batch, width - 1], -np.inf)], 1)
 
-        def step(state, inputs):
-            recent, _, _ = state
-            end_ids, end_scores = inputs
+        def step(state, end_scores):
+            recent, _ = state
             candidates = recent + end_scores
             best = tf.reduce_max(candidates, 1)
             # A tie goes to the piece that starts first, i.e. the longest.
             chosen = tf.reduce_max(tf.where(candidates == best[:, None], index, -1), 1)
-            chosen_id = tf.gather(end_ids, chosen, batch_dims=1)
-            recent = tf.concat([best[:, None], recent[:, :-1]], 1)
-            return recent, chosen + 1, chosen_id
+            return tf.concat([best[:, None], recent[:, :-1]], 1), chosen
 
-        elements = (tf.transpose(ids[:, 1:], [1, 0, 2]), tf.transpose(scores[:, 1:], [1, 0, 2]))
-        _, piece_lengths, piece_ids = tf.scan(
-            step, elements, initializer=(recent, tf.zeros([batch], tf.int32),
-                                         tf.zeros([batch], tf.int32)))
-        return piece_lengths, piece_ids
+        ids = tf.transpose(ids, [1, 0, 2])
+        _, chosen = tf.scan(step, tf.transpose(scores, [1, 0, 2]),
+                            initializer=(recent, tf.zeros([batch], tf.int32)))
+        return chosen + 1, tf.gather(ids, chosen, batch_dims=2)
 
     def _backtrack(self, piece_lengths, piece_ids, lengths) -> tf.RaggedTensor:
         batch = tf.shape(lengths)[0]
