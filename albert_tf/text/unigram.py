@@ -142,9 +142,9 @@ class UnigramSearch(tf.Module):
         # loops again in each of them made an export several times slower).
         codes, starts = tf.strings.unicode_decode_with_offsets(normalized, "UTF-8")
         lengths = tf.cast(codes.row_lengths(), tf.int32)
-        ends = tf.concat([tf.cast(starts, tf.int32),
-                          tf.RaggedTensor.from_tensor(tf.strings.length(normalized)[:, None])], 1)
-        byte_offsets = ends.to_tensor()                   # [B, N + 1]: where char i starts
+        # [B, N + 1]: the byte where character i starts, then each string's byte length.
+        byte_offsets = tf.concat([tf.cast(starts, tf.int32), tf.RaggedTensor.from_tensor(
+            tf.strings.length(normalized)[:, None])], 1).to_tensor()
         ids, scores = self._candidates(normalized, byte_offsets, lengths)   # [B, N + 1, L]
         lengths_at_end, ids_at_end = self._forward(ids, scores)
         return self._backtrack(lengths_at_end, ids_at_end, lengths)
