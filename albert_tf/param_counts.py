@@ -1,11 +1,16 @@
 """Parameter counts of built models: the released sizes and the paper's ALBERT-base ablations.
 
-`python -m albert_tf.param_counts` prints the table (models are built, weights counted).
+`python -m albert_tf.param_counts` prints the table (models are built, weights counted; the
+weights get shapes but no values, so even xxlarge takes well under a second).
 """
 
 from __future__ import annotations
 
+import keras
 import numpy as np
+# Keras keeps variables created in a StatelessScope on one global "to initialize" list; there is
+# no public way to leave ours off it.
+from keras.src.backend.common import global_state
 
 from albert_tf.config import AlbertConfig, preset
 from albert_tf.models import AlbertModel
@@ -27,9 +32,22 @@ def encoder_params(config: AlbertConfig, pooler: bool = True) -> int:
     The paper's ablation tables count without the pooler (its 108M for the BERT-base shape is
     109.1M with it), so those rows are compared pooler-excluded.
     """
-    model = AlbertModel(config)
+    model = _built_without_values(config)
     total = count_params(model)
     return total if pooler else total - count_params(model.pooler)
+
+
+def _built_without_values(config: AlbertConfig) -> AlbertModel:
+    """An `AlbertModel` whose variables have shapes but no values: Keras defers a variable's
+    initializer inside a StatelessScope, and counting needs only shapes (drawing xxlarge's 223M
+    random values took minutes). The deferred variables are taken off Keras's global list again,
+    so no later scope initializes them."""
+    pending = list(global_state.get_global_attribute("uninitialized_variables", []) or [])
+    try:
+        with keras.StatelessScope(initialize_variables=False):
+            return AlbertModel(config)
+    finally:
+        global_state.set_global_attribute("uninitialized_variables", pending)
 
 
 def ablation_config(embedding_size: int, share_parameters: str) -> AlbertConfig:
