@@ -70,36 +70,76 @@ def no_text_env(tmp_path_factory):
     return dict(os.environ, PYTHONPATH=path, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
 
 
-def _run(args, env, timeout=600):
-    return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO)
+def _ner_files(data_dir, folder):
+    btc = data_dir / "ner" / "btc"
+    if not btc.exists():
+        return None
+    blocks = btc.joinpath("train.conll").read_text("utf-8").strip().split("\n\n")
+    (folder / "train.conll").write_text("\n\n".join(blocks[:40]) + "\n", "utf-8")
+    (folder / "dev.conll").write_text("\n\n".join(blocks[40:60]) + "\n", "utf-8")
+    return folder
 
 
-def test_import_works_and_the_in_graph_tokenizer_says_how_to_install(no_text_env, spm_model):
-    code = ("import albert_tf, albert_tf.text, albert_tf.serving.preprocessing, "
-            "albert_tf.tasks.classification.export, albert_tf.tasks.squad.export\n"
-            "from albert_tf.text import optional, AlbertPreprocessor\n"
-            "assert not optional.available()\n"
-            "try:\n    AlbertPreprocessor(%r, 16)\nexcept ImportError as e:\n    print(e)\n"
-            % spm_model)
-    done = _run(["-c", code], no_text_env)
+@pytest.fixture(scope="module")
+def runs(no_text_env, data_dir, spm_model, tmp_path_factory):
+    """Every command of this file, run in one process without tensorflow_text (one TensorFlow
+    start-up instead of five): {name: result}, and the run's folder."""
+    root = tmp_path_factory.mktemp("no_text")
+    config = root / "albert_config.json"
+    config.write_text(json.dumps(GLUE_TINY))
+    output = root / "output"
+    import_code = ("import albert_tf, albert_tf.text, albert_tf.serving.preprocessing, "
+                   "albert_tf.tasks.classification.export, albert_tf.tasks.squad.export\n"
+                   "from albert_tf.text import optional, AlbertPreprocessor\n"
+                   "assert not optional.available()\n"
+                   "try:\n    AlbertPreprocessor(%r, 16)\nexcept ImportError as e:\n    print(e)\n"
+                   % str(spm_model))
+    export = [f"--init_checkpoint={output}", f"--albert_config_file={config}",
+              "--max_seq_length=32"]
+    commands = [
+        ("import", "-c", [import_code]),
+        ("mrpc", "run_classifier.py", [
+            f"--data_dir={data_dir / 'glue'}", "--task_name=MRPC", f"--albert_config_file={config}",
+            f"--spm_model_file={spm_model}", f"--output_dir={output}", "--max_seq_length=32",
+            "--do_train", "--do_eval", "--do_predict", f"--export_dir={root / 'export'}",
+            "--threshold_to_export=0.0", "--train_step=4", "--save_checkpoints_steps=2",
+            "--train_batch_size=8", "--eval_batch_size=64", "--predict_batch_size=64",
+            "--seed=1"]),
+        ("export", "export_saved_model.py", [*export, f"--export_dir={root / 'exports'}"]),
+        ("refused", "export_saved_model.py", [*export, f"--export_dir={root / 'refused'}",
+                                              f"--spm_model_file={spm_model}"]),
+    ]
+    ner = _ner_files(data_dir, root)
+    if ner is not None:
+        commands.append(("ner", "run_ner.py", [
+            f"--train_file={ner / 'train.conll'}", f"--dev_file={ner / 'dev.conll'}",
+            f"--test_file={ner / 'dev.conll'}", f"--albert_config_file={config}",
+            f"--spm_model_file={spm_model}", f"--output_dir={root / 'ner_output'}",
+            "--max_seq_length=32", "--do_train", "--do_eval", "--do_predict",
+            f"--export_dir={root / 'ner_export'}", "--train_step=2", "--save_checkpoints_steps=2",
+            "--train_batch_size=8", "--eval_batch_size=32", "--predict_batch_size=32"]))
+    request = root / "request.json"
+    request.write_text(json.dumps([[name, script, [str(a) for a in argv]]
+                                   for name, script, argv in commands]), "utf-8")
+    done = subprocess.run([sys.executable, str(REPO / "tests" / "support" / "no_text_runs.py"),
+                           str(request), str(root / "results.json")], env=no_text_env,
+                          capture_output=True, text=True, timeout=900, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((root / "results.json").read_text("utf-8"))
+    return {name: subprocess.CompletedProcess([name], r["returncode"], r["stdout"], r["stderr"])
+            for name, r in results.items()}, root
+
+
+def test_import_works_and_the_in_graph_tokenizer_says_how_to_install(runs):
+    done = runs[0]["import"]
     assert done.returncode == 0, done.stderr[-3000:]
     assert INSTALL in done.stdout and "SentencePiece" in done.stdout
 
 
 @pytest.fixture(scope="module")
-def mrpc_run(no_text_env, data_dir, spm_model, tmp_path_factory):
-    root = tmp_path_factory.mktemp("mrpc_no_text")
-    config = root / "albert_config.json"
-    config.write_text(json.dumps(GLUE_TINY))
-    done = _run([str(REPO / "run_classifier.py"), f"--data_dir={data_dir / 'glue'}",
-                 "--task_name=MRPC", f"--albert_config_file={config}",
-                 f"--spm_model_file={spm_model}", f"--output_dir={root / 'output'}",
-                 "--max_seq_length=32", "--do_train", "--do_eval", "--do_predict",
-                 f"--export_dir={root / 'export'}", "--threshold_to_export=0.0",
-                 "--train_step=4", "--save_checkpoints_steps=2", "--train_batch_size=8",
-                 "--eval_batch_size=64", "--predict_batch_size=64", "--seed=1"], no_text_env)
-    return root, config, done
+def mrpc_run(runs):
+    results, root = runs
+    return root, root / "albert_config.json", results["mrpc"]
 
 
 def test_run_classifier_fine_tunes_evaluates_predicts_and_exports(mrpc_run):
@@ -135,11 +175,8 @@ def test_evaluations_go_to_tensorboard_beside_the_training_scalars(mrpc_run):
     assert evaluation["eval_accuracy"] == [2, 4] and evaluation["eval_loss"] == [2, 4]
 
 
-def test_export_saved_model_writes_the_encoder(mrpc_run, no_text_env):
-    root, config, _ = mrpc_run
-    done = _run([str(REPO / "export_saved_model.py"), f"--init_checkpoint={root / 'output'}",
-                 f"--albert_config_file={config}", f"--export_dir={root / 'exports'}",
-                 "--max_seq_length=32"], no_text_env)
+def test_export_saved_model_writes_the_encoder(runs):
+    done = runs[0]["export"]
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
     result = json.loads(done.stdout)
@@ -149,38 +186,24 @@ def test_export_saved_model_writes_the_encoder(mrpc_run, no_text_env):
                                                                       "tokens"}
 
 
-def test_an_explicit_raw_text_request_is_one_error_line(mrpc_run, no_text_env, spm_model):
-    root, config, _ = mrpc_run
-    done = _run([str(REPO / "export_saved_model.py"), f"--init_checkpoint={root / 'output'}",
-                 f"--albert_config_file={config}", f"--export_dir={root / 'refused'}",
-                 f"--spm_model_file={spm_model}", "--max_seq_length=32"], no_text_env)
+def test_an_explicit_raw_text_request_is_one_error_line(runs):
+    results, root = runs
+    done = results["refused"]
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --spm_model_file") and INSTALL in lines[0]
     assert not (root / "refused").exists()
 
 
-def test_run_ner_trains_evaluates_predicts_and_exports(no_text_env, data_dir, spm_model,
-                                                        tmp_path):
-    btc = data_dir / "ner" / "btc"
-    if not btc.exists():
-        pytest.skip(f"needs {btc}")
-    blocks = btc.joinpath("train.conll").read_text("utf-8").strip().split("\n\n")
-    (tmp_path / "train.conll").write_text("\n\n".join(blocks[:40]) + "\n", "utf-8")
-    (tmp_path / "dev.conll").write_text("\n\n".join(blocks[40:60]) + "\n", "utf-8")
-    (tmp_path / "albert_config.json").write_text(json.dumps(GLUE_TINY))
-    done = _run([str(REPO / "run_ner.py"), f"--train_file={tmp_path / 'train.conll'}",
-                 f"--dev_file={tmp_path / 'dev.conll'}", f"--test_file={tmp_path / 'dev.conll'}",
-                 f"--albert_config_file={tmp_path / 'albert_config.json'}",
-                 f"--spm_model_file={spm_model}", f"--output_dir={tmp_path / 'output'}",
-                 "--max_seq_length=32", "--do_train", "--do_eval", "--do_predict",
-                 f"--export_dir={tmp_path / 'export'}", "--train_step=2",
-                 "--save_checkpoints_steps=2", "--train_batch_size=8", "--eval_batch_size=32",
-                 "--predict_batch_size=32"], no_text_env)
+def test_run_ner_trains_evaluates_predicts_and_exports(runs, data_dir):
+    results, root = runs
+    if "ner" not in results:
+        pytest.skip(f"needs {data_dir / 'ner' / 'btc'}")
+    done = results["ner"]
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
     notices = [line for line in done.stderr.splitlines() if INSTALL in line]
     assert len(notices) == 1 and "serve_text" in notices[0]
-    assert (tmp_path / "output" / "test_predictions.conll").exists()
-    export = tf.saved_model.load(str(tmp_path / "export" / "1"))
+    assert (root / "ner_output" / "test_predictions.conll").exists()
+    export = tf.saved_model.load(str(root / "ner_export" / "1"))
     assert set(export.signatures) == {"serving_default"}
