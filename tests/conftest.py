@@ -13,8 +13,10 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 import pytest
 
+from albert_tf.serving import verify
 from support.configs import TINY, tiny_config as make_tiny_config
 from support.paths import DATA, FIXTURES
+from support.serving import check_in_serving_process
 
 # Test processes on this 2-core machine: tests spread over this many pytest-xdist workers, each
 # test file kept in one worker (its module fixtures are built once). `-n 0` (or `-p no:xdist`)
@@ -55,6 +57,26 @@ def pytest_collection_modifyitems(config, items):
     if "PYTEST_XDIST_WORKER" in os.environ:  # every worker sorts alike: the same collection
         rank = {name: i for i, name in enumerate(SLOW_FILES)}
         items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+REAL_CHECK_PROCESS = verify.run_check_process
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _export_checks_in_the_serving_process():
+    """Every export's fresh-process check runs in the worker's serving process (one TensorFlow
+    start-up per worker instead of one per export, ~10 s each here), which never builds a model
+    either. Tests of the check's own process ask for `separate_check_processes`; scripts run as
+    real processes use it as users do."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(verify, "run_check_process", check_in_serving_process)
+        yield
+
+
+@pytest.fixture()
+def separate_check_processes(monkeypatch):
+    """The export check in a new `python -m albert_tf.serving.verify` process, as shipped."""
+    monkeypatch.setattr(verify, "run_check_process", REAL_CHECK_PROCESS)
 
 
 def _require(path):

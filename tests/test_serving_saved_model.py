@@ -54,9 +54,11 @@ def test_a_killed_exports_temporary_folder_is_removed_by_the_next_export(tmp_pat
     assert os.listdir(tmp_path / "model") == ["1"]
 
 
-def test_one_fresh_process_serves_several_exports_and_names_the_one_that_fails(tmp_path):
-    """(Several good ones: every export_saved_model.py test serves its encoder and
-    preprocessing in one process.)"""
+def test_one_fresh_process_serves_several_exports_and_names_the_one_that_fails(
+        tmp_path, separate_check_processes):
+    """The check's own new process, as shipped (other tests run their checks in the test
+    worker's serving process). Several good ones: every export_saved_model.py test serves its
+    encoder and preprocessing in one process."""
     first = _write(tmp_path / "a")
     calls = {"serving_default": {"x": np.array([1.0], np.float32)}}
     broken = tmp_path / "broken"

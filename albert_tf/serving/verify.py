@@ -74,8 +74,7 @@ def verify_all_in_fresh_process(exports, timeout: int = 600) -> list:
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=path)
-        proc = subprocess.run([sys.executable, "-m", "albert_tf.serving.verify", *argv],
-                              capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
+        proc = run_check_process(argv, timeout=timeout, env=env, cwd=tmp)
         if proc.returncode != 0:
             lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
             failed = next((line.split(_FAILED, 1)[0] for line in reversed(lines)
@@ -83,6 +82,14 @@ def verify_all_in_fresh_process(exports, timeout: int = 600) -> list:
             raise VerificationError(f"loading {failed} in a fresh process failed "
                                     f"({lines[-1] if lines else f'exit {proc.returncode}'})")
         return [_load(argv[i + 2]) for i in range(0, len(argv), 3)]
+
+
+def run_check_process(argv, timeout: int, env: dict, cwd: str) -> subprocess.CompletedProcess:
+    """`python -m albert_tf.serving.verify ARGV` in a new process. (The test suite swaps this
+    for one long-lived process per test worker that never builds a model: every check there
+    would otherwise pay TensorFlow's start-up again.)"""
+    return subprocess.run([sys.executable, "-m", "albert_tf.serving.verify", *argv],
+                          capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
 
 
 def compare(expected: dict, actual: dict, atol: float = 1e-5) -> dict:

@@ -105,6 +105,14 @@ def run_fresh(code: str, *argv, timeout: int = 600) -> subprocess.CompletedProce
     return _SERVER_PROCESS.run(code, [os.fspath(a) for a in argv], timeout)
 
 
+def check_in_serving_process(argv, timeout: int, env=None, cwd=None) -> subprocess.CompletedProcess:
+    """`albert_tf.serving.verify.run_check_process` for the test session: the export check's
+    `python -m albert_tf.serving.verify ARGV` run in the serving process (its own folder, and
+    TF_CPP_MIN_LOG_LEVEL=3 and this checkout first on the path, as the check's own environment
+    sets them), without a TensorFlow start-up per check."""
+    return run_fresh(_VERIFY, *argv, timeout=timeout)
+
+
 def saved_model_cli(*argv, timeout: int = 600) -> subprocess.CompletedProcess:
     """TensorFlow's `saved_model_cli *argv` (with tensorflow_text's ops, which it cannot load by
     itself) in the serving process; fails the test when it fails."""
