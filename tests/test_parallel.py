@@ -177,24 +177,3 @@ def test_the_comparison_flags_a_different_generator(fixture_setup):
     assert piecewise["masked_run_lengths"].p_value < 1e-6
     sparse = record_stats.compare(original, _streaming_records(base, masked_lm_prob=0.12), MASK_ID, matcher)
     assert sparse["masked_per_instance"].p_value < 1e-6
-
-
-def test_an_interrupt_while_the_pool_runs_is_raised_where_it_is_safe():
-    # Raised where it lands, KeyboardInterrupt can leave the pool's locks held (terminate()
-    # then hangs); while the pool runs it is noted and raised between waits.
-    before = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
-              signal.SIGTERM: signal.signal(signal.SIGTERM, signal.SIG_DFL)}
-    reached = False
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            with parallel._interrupts_at_safe_points() as check_interrupt:
-                assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # left as it was
-                os.kill(os.getpid(), signal.SIGINT)
-                time.sleep(0.05)  # the handler has run by now: noted, not raised here
-                reached = True
-                check_interrupt()
-        assert reached
-        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
-    finally:
-        for signum, handler in before.items():
-            signal.signal(signum, handler)

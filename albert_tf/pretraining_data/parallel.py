@@ -159,61 +159,25 @@ def process_blocks(blocks: Iterable[int], processor: BlockProcessor,
             yield processor(block)
         return
     others = _live_children()
-    with _interrupts_at_safe_points() as check_interrupt, \
-            _pool_context().Pool(num_workers, initializer=_init_worker,
-                                 initargs=(processor, os.getpid())) as pool:
+    with _pool_context().Pool(num_workers, initializer=_init_worker,
+                              initargs=(processor, os.getpid())) as pool:
         workers = _live_children() - others  # the pool starts its workers before returning
         pending: collections.deque = collections.deque()
         for block in blocks:
             pending.append((block, pool.apply_async(_process_in_worker, (block,))))
             if len(pending) > 2 * num_workers:
-                yield _result(*pending.popleft(), workers, check_interrupt)
+                yield _result(*pending.popleft(), workers)
         while pending:
-            yield _result(*pending.popleft(), workers, check_interrupt)
+            yield _result(*pending.popleft(), workers)
         pool.close()
         pool.join()  # reaped workers count in the parent's resource usage (summary's peak memory)
 
 
-@contextlib.contextmanager
-def _interrupts_at_safe_points():
-    """While the pool runs, Ctrl-C (and SIGTERM, when the run turned it into an interrupt) is
-    noted and raised by the `check` this yields, which `_result` calls between waits. Raised
-    wherever the signal lands, KeyboardInterrupt can leave a lock of the pool's machinery held
-    (between a `with lock:` acquiring and its block starting): its result thread then blocks on
-    that lock for ever, and so does `Pool.terminate()` (a run hung on SIGINT in the suite).
-    Signals left at SIG_DFL or SIG_IGN keep that meaning."""
-    received: list = []
-
-    def note(signum, frame):
-        received.append(signum)
-
-    def check():
-        if received:
-            signum = received[0]
-            raise KeyboardInterrupt() if signum == signal.SIGINT else \
-                KeyboardInterrupt(f"terminated by signal {signum}")
-
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            if callable(signal.getsignal(signum)):
-                previous[signum] = signal.signal(signum, note)
-    try:
-        yield check
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    check()  # a signal noted after the last result
-
-
-def _result(block: int, result, workers: set, check_interrupt=lambda: None,
-            poll_seconds: float = 0.25) -> BlockResult:
-    """`result.get()`, except that an interrupt (see `_interrupts_at_safe_points`) or a worker
-    which died (a crash, the OOM killer) ends the wait: the pool replaces a dead worker but never
-    answers for the block it held. Pool workers only exit when the pool closes, so a start-up
-    pid gone from the live children is a dead one."""
+def _result(block: int, result, workers: set, poll_seconds: float = 2.0) -> BlockResult:
+    """`result.get()`, except that a worker which died (a crash, the OOM killer) ends the wait:
+    the pool replaces a dead worker but never answers for the block it held. Pool workers only
+    exit when the pool closes, so a start-up pid gone from the live children is a dead one."""
     while True:
-        check_interrupt()
         try:
             return result.get(timeout=poll_seconds)
         except multiprocessing.TimeoutError:
