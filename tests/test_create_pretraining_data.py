@@ -135,6 +135,13 @@ def _cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
+def _ctrl_c_as_in_a_terminal():
+    """The run starts with SIGINT at its default, as a terminal's foreground job does. A suite
+    started in the background by a non-interactive shell (`pytest ... &`) has SIGINT ignored,
+    every child inherits that, and Python then keeps ignoring it: the run would go on."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_long_run(fixtures_dir, out):
     """A two-worker run that would take minutes; returns once its partial output exists and a
     worker is busy with a block."""
@@ -144,7 +151,8 @@ def _start_long_run(fixtures_dir, out):
             "--max_seq_length=64", "--max_predictions_per_seq=10", "--dupe_factor=500",
             "--num_workers=2", "--block_bytes=100000"]
     proc = subprocess.Popen(args, cwd=REPO, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ctrl_c_as_in_a_terminal)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         workers = _children(proc.pid)
