@@ -7,7 +7,8 @@ import json
 import pytest
 
 from albert_tf.data import schema
-from albert_tf.pretraining_data import documents, exact_original, sentence_tokens, writer
+from albert_tf.pretraining_data import documents, exact_original, sentence_tokens
+from albert_tf.pretraining_data import example_encoder as encoding
 from albert_tf.pretraining_data.options import PretrainingDataOptions
 
 
@@ -24,7 +25,7 @@ def fixture_run(fixtures_dir, spm_model):
     corpus = exact_original.read_corpus([options.input_file], options, encoder,
                                         documents.InputCounters(), doc_counts)
     generated = exact_original.generate(corpus, options, encoder)
-    example_encoder = writer.ExampleEncoder(64, 10)
+    example_encoder = encoding.ExampleEncoder(64, 10)
     return folder, generated, example_encoder, doc_counts
 
 

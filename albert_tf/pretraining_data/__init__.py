@@ -5,7 +5,8 @@
     documents.py       reading the corpus: lines → documents, bad input counted
     sentence_tokens.py sentences → token codes (id + word-start flag)
     instances.py, masking.py    the original's instances and masking
-    writer.py          instance → record bytes, atomic round-robin TFRecord files
+    example_encoder.py instance → record bytes (no TensorFlow: what the workers import)
+    writer.py          atomic round-robin TFRecord files, the summary file
     summary.py         the run summary (counts, statistics, Beam's counters)
     stats.py           statistics of records
     exact_original.py  --exact_original: the original's records, in memory

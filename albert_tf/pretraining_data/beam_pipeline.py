@@ -114,6 +114,6 @@ def run(options) -> dict:
     result["beam_runner"] = options.beam_runner
     result.update(totals.block_fields())
     result["beam_counters"] = counters_seen
-    summary.write_summary(path, result)
+    writer.write_summary(path, result)
     summary.report_unk(options, files, result)
     return result

@@ -92,7 +92,7 @@ class LocalFilesEngine(abc.ABC):
         result = summary.build_summary(options, self.mode, self.num_workers(options), files,
                                        output_files, totals, time.monotonic() - start)
         result.update(extra)
-        summary.write_summary(path, result)
+        writer.write_summary(path, result)
         summary.report_unk(options, files, result)
         return result
 

@@ -16,7 +16,8 @@ import time
 
 from absl import logging
 
-from albert_tf.pretraining_data import documents, instances, masking, sentence_tokens, writer
+from albert_tf.pretraining_data import (documents, example_encoder, instances, masking,
+                                        sentence_tokens)
 from albert_tf.pretraining_data.summary import Totals, count_document
 
 
@@ -62,12 +63,12 @@ def write_records(options, files, encoder, out, totals: Totals) -> dict:
     into `totals`; no extra summary fields."""
     corpus = read_corpus(files, options, encoder, totals.counters, totals.doc_counts)
     logging.info("read %d documents; generating instances in memory (--exact_original)", len(corpus))
-    example_encoder = writer.ExampleEncoder(options.max_seq_length, options.max_predictions_per_seq,
-                                            options.do_permutation)
+    records = example_encoder.ExampleEncoder(options.max_seq_length,
+                                             options.max_predictions_per_seq, options.do_permutation)
     record_stats = totals.record_stats
     lengths: list = []
     for instance in generate(corpus, options, encoder, lengths):
-        out.write(example_encoder.serialize(instance))
+        out.write(records.serialize(instance))
         record_stats.add(instance.input_ids, instance.len_a, instance.masked_lm_positions,
                          instance.masked_lm_ids, instance.sentence_order_label, encoder.mask_id)
     totals.ngram_lengths.update(lengths)

@@ -27,7 +27,8 @@ from typing import Iterable, Iterator, NamedTuple
 from absl import logging
 
 from albert_tf.errors import WorkerDiedError
-from albert_tf.pretraining_data import corpus_blocks, documents, instances, masking, stats, writer
+from albert_tf.pretraining_data import (corpus_blocks, documents, example_encoder, instances, masking,
+                                        stats)
 from albert_tf.pretraining_data.summary import Totals, count_document, peak_rss_mb
 
 
@@ -65,7 +66,7 @@ class BlockProcessor:
         self.reader = reader
         self.instance_cfg = options.instance_config()
         self.mask_cfg = options.masking_config(encoder)
-        self.example_encoder = writer.ExampleEncoder(
+        self.example_encoder = example_encoder.ExampleEncoder(
             options.max_seq_length, options.max_predictions_per_seq, options.do_permutation)
 
     def __call__(self, index: int) -> BlockResult:

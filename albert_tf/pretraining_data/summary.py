@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import collections
 import itertools
-import json
 import sys
 
 from absl import logging
 
-from albert_tf.pretraining_data import documents, stats, writer
+from albert_tf.pretraining_data import documents, stats
 from albert_tf.tokenization import load_vocab, unk
 
 # Beam's counters (the summary's "beam_counters"), in the summary's order.
@@ -170,11 +169,3 @@ def report_unk(options, files, summary: dict) -> None:
         cause = unk.casing_cause(sample, load_vocab(options.vocab_file), options.do_lower_case)
     unk.report(summary["unk_tokens"], summary["corpus_tokens"],
                f"--input_file (do_lower_case={str(bool(options.do_lower_case)).lower()})", cause)
-
-
-def write_summary(path: str, summary: dict) -> None:
-    """Writes the summary (atomically), prints it on stdout and logs one line."""
-    writer.write_json_atomic(path, summary)
-    print(json.dumps(summary, indent=1), flush=True)
-    logging.info("wrote %d instances to %d file(s) in %.1fs; summary: %s", summary["instances"],
-                 len(summary["output_files"]), summary["elapsed_s"], path)
