@@ -57,6 +57,16 @@ def test_int8_file_is_close_and_smaller(golden, golden_export):
     assert os.path.getsize(written["dynamic_int8"]) < 0.6 * os.path.getsize(written["float32"])
 
 
+def test_one_converter_for_every_kind_keeps_each_kinds_settings_apart(golden_export):
+    """`convert` sets one converter up for each kind in turn: float16's settings must not
+    leak into the dynamic_int8 file made after it."""
+    model, _, written = golden_export
+    after_float16 = tflite.convert(model, 24, "float16,dynamic_int8")
+    with open(written["dynamic_int8"], "rb") as handle:  # made after float32 there
+        assert after_float16["dynamic_int8"] == handle.read()
+    assert after_float16["float16"] != after_float16["dynamic_int8"]
+
+
 def test_files_hold_builtin_ops_only(golden_export):
     _, folder, written = golden_export
     meta = json.loads((folder / "encoder.json").read_text())

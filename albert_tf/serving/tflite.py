@@ -32,7 +32,8 @@ from albert_tf.run_config import TFLITE_KINDS as KINDS  # noqa: F401
 from albert_tf.run_config import parse_tflite_kinds as parse_kinds  # noqa: F401
 from albert_tf.models import AlbertClassifier, AlbertModel, AlbertPretrainer, AlbertSquadV1
 from albert_tf.serving.lite import interpreter_runner
-from albert_tf.serving.saved_model import ServingModule, track_captured_variables
+from albert_tf.serving.saved_model import (SAVE_OPTIONS, ServingModule, track_captured_variables,
+                                           tracing_for_save)
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 # The TFLite files of the SavedModel `<base>/<n>` are published with it as `<base>/tflite/<n>`.
@@ -84,15 +85,18 @@ def serving_function(model, max_seq_length: int, outputs, call=None, batch_size=
         tf.TensorSpec(shape, tf.int32, name=name) for name in INPUT_NAMES])
 
 
-def _converter(saved_model_dir, kind):
-    converter = tf.lite.TFLiteConverter.from_saved_model(saved_model_dir)
-    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+def _configure(converter, kind):
+    """Sets `converter` up for `kind` (one converter serves every kind: loading the SavedModel
+    is a good part of a small model's conversion)."""
+    converter.target_spec.supported_ops = {tf.lite.OpsSet.TFLITE_BUILTINS}
+    converter.optimizations = set()  # the converter's defaults, reset for each kind
+    converter.target_spec.supported_types = set()
     if kind == "float16":
-        converter.optimizations = [tf.lite.Optimize.DEFAULT]
-        converter.target_spec.supported_types = [tf.float16]
+        converter.optimizations = {tf.lite.Optimize.DEFAULT}
+        converter.target_spec.supported_types = {tf.float16}
     elif kind == "dynamic_int8":
         # Dynamic-range quantization: int8 weights, activations quantized on the fly.
-        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.optimizations = {tf.lite.Optimize.DEFAULT}
     return converter
 
 
@@ -154,14 +158,17 @@ def convert(model, max_seq_length: int, kinds, outputs=None, call=None,
     serve = serving_function(model, max_seq_length, tuple(outputs), call, batch_size)
     root = ServingModule()
     root.serve = serve
-    track_captured_variables(root, [serve.get_concrete_function()])
+    with tracing_for_save():  # the one trace the save below reuses
+        track_captured_variables(root, [serve.get_concrete_function()])
     staging = tempfile.mkdtemp(prefix="albert_tflite_")
     try:
-        tf.saved_model.save(root, staging, signatures={"serving_default": serve})
+        tf.saved_model.save(root, staging, signatures={"serving_default": serve},
+                            options=SAVE_OPTIONS)
         result = {}
+        converter = tf.lite.TFLiteConverter.from_saved_model(staging)
         for kind in kinds:
             try:
-                result[kind] = _converter(staging, kind).convert()
+                result[kind] = _configure(converter, kind).convert()
             except Exception as error:  # the converter raises ConverterError and friends
                 first = str(error).strip().splitlines()[0] if str(error).strip() else ""
                 raise TFLiteExportError(f"{type(model).__name__} does not convert to TFLite "
