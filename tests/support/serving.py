@@ -22,6 +22,10 @@ from support.paths import REPO
 _SERVER = r'''
 import contextlib, copy, io, json, sys, traceback
 from absl import app, flags
+import tensorflow as tf
+# Grappler's rewrites off: each export is loaded and called once or twice here, where
+# optimising every loaded graph on its first call cost more than it saved.
+tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
 from tensorflow.python.tools import saved_model_cli  # defines its flags: once, before the snapshot
 app.define_help_flags()
 CLEAN = copy.deepcopy(flags.FLAGS.__dict__)
