@@ -27,8 +27,8 @@ from typing import Iterable, Iterator, NamedTuple
 from absl import logging
 
 from albert_tf.errors import WorkerDiedError
-from albert_tf.pretraining_data import (corpus_blocks, documents, example_encoder, instances, masking,
-                                        stats)
+from albert_tf.pretraining_data import (corpus_blocks, documents, example_encoder, instances,
+                                        masking, stats)
 from albert_tf.pretraining_data.summary import Totals, count_document, peak_rss_mb
 
 
