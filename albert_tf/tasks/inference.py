@@ -9,5 +9,5 @@ def inference_fn(model):
     """`model(features, training=False)` as a tf.function built once per model."""
     if getattr(model, "_albert_inference_fn", None) is None:
         model._albert_inference_fn = tf.function(lambda features: model(features, training=False),
-                                                 reduce_retracing=True)
+                                                 reduce_retracing=True, autograph=False)
     return model._albert_inference_fn

@@ -228,7 +228,8 @@ class ClassificationTask(Task):
         of the per-batch mean losses)."""
         if self._predict_fn is None:
             self._predict_fn = tf.function(lambda features: model(features, training=False),
-                                           jit_compile=bool(self.config.runtime.jit_compile) or None)
+                                           jit_compile=bool(self.config.runtime.jit_compile) or None,
+                                           autograph=False)
         keys = ("logits", "probabilities", "predictions")
         fed = ("label_ids", "is_real_example") + (("example_index",) if self.layout.windows
                                                   else ())

@@ -192,7 +192,8 @@ class NerTask(Task):
         word from its home window (`features.home_window`)."""
         if self._predict_fn is None:
             self._predict_fn = tf.function(lambda features: model(features, training=False),
-                                           jit_compile=bool(self.config.runtime.jit_compile) or None)
+                                           jit_compile=bool(self.config.runtime.jit_compile) or None,
+                                           autograph=False)
         path, _, sentences = self.split_features(split)
         predicted = [np.full(len(s.tokens), -1, np.int64) for s in sentences]
         losses = []
