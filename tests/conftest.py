@@ -12,11 +12,18 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 import pytest
+import tensorflow as tf
 
 from albert_tf.serving import verify
 from support.configs import TINY, tiny_config as make_tiny_config
 from support.paths import DATA, FIXTURES
 from support.serving import check_in_serving_process
+
+# Grappler's graph rewrites off in the test processes: they optimise each traced function on its
+# first call, which on the suite's tiny models costs more than it saves (a third of a 4-step
+# tiny training run here). Entry points started as processes, and the shipped export check
+# (`separate_check_processes`), keep TensorFlow's defaults.
+tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
 
 # Test processes on this 2-core machine: tests spread over this many pytest-xdist workers, each
 # test file kept in one worker (its module fixtures are built once). `-n 0` (or `-p no:xdist`)
