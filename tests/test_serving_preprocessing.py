@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import tokenization
-from albert_tf.serving.preprocessing import export_preprocessing
+from albert_tf.serving.preprocessing import build_preprocessing, export_preprocessing
 from albert_tf.serving.verify import verify_in_fresh_process
 from support.serving import saved_model_cli
 
@@ -64,3 +64,19 @@ def test_mismatched_batches_and_non_utf8_text_are_refused(exported):
         signatures["serve_pair"](text_a=tf.constant(TEXTS), text_b=tf.constant([b"ok", b"caf\xe9"]))
     with pytest.raises(tf.errors.InvalidArgumentError, match="text is not valid UTF-8"):
         signatures["serving_default"](text=tf.constant([b"\xff\xfe"]))
+
+
+def test_every_signature_calls_one_traced_tokenizer(spm_model):
+    """serving_default, both segments of serve_pair and TF Hub's calls share one trace of the
+    text rules and the search (tracing them per call site made each export seconds slower)."""
+    module, signatures = build_preprocessing(spm_model, 24)
+    preprocessor, traced = module.preprocessor, []
+    tokenize = preprocessor.tokenize
+    preprocessor.tokenize = lambda strings: traced.append(strings) or tokenize(strings)
+    for function in (signatures["serving_default"], signatures["serve_pair"], module.__call__,
+                     module.tokenize.__call__):
+        function.get_concrete_function()
+    assert len(traced) == 1
+    packed = module.serve_pair(tf.constant(TEXTS), tf.constant(TEXTS[::-1]))
+    assert packed["input_word_ids"].numpy()[1].tolist() == _python_ids(spm_model, TEXTS[1],
+                                                                        TEXTS[0])

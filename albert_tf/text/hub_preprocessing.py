@@ -103,7 +103,7 @@ class HubPreprocessing:
 
     def tokenize(self, strings) -> tf.RaggedTensor:
         """[B] strings → int32 [B, (words), (pieces)]."""
-        return group_words(self.preprocessor.tokenize(strings), self.word_starts)
+        return group_words(self.preprocessor.tokenize_strings(strings), self.word_starts)
 
     def pack(self, segments, seq_length) -> dict:
         return bert_pack_inputs(segments, seq_length, self.special)

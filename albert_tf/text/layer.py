@@ -8,6 +8,8 @@ import tensorflow as tf
 
 from albert_tf.text import packing
 
+_STRINGS = tf.TensorSpec([None], tf.string)
+
 
 class TextPreprocessorLayer(keras.layers.Layer):
     """Base of `AlbertPreprocessor` (SentencePiece) and `WordpiecePreprocessor`.
@@ -30,6 +32,13 @@ class TextPreprocessorLayer(keras.layers.Layer):
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
 
+    @tf.function(input_signature=[_STRINGS], autograph=False)
+    def tokenize_strings(self, strings) -> tf.RaggedTensor:
+        """`tokenize` of a [B] string tensor as one graph function per layer: the signatures of
+        an export that tokenize (and both segments of a pair) call it, where each used to trace
+        the text rules and the search again (most of a preprocessing export's time)."""
+        return self.tokenize(strings)
+
     def call(self, inputs):
         name = type(self).__name__
         if isinstance(inputs, dict):
@@ -41,9 +50,9 @@ class TextPreprocessorLayer(keras.layers.Layer):
             elif len(inputs) != 2:
                 raise ValueError(f"{name} takes one or two segments, got {len(inputs)}")
         if isinstance(inputs, (tuple, list)):
-            ids_a, ids_b = (self.tokenize(self._as_strings(x, i)) for i, x in enumerate(inputs))
+            ids_a, ids_b = (self.tokenize_strings(self._as_strings(x, i)) for i, x in enumerate(inputs))
         else:
-            ids_a, ids_b = self.tokenize(self._as_strings(inputs, 0)), None
+            ids_a, ids_b = self.tokenize_strings(self._as_strings(inputs, 0)), None
         return packing.pack(ids_a, ids_b, self.max_seq_length, self.cls_id, self.sep_id)
 
     def _as_strings(self, value, index: int) -> tf.Tensor:

@@ -136,7 +136,7 @@ class UnigramSearch(tf.Module):
     def __call__(self, normalized: tf.Tensor) -> tf.RaggedTensor:
         return self._search(normalized)
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
     def _search(self, normalized):
         # One traced function per model: every signature that tokenizes calls it (tracing the
         # loops again in each of them made an export several times slower).

@@ -110,14 +110,14 @@ class ClassifierServing:
     def serve_pair(self, text_a, text_b):
         checked = checked_text(text_a=text_a, text_b=text_b)
         if self.windows:
-            tokenize = self.preprocessor.tokenize
+            tokenize = self.preprocessor.tokenize_strings
             return self._windowed(tokenize(checked["text_a"]), tokenize(checked["text_b"]))
         return self._outputs(self.preprocessor((checked["text_a"], checked["text_b"])))
 
     def serve_single(self, text_a):
         text_a = checked_text(text_a=text_a)["text_a"]
         if self.windows:
-            return self._windowed(self.preprocessor.tokenize(text_a), None)
+            return self._windowed(self.preprocessor.tokenize_strings(text_a), None)
         return self._outputs(self.preprocessor(text_a))
 
     def module(self):

@@ -96,7 +96,7 @@ class SquadServing:
         """[B, (ids)] as the SQuAD features tokenize `text`, and for WordPiece the raw
         (start, end) byte span of every piece (None for SentencePiece)."""
         if not self.wordpiece:
-            return self.preprocessor.tokenize(text), None
+            return self.preprocessor.tokenize_strings(text), None
         ids, starts, ends = self.preprocessor.tokenize_with_offsets(text)
         return ids, (starts, ends)
 

@@ -104,7 +104,7 @@ class TokenServing:
     # ------------------------------------------------------------------------------ serve_text
     def _pieces(self, words):
         """[N] words → [N, (pieces)] ids; a word without pieces gets one unknown piece."""
-        pieces = self.preprocessor.tokenize(words)
+        pieces = self.preprocessor.tokenize_strings(words)
         empty = tf.cast(tf.equal(pieces.row_lengths(), 0), tf.int64)
         unknown = tf.RaggedTensor.from_row_lengths(
             tf.fill([tf.reduce_sum(empty)], tf.constant(self.unk_id, tf.int32)), empty)
