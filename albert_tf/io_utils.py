@@ -34,6 +34,23 @@ def _is_local(path: str) -> bool:
     return "://" not in path
 
 
+# Reading goes through tf.io.gfile only for a remote path (gs://, ...): a local read loads no
+# TensorFlow, so the pretraining-data worker processes, which only tokenize, start without it.
+def exists(path) -> bool:
+    path = os.fspath(path)
+    return os.path.exists(path) if _is_local(path) else _gfile().exists(path)
+
+
+def file_size(path) -> int:
+    path = os.fspath(path)
+    return os.path.getsize(path) if _is_local(path) else _gfile().stat(path).length
+
+
+def open_binary(path):
+    path = os.fspath(path)
+    return open(path, "rb") if _is_local(path) else _gfile().GFile(path, "rb")
+
+
 def temporary_name(path) -> str:
     """A hidden name beside `path`, unique to this process and call."""
     path = os.fspath(path)

@@ -64,12 +64,18 @@ def test_key_order_is_the_schemas_sorted():
     assert example_encoder.KEY_ORDER == tuple(sorted(schema.PRETRAINING_WRITE_ORDER))
 
 
-def test_record_making_modules_load_no_tensorflow():
-    """What the local pool's and Beam's workers import to make records; a Beam worker that
-    loaded TensorFlow paid ~10 s and hundreds of MB for nothing."""
+def test_record_making_modules_load_no_tensorflow(spm_model, tmp_path):
+    """What the local pool's and Beam's workers import to make records, and the tokenizers they
+    load from local files; a Beam worker that loaded TensorFlow paid ~10 s and hundreds of MB
+    for nothing."""
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\na\nb\n", "utf-8")
     code = ("import sys\n"
             "import albert_tf.pretraining_data.example_encoder, albert_tf.pretraining_data.parallel\n"
             "import albert_tf.pretraining_data.summary, albert_tf.pretraining_data.options\n"
+            "from albert_tf.tokenization import FullTokenizer\n"
+            f"assert FullTokenizer(None, True, {spm_model!r}).tokenize('a b')\n"
+            f"assert FullTokenizer({str(vocab)!r}, True).tokenize('a b')\n"
             "print('tensorflow' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

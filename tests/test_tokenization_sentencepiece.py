@@ -12,3 +12,13 @@ def test_digit_comma_quirk_keeps_the_extra_underline(fixtures_dir):
     assert sp_model.EncodeAsPieces("2")[0].startswith("\u2581")
     pieces = tokenization.encode_pieces(sp_model, "pay 12, now")
     assert "2," not in pieces and "," in pieces
+
+
+def test_a_missing_file_or_a_folder_is_named(tmp_path):
+    for path, says in ((tmp_path / "none.model", "not found"), (tmp_path, "a folder")):
+        try:
+            tokenization.load_sentencepiece(str(path))
+        except tokenization.TokenizerError as error:
+            assert str(path) in str(error) and says in str(error)
+        else:
+            raise AssertionError(f"{path} loaded")

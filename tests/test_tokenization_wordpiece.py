@@ -61,3 +61,11 @@ def test_load_vocab_first_occurrence_ids(tmp_path):
     assert dict(tokenization.load_vocab(str(vocab_file))) == {"a": 0, "b": 1, " ": 2, "c": 3}
     with pytest.raises(tokenization.TokenizerError, match="missing.txt"):
         tokenization.load_vocab(str(tmp_path / "missing.txt"))
+
+
+@pytest.mark.parametrize("name, says", [("none.txt", "not found"), ("", "a folder")])
+def test_a_missing_vocab_or_a_folder_is_named(tmp_path, name, says):
+    path = str(tmp_path / name) if name else str(tmp_path)
+    with pytest.raises(tokenization.TokenizerError, match=says) as raised:
+        tokenization.load_vocab(path)
+    assert path in str(raised.value)

@@ -21,6 +21,7 @@ import os
 from absl import logging
 
 from albert_tf.errors import InputError, UsageError
+from albert_tf import io_utils
 from albert_tf.io_utils import atomic_output, write_text_atomically
 from albert_tf.paper.heldout import heldout_records
 from albert_tf.paper.plan import PaperOptions
@@ -67,7 +68,7 @@ def split_documents(files, train_path: str, heldout_path: str, heldout_fraction:
 
 def _fingerprint(files) -> list:
     """Name, size and (local files) modification time of each input."""
-    return [[p if "://" in p else os.path.abspath(p), documents.file_size(p),
+    return [[p if "://" in p else os.path.abspath(p), io_utils.file_size(p),
              None if "://" in p else int(os.path.getmtime(p))] for p in files]
 
 

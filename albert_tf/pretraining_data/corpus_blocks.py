@@ -21,6 +21,7 @@ from typing import Callable, Iterator, NamedTuple
 
 from absl import logging
 
+from albert_tf import io_utils
 from albert_tf.pretraining_data import documents
 
 _REPORT_LIMIT = 5  # bad lines named in the log per block; the rest are only counted
@@ -90,7 +91,7 @@ class BlockReader:
     """Reads block k's documents (picklable: `opener` and `preprocess` must be too)."""
 
     def __init__(self, corpus: Layout, preprocess: Callable[[str], str], *,
-                 opener=documents._open_binary, on_undecodable: str = "skip",
+                 opener=io_utils.open_binary, on_undecodable: str = "skip",
                  ignore_decode_errors: bool = False, max_line_bytes: int = 1_000_000,
                  max_document_bytes: int = 0):
         if on_undecodable not in documents.UNDECODABLE_POLICIES:

@@ -76,22 +76,6 @@ def expand_input_patterns(spec: str) -> list[str]:
     return files
 
 
-def file_size(path: str) -> int:
-    if _is_remote(path):
-        import tensorflow as tf
-
-        return tf.io.gfile.stat(path).length
-    return os.path.getsize(path)
-
-
-def _open_binary(path: str):
-    if _is_remote(path):
-        import tensorflow as tf
-
-        return tf.io.gfile.GFile(path, "rb")
-    return open(path, "rb")
-
-
 def _trim_cut_character(raw: bytes) -> bytes:
     """Drops a UTF-8 character that the length cap cut in half (other errors stay to be reported)."""
     try:
@@ -117,7 +101,7 @@ def iter_lines(files: Iterable[str], counters: InputCounters, *,
         raise ValueError(f"on_undecodable must be one of {UNDECODABLE_POLICIES}, got {on_undecodable!r}")
     for path in files:
         counters.files += 1
-        with _open_binary(path) as reader:
+        with io_utils.open_binary(path) as reader:
             line_no = 0
             while True:
                 raw = reader.readline(max_line_bytes + 1) if max_line_bytes else reader.readline()

@@ -26,6 +26,7 @@ from typing import Iterable, Iterator, NamedTuple
 
 from absl import logging
 
+from albert_tf import io_utils
 from albert_tf.errors import WorkerDiedError
 from albert_tf.pretraining_data import (corpus_blocks, documents, example_encoder, instances,
                                         masking, stats)
@@ -46,7 +47,7 @@ class BlockResult(NamedTuple):
         return self.counters.input_bytes
 
 
-def block_reader(options, corpus: corpus_blocks.Layout, opener=documents._open_binary):
+def block_reader(options, corpus: corpus_blocks.Layout, opener=io_utils.open_binary):
     return corpus_blocks.BlockReader(
         corpus, options.preprocess, opener=opener, on_undecodable=options.undecodable_lines,
         ignore_decode_errors=options.input_file_mode == "rb", max_line_bytes=options.max_line_bytes,
@@ -258,7 +259,7 @@ class Progress:
 def write_records(options, files, encoder, out, totals: Totals) -> dict:
     """The input's blocks through the workers into `out` (a `writer.RoundRobinWriter`), counted
     into `totals`; returns the summary's last fields."""
-    corpus = corpus_blocks.layout(files, [documents.file_size(f) for f in files], options.block_bytes)
+    corpus = corpus_blocks.layout(files, [io_utils.file_size(f) for f in files], options.block_bytes)
     totals.counters.files += len(files)
     processor = BlockProcessor(options, encoder, block_reader(options, corpus))
     progress = Progress(corpus.total_bytes, options.progress_interval_s)

@@ -8,6 +8,7 @@ import os
 
 import sentencepiece as spm
 
+from albert_tf import io_utils
 from albert_tf.tokenization.text_rules import TokenizerError, convert_to_unicode
 
 SPIECE_UNDERLINE = "\u2581"
@@ -65,16 +66,17 @@ def tokenize_sentencepiece_as_is(sp_model: spm.SentencePieceProcessor, text) -> 
 
 
 def load_sentencepiece(model_file: str) -> spm.SentencePieceProcessor:
-    """Loads a SentencePiece model through tf.io.gfile (so gs:// paths work) with clear errors."""
-    # Imported here, not at the top: the tokenizers stay TensorFlow-free to import, for the
-    # pretraining-data worker processes that only tokenize.
-    import tensorflow as tf
-
+    """Loads a SentencePiece model (a gs:// path through tf.io.gfile) with clear errors."""
     model_file = os.fspath(model_file)
-    if not tf.io.gfile.exists(model_file):
+    if not io_utils.exists(model_file):
         raise TokenizerError(f"SentencePiece model file not found: {model_file}")
-    with tf.io.gfile.GFile(model_file, "rb") as reader:
-        proto = reader.read()
+    if os.path.isdir(model_file):
+        raise TokenizerError(f"{model_file}: a folder, not a SentencePiece model file")
+    try:
+        with io_utils.open_binary(model_file) as reader:
+            proto = reader.read()
+    except OSError as error:
+        raise TokenizerError(f"{model_file}: cannot be read ({error.strerror})") from None
     processor = spm.SentencePieceProcessor()
     try:
         processor.LoadFromSerializedProto(proto)

@@ -10,8 +10,10 @@ SQuAD's features) live here too.
 from __future__ import annotations
 
 import collections
+import os
 import unicodedata
 
+from albert_tf import io_utils
 from albert_tf.tokenization.text_rules import TokenizerError, convert_to_unicode
 
 UNK_TOKEN = "[UNK]"
@@ -161,15 +163,17 @@ def load_vocab(vocab_file: str, required=()) -> "collections.OrderedDict[str, in
     (`WORDPIECE_SPECIAL_TOKENS` for a WordPiece tokenizer) that is absent are a `TokenizerError`
     naming the file (and the line, or the token).
     """
-    # Imported here, not at the top: the tokenizers stay TensorFlow-free to import, for the
-    # pretraining-data worker processes that only tokenize.
-    import tensorflow as tf
-
-    if not tf.io.gfile.exists(vocab_file):
+    if not io_utils.exists(vocab_file):
         raise TokenizerError(f"vocab file not found: {vocab_file}")
     vocab: "collections.OrderedDict[str, int]" = collections.OrderedDict()
-    with tf.io.gfile.GFile(vocab_file, "rb") as reader:
-        for number, raw in enumerate(reader, start=1):
+    if os.path.isdir(vocab_file):
+        raise TokenizerError(f"{vocab_file}: a folder, not a vocab file")
+    try:
+        reader = io_utils.open_binary(vocab_file)
+    except OSError as error:
+        raise TokenizerError(f"{vocab_file}: cannot be read ({error.strerror})") from None
+    with reader:
+        for number, raw in enumerate(reader, start=1):  # lines end at "\n" only, as tf.gfile's
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
