@@ -24,6 +24,11 @@ from support.serving import check_in_serving_process
 # tiny training run here). Entry points started as processes, and the shipped export check
 # (`separate_check_processes`), keep TensorFlow's defaults.
 tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+# Two logical CPUs, set before TensorFlow starts: test_training_runtime.py runs MirroredStrategy
+# over both in the test process (a process of its own paid a TensorFlow start-up for it). Ops
+# without a device go to the first, as on any one-CPU machine.
+tf.config.set_logical_device_configuration(tf.config.list_physical_devices("CPU")[0],
+                                           [tf.config.LogicalDeviceConfiguration()] * 2)
 
 # Test processes on this 2-core machine: tests spread over this many pytest-xdist workers, each
 # test file kept in one worker (its module fixtures are built once). `-n 0` (or `-p no:xdist`)
