@@ -6,9 +6,9 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, checkpoint, preset
-from albert_tf.serving.encoder import export_encoder
+from albert_tf.serving.encoder import build_module, export_encoder
 from albert_tf.serving.reference import expected_encoder_outputs, sample_inputs
-from albert_tf.serving.saved_model import versioned_dir
+from albert_tf.serving.saved_model import versioned_dir, write_saved_model
 from albert_tf.serving.verify import compare, verify_in_fresh_process
 from support.serving import saved_model_cli, xla_compiled_functions
 
@@ -131,3 +131,16 @@ def test_versions_and_no_overwrite(tmp_path):
                           num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
     with pytest.raises(FileExistsError):
         export_encoder(AlbertModel(config), str(tmp_path / "m"), version=3)
+
+
+def test_save_reuses_the_traces_of_the_hub_calls(tmp_path):
+    """TF Hub's `__call__` and `mlm` are traced once per `training` value while the module is
+    built; saving it must not trace them again (it did while their specs had no names)."""
+    config = AlbertConfig(vocab_size=30, embedding_size=8, hidden_size=12, num_hidden_layers=1,
+                          num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
+    model = AlbertPretrainer(config)
+    root, signatures = build_module(model)
+    calls = (root.__call__, root.mlm.__call__)
+    assert [f.experimental_get_tracing_count() for f in calls] == [2, 2]
+    write_saved_model(root, str(tmp_path), signatures)
+    assert [f.experimental_get_tracing_count() for f in calls] == [2, 2]

@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from albert_tf import tokenization
 from albert_tf.serving.preprocessing import build_preprocessing, export_preprocessing
+from albert_tf.serving.saved_model import write_saved_model
 from albert_tf.serving.verify import verify_in_fresh_process
 from support.serving import saved_model_cli
 
@@ -80,3 +81,13 @@ def test_every_signature_calls_one_traced_tokenizer(spm_model):
     packed = module.serve_pair(tf.constant(TEXTS), tf.constant(TEXTS[::-1]))
     assert packed["input_word_ids"].numpy()[1].tolist() == _python_ids(spm_model, TEXTS[1],
                                                                         TEXTS[0])
+
+
+def test_save_reuses_the_traces_of_bert_pack_inputs(spm_model, tmp_path):
+    """Its four variants (1 or 2 segments, ragged rank 1 or 2) are traced as the module is
+    built; saving must not trace them again (it did while `seq_length`'s spec had no name)."""
+    module, signatures = build_preprocessing(spm_model, 24)
+    pack = module.bert_pack_inputs.__call__
+    assert pack.experimental_get_tracing_count() == 4
+    write_saved_model(module, str(tmp_path), signatures)
+    assert pack.experimental_get_tracing_count() == 4

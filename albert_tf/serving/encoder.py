@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from albert_tf.serving.hub_interface import MlmObject, variable_holder
+from albert_tf.serving.hub_interface import MlmObject, named_as_saved, variable_holder
 from albert_tf.serving.saved_model import (ServingModule, track_captured_variables, tracing_for_save,
                                            write_saved_model)
 from albert_tf.models import AlbertModel, AlbertPretrainer
@@ -111,7 +111,8 @@ def _build_module(model, sop: bool = True, xla: bool = False):
     root = ServingModule()
     root.__call__ = tf.function(functions.hub_call, autograph=False)
     # Both traces, so a reloaded encoder serves fine-tuning too.
-    traced = [root.__call__.get_concrete_function(_HUB_INPUTS, training=t) for t in (False, True)]
+    hub_inputs = named_as_saved(_HUB_INPUTS, "inputs")
+    traced = [root.__call__.get_concrete_function(hub_inputs, training=t) for t in (False, True)]
     root.serve = tf.function(functions.serve, input_signature=[_HUB_INPUTS], autograph=False)
     root.serving_default = tf.function(functions.serving_default, input_signature=[_IDS] * 3,
                                        autograph=False)

@@ -25,6 +25,13 @@ MLM_INPUTS = {"input_word_ids": _IDS, "input_mask": _IDS, "input_type_ids": _IDS
 _TEXT = tf.TensorSpec([None], tf.string)
 
 
+def named_as_saved(specs: dict, argument: str) -> dict:
+    """`specs` named as `tf.saved_model.save` names the tensors of a dict `argument`: save looks
+    each trace up again by its specs, names included, and traced unnamed ones a second time."""
+    return {key: tf.TensorSpec(spec.shape, spec.dtype, name=f"{argument}_{key}")
+            for key, spec in specs.items()}
+
+
 class MlmObject(ServingModule):
     """`encoder.mlm`: callable on the encoder inputs plus `masked_lm_positions` [B, P]; holds
     (as TF Hub's reusable SavedModels do) the variables its call uses."""
@@ -33,7 +40,8 @@ class MlmObject(ServingModule):
         super().__init__(name="mlm")
         self.__call__ = tf.function(hub_mlm, autograph=False)
         # Both traces, so `hub.KerasLayer(encoder.mlm, trainable=True)` can fine-tune it.
-        traced = [self.__call__.get_concrete_function(MLM_INPUTS, training=t)
+        traced = [self.__call__.get_concrete_function(named_as_saved(MLM_INPUTS, "inputs"),
+                                                      training=t)
                   for t in (False, True)]
         track_captured_variables(self, traced)
 
@@ -81,8 +89,10 @@ class BertPackInputs(tf.Module):
         for rank in (1, 2):
             spec = tf.RaggedTensorSpec([None] * (rank + 1), tf.int32, ragged_rank=rank)
             for count in (1, 2):
+                # The spec named as save names it, so save reuses these traces (an unnamed one
+                # was traced again there).
                 self.__call__.get_concrete_function(
-                    [spec] * count, seq_length=tf.TensorSpec([], tf.int32))
+                    [spec] * count, seq_length=tf.TensorSpec([], tf.int32, name="seq_length"))
 
 
 def attach_preprocessing(module: tf.Module, preprocessor, default_seq_length: int) -> None:
