@@ -51,6 +51,20 @@ def open_binary(path):
     return open(path, "rb") if _is_local(path) else _gfile().GFile(path, "rb")
 
 
+def open_input(path, what: str, error=InputError):
+    """`path` opened for reading bytes, or `error` naming it when it is missing, a folder or
+    unreadable (`what`: "vocab file", ...)."""
+    path = os.fspath(path)
+    if not exists(path):
+        raise error(f"{what} not found: {path}")
+    if os.path.isdir(path):
+        raise error(f"{path}: a folder, not a {what}")
+    try:
+        return open_binary(path)
+    except OSError as failure:
+        raise error(f"{path}: cannot be read ({failure.strerror})") from None
+
+
 def temporary_name(path) -> str:
     """A hidden name beside `path`, unique to this process and call."""
     path = os.fspath(path)

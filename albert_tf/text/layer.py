@@ -50,7 +50,8 @@ class TextPreprocessorLayer(keras.layers.Layer):
             elif len(inputs) != 2:
                 raise ValueError(f"{name} takes one or two segments, got {len(inputs)}")
         if isinstance(inputs, (tuple, list)):
-            ids_a, ids_b = (self.tokenize_strings(self._as_strings(x, i)) for i, x in enumerate(inputs))
+            ids_a, ids_b = (self.tokenize_strings(self._as_strings(x, i))
+                            for i, x in enumerate(inputs))
         else:
             ids_a, ids_b = self.tokenize_strings(self._as_strings(inputs, 0)), None
         return packing.pack(ids_a, ids_b, self.max_seq_length, self.cls_id, self.sep_id)

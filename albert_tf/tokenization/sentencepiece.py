@@ -68,15 +68,8 @@ def tokenize_sentencepiece_as_is(sp_model: spm.SentencePieceProcessor, text) -> 
 def load_sentencepiece(model_file: str) -> spm.SentencePieceProcessor:
     """Loads a SentencePiece model (a gs:// path through tf.io.gfile) with clear errors."""
     model_file = os.fspath(model_file)
-    if not io_utils.exists(model_file):
-        raise TokenizerError(f"SentencePiece model file not found: {model_file}")
-    if os.path.isdir(model_file):
-        raise TokenizerError(f"{model_file}: a folder, not a SentencePiece model file")
-    try:
-        with io_utils.open_binary(model_file) as reader:
-            proto = reader.read()
-    except OSError as error:
-        raise TokenizerError(f"{model_file}: cannot be read ({error.strerror})") from None
+    with io_utils.open_input(model_file, "SentencePiece model file", TokenizerError) as reader:
+        proto = reader.read()
     processor = spm.SentencePieceProcessor()
     try:
         processor.LoadFromSerializedProto(proto)

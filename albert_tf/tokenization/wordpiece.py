@@ -10,7 +10,6 @@ SQuAD's features) live here too.
 from __future__ import annotations
 
 import collections
-import os
 import unicodedata
 
 from albert_tf import io_utils
@@ -163,16 +162,8 @@ def load_vocab(vocab_file: str, required=()) -> "collections.OrderedDict[str, in
     (`WORDPIECE_SPECIAL_TOKENS` for a WordPiece tokenizer) that is absent are a `TokenizerError`
     naming the file (and the line, or the token).
     """
-    if not io_utils.exists(vocab_file):
-        raise TokenizerError(f"vocab file not found: {vocab_file}")
     vocab: "collections.OrderedDict[str, int]" = collections.OrderedDict()
-    if os.path.isdir(vocab_file):
-        raise TokenizerError(f"{vocab_file}: a folder, not a vocab file")
-    try:
-        reader = io_utils.open_binary(vocab_file)
-    except OSError as error:
-        raise TokenizerError(f"{vocab_file}: cannot be read ({error.strerror})") from None
-    with reader:
+    with io_utils.open_input(vocab_file, "vocab file", TokenizerError) as reader:
         for number, raw in enumerate(reader, start=1):  # lines end at "\n" only, as tf.gfile's
             try:
                 line = raw.decode("utf-8")

@@ -227,9 +227,9 @@ class ClassificationTask(Task):
         logits/probabilities/predictions with labels and is_real_example, and `loss` (the mean
         of the per-batch mean losses)."""
         if self._predict_fn is None:
+            jit = bool(self.config.runtime.jit_compile) or None
             self._predict_fn = tf.function(lambda features: model(features, training=False),
-                                           jit_compile=bool(self.config.runtime.jit_compile) or None,
-                                           autograph=False)
+                                           jit_compile=jit, autograph=False)
         keys = ("logits", "probabilities", "predictions")
         fed = ("label_ids", "is_real_example") + (("example_index",) if self.layout.windows
                                                   else ())

@@ -191,9 +191,9 @@ class NerTask(Task):
         """(tag ids per sentence, word for word; mean cross-entropy of the labelled words): each
         word from its home window (`features.home_window`)."""
         if self._predict_fn is None:
+            jit = bool(self.config.runtime.jit_compile) or None
             self._predict_fn = tf.function(lambda features: model(features, training=False),
-                                           jit_compile=bool(self.config.runtime.jit_compile) or None,
-                                           autograph=False)
+                                           jit_compile=jit, autograph=False)
         path, _, sentences = self.split_features(split)
         predicted = [np.full(len(s.tokens), -1, np.int64) for s in sentences]
         losses = []
