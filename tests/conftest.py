@@ -12,23 +12,9 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 import pytest
-import tensorflow as tf
 
-from albert_tf.serving import verify
 from support.configs import TINY, tiny_config as make_tiny_config
 from support.paths import DATA, FIXTURES
-from support.serving import check_in_serving_process
-
-# Grappler's graph rewrites off in the test processes: they optimise each traced function on its
-# first call, which on the suite's tiny models costs more than it saves (a third of a 4-step
-# tiny training run here). Entry points started as processes, and the shipped export check
-# (`separate_check_processes`), keep TensorFlow's defaults.
-tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
-# Two logical CPUs, set before TensorFlow starts: test_training_runtime.py runs MirroredStrategy
-# over both in the test process (a process of its own paid a TensorFlow start-up for it). Ops
-# without a device go to the first, as on any one-CPU machine.
-tf.config.set_logical_device_configuration(tf.config.list_physical_devices("CPU")[0],
-                                           [tf.config.LogicalDeviceConfiguration()] * 2)
 
 # Test processes on this 2-core machine: tests spread over this many pytest-xdist workers, each
 # test file kept in one worker (its module fixtures are built once). `-n 0` (or `-p no:xdist`)
@@ -46,6 +32,14 @@ def pytest_cmdline_main(config):
         if config.getoption("dist") == "no":
             config.option.dist = "loadfile"
             config.option.loadscopereorder = False  # SLOW_FILES' order instead
+
+
+def pytest_configure(config):
+    """TensorFlow's set-up and the fixtures that need it (support/tf_session.py) in every
+    process that runs tests; pytest-xdist's controller runs none, so it never imports TensorFlow."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return
+    config.pluginmanager.import_plugin("support.tf_session")
 
 
 # The slowest files (measured with --durations) start first, so that no worker is left running
@@ -69,26 +63,6 @@ def pytest_collection_modifyitems(config, items):
     if "PYTEST_XDIST_WORKER" in os.environ:  # every worker sorts alike: the same collection
         rank = {name: i for i, name in enumerate(SLOW_FILES)}
         items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
-
-
-REAL_CHECK_PROCESS = verify.run_check_process
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _export_checks_in_the_serving_process():
-    """Every export's fresh-process check runs in the worker's serving process (one TensorFlow
-    start-up per worker instead of one per export, ~10 s each here), which never builds a model
-    either. Tests of the check's own process ask for `separate_check_processes`; scripts run as
-    real processes use it as users do."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(verify, "run_check_process", check_in_serving_process)
-        yield
-
-
-@pytest.fixture()
-def separate_check_processes(monkeypatch):
-    """The export check in a new `python -m albert_tf.serving.verify` process, as shipped."""
-    monkeypatch.setattr(verify, "run_check_process", REAL_CHECK_PROCESS)
 
 
 def _require(path):
