@@ -17,7 +17,14 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import tensorflow as tf  # noqa: E402
+
 from support.entry_points import run_entry_point  # noqa: E402 (needs the path above)
+
+# Grappler's rewrites off, as in the test workers (tests/support/tf_session.py): this process
+# checks that tensorflow_text is optional, and optimising each tiny graph on its first call
+# cost more than it saved.
+tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
 
 
 def _run_code(code):
