@@ -78,6 +78,8 @@ def test_hub_call_convention_and_keras_layer(golden_export):
 
 def test_serving_xla_compiles_the_id_signatures_with_the_same_outputs(golden_export, tmp_path):
     _, config, plain = golden_export
+    # One layer: XLA's compile time grows with the graph, and one layer shows the same.
+    config = config.replace(num_hidden_layers=1)
     model = AlbertModel(config)
     path = export_encoder(model, str(tmp_path / "xla"), xla=True)
     # The default export compiles nothing (the fused GELU of training=True's __call__ is
