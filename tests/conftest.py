@@ -1,5 +1,6 @@
 """Shared test set-up: quiet TensorFlow, fixtures for ../shared (skipped when it is absent),
-the tiny config and batch. Helpers that are not fixtures live in tests/support/."""
+the tiny config and batch. TensorFlow's own set-up, and the fixtures that need it, are in
+tests/support/tf_session.py; other helpers live in tests/support/."""
 
 import os
 
