@@ -34,6 +34,7 @@ from albert_tf.tasks.classification.sources import ExampleSource, source_for
 from albert_tf.tasks.classification.windows import pool
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog
+from albert_tf.tasks.inference import predict_function
 from albert_tf.training.steps import Objective
 
 # The cached feature file of each split (the original's names).
@@ -227,9 +228,7 @@ class ClassificationTask(Task):
         logits/probabilities/predictions with labels and is_real_example, and `loss` (the mean
         of the per-batch mean losses)."""
         if self._predict_fn is None:
-            jit = bool(self.config.runtime.jit_compile) or None
-            self._predict_fn = tf.function(lambda features: model(features, training=False),
-                                           jit_compile=jit, autograph=False)
+            self._predict_fn = predict_function(model, self.config.runtime.jit_compile)
         keys = ("logits", "probabilities", "predictions")
         fed = ("label_ids", "is_real_example") + (("example_index",) if self.layout.windows
                                                   else ())

@@ -27,6 +27,7 @@ from albert_tf.tasks.base import Task, check_model_inputs, replica_dataset_fn
 from albert_tf.tasks.classification.files import parse_label_list
 from albert_tf.tasks.classification.results import check_or_write_labels, read_labels
 from albert_tf.tasks.driver import Driver
+from albert_tf.tasks.inference import predict_function
 from albert_tf.tasks.token_classification import data as D
 from albert_tf.tasks.token_classification import features as F
 from albert_tf.tasks.token_classification import results as R
@@ -191,9 +192,7 @@ class NerTask(Task):
         """(tag ids per sentence, word for word; mean cross-entropy of the labelled words): each
         word from its home window (`features.home_window`)."""
         if self._predict_fn is None:
-            jit = bool(self.config.runtime.jit_compile) or None
-            self._predict_fn = tf.function(lambda features: model(features, training=False),
-                                           jit_compile=jit, autograph=False)
+            self._predict_fn = predict_function(model, self.config.runtime.jit_compile)
         path, _, sentences = self.split_features(split)
         predicted = [np.full(len(s.tokens), -1, np.int64) for s in sentences]
         losses = []
