@@ -92,6 +92,12 @@ def model():
     built = AlbertClassifier(config, 3, multi_label=True, threshold=0.5)
     built({name: tf.zeros([1, SEQ], tf.int32)
            for name in ("input_ids", "input_mask", "segment_ids")})
+    # Seeded weights ten times the initializer's spread: at 0.02 a one-layer model moved the
+    # probabilities by less than 1e-6 between texts on some runs, too close to call.
+    rng = np.random.default_rng(7)
+    for variable in built.weights:
+        if "gamma" not in variable.path:
+            variable.assign(rng.normal(0.0, 0.2, variable.shape).astype(np.float32))
     return built
 
 
@@ -109,11 +115,12 @@ def test_serve_text_reads_past_the_first_window_and_pools_as_the_cli(model, spm_
     tokenizer = tokenization.FullTokenizer(None, True, spm_model)
     assert len(tokenizer.tokenize(first_window)) >= SEQ - 2  # it fills the first window
     # The first window is all the `first` export reads: the later text changes nothing (the
-    # same ids, the same numbers). With windows, the later text counts (a random tiny model
-    # moves little, but it moves).
-    np.testing.assert_array_equal(by_first[0], by_first[1])
-    assert np.abs(by_windows["probabilities"].numpy()[0]
-                  - by_windows["probabilities"].numpy()[1]).max() > 1e-6
+    # same ids; rows of one batch may round apart in the last bit). With windows, the later
+    # text counts.
+    np.testing.assert_allclose(by_first[0], by_first[1], atol=1e-6)
+    moved = np.abs(by_windows["probabilities"].numpy()[0]
+                   - by_windows["probabilities"].numpy()[1]).max()
+    assert moved > 1e-3, moved
     # And the graph pools as run_classifier.py's features and pooling do.
     examples = [InputExample(str(i), tokenization.preprocess_text(t, lower=True), None, ())
                 for i, t in enumerate(texts)]
