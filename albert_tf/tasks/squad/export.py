@@ -40,6 +40,7 @@ from albert_tf import models
 from albert_tf.serving.saved_model import inference_call, serving_root, write_saved_model
 from albert_tf.serving.text_inputs import checked_text
 from albert_tf.text import optional as text_optional
+from albert_tf.text import packing
 from albert_tf.text.wordpiece import text_preprocessor
 
 NEG = -1e30
@@ -112,9 +113,10 @@ class SquadServing:
         first context piece), `window_start` (that piece's index in the context) and, for
         WordPiece, `spans`: the raw byte spans of each context's pieces."""
         pre = self.preprocessor
-        query = self._tokenize(question)[0][:, :self.max_query_length]
+        question_ids = self._tokenize(question)[0]
         doc, spans = self._tokenize(context)
-        room = tf.maximum(self.max_seq_length - query.row_lengths() - 3, 1)
+        query_length = tf.minimum(question_ids.row_lengths(), self.max_query_length)
+        room = tf.maximum(self.max_seq_length - query_length - 3, 1)
         length = doc.row_lengths()
         step = tf.maximum(tf.minimum(tf.constant(self.doc_stride, tf.int64), room), 1)
         count = tf.where(length > room, (length - room + step - 1) // step + 1,
@@ -124,22 +126,28 @@ class SquadServing:
         window_start = k * tf.gather(step, row)
         size = tf.maximum(tf.minimum(tf.gather(room, row), tf.gather(length, row) - window_start),
                           0)
+        # Pieces by flat ranges rather than ragged slicing, gathering and concatenation, whose
+        # generic kernels traced several times the ops (and their checks) of what is needed.
         first = tf.gather(doc.row_starts(), row) + window_start
         doc = tf.gather(doc.flat_values, tf.ragged.range(first, first + size))
-        query = tf.gather(query, row)
-        batch = tf.shape(row)[0]
-        one = lambda value: tf.RaggedTensor.from_tensor(tf.fill([batch, 1], value))  # noqa
-        ids = tf.concat([one(pre.cls_id), query, one(pre.sep_id), doc, one(pre.sep_id)], axis=1)
-        ones = lambda ragged, v: tf.ones_like(ragged) * v  # noqa: E731
-        segments = tf.concat([one(0), ones(query, 0), one(0), ones(doc, 1), one(1)], axis=1)
-        p_mask = tf.concat([one(0), ones(query, 1), one(1), ones(doc, 0), one(1)], axis=1)
-        shape = [None, self.max_seq_length]
-        features = {"input_ids": ids.to_tensor(0, shape=shape),
-                    "input_mask": tf.ones_like(ids).to_tensor(0, shape=shape),
-                    "segment_ids": segments.to_tensor(0, shape=shape),
-                    "p_mask": p_mask.to_tensor(1, shape=shape)}
+        query_start = tf.gather(question_ids.row_starts(), row)
+        query = tf.gather(question_ids.flat_values, tf.ragged.range(
+            query_start, query_start + tf.gather(query_length, row)))
+        # [CLS] query [SEP] window [SEP]: the question always fits (max_seq_length >
+        # max_query_length + 3 is checked), and an empty window still gets its [SEP].
+        packed = packing.pack(query, doc, self.max_seq_length, pre.cls_id, pre.sep_id,
+                              empty_b_is_pair=True)
+        position = tf.range(self.max_seq_length, dtype=tf.int64)[tf.newaxis, :]
+        doc_offset = query.row_lengths() + 2
+        in_doc = (position >= doc_offset[:, None]) & (position < (doc_offset + size)[:, None])
+        p_mask = tf.cast(~((position == 0) | in_doc), tf.int32)
+        features = {**packed, "p_mask": p_mask}
+        real = packed["input_mask"] > 0
+        ids = tf.RaggedTensor.from_row_lengths(
+            tf.boolean_mask(packed["input_ids"], real),
+            tf.reduce_sum(tf.cast(real, tf.int64), 1), validate=False)
         return {"features": features, "ids": ids, "row": row, "spans": spans,
-                "doc_offset": query.row_lengths() + 2, "window_start": window_start}
+                "doc_offset": doc_offset, "window_start": window_start}
 
     @staticmethod
     def _context(features):
@@ -184,8 +192,12 @@ class SquadServing:
         start, end, score = find(features, outputs)                       # per window
         # Per question, the window whose best span scores highest (the first on a tie).
         batch = tf.shape(context, out_type=tf.int64)[0]
-        per_row = tf.RaggedTensor.from_value_rowids(score, row, nrows=batch)
-        best = per_row.row_starts() + tf.argmax(per_row.to_tensor(tf.float32.min), axis=1)
+        # (Segment ops: ragged rows and their padding traced several times the ops.)
+        row_best = tf.math.unsorted_segment_max(score, row, batch)
+        window = tf.range(tf.size(score, out_type=tf.int64))
+        best = tf.math.unsorted_segment_min(
+            tf.where(score == tf.gather(row_best, row), window, tf.size(score, out_type=tf.int64)),
+            row, batch)
         pick = lambda t: tf.gather(t, best)  # noqa: E731
         start, end, score = pick(start), pick(end), pick(score)
         found = score > NEG / 2
@@ -193,8 +205,13 @@ class SquadServing:
             shift = tf.cast(pick(packed["window_start"]) - pick(packed["doc_offset"]), start.dtype)
             text = self._raw_span(context, packed["spans"], start + shift, end + shift, found)
         else:
-            positions = tf.ragged.range(start, end + 1)
-            span_ids = tf.gather(pick(features["input_ids"]), positions, batch_dims=1)
+            offsets = tf.range(self.max_answer_length, dtype=start.dtype)[tf.newaxis, :]
+            positions = tf.minimum(start[:, None] + offsets, self.max_seq_length - 1)
+            in_span = offsets <= (end - start)[:, None]
+            dense = tf.gather(pick(features["input_ids"]), positions, batch_dims=1)
+            span_ids = tf.RaggedTensor.from_row_lengths(
+                tf.boolean_mask(dense, in_span),
+                tf.reduce_sum(tf.cast(in_span, tf.int64), 1), validate=False)
             text = tf.strings.strip(self.preprocessor.sentencepiece.detokenize(span_ids))
         result = {"answer": tf.where(found, text, ""), "score": score}
         if self.version_2:
