@@ -143,36 +143,49 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
             learning_rate, finite)
 
     def _update_all(self, distribution, grads_and_vars, learning_rate, finite):
+        # The scalars once per step rather than a constant per variable and use: the update is
+        # traced once per variable, and each op costs tracing time (same values, same result).
+        scalars = self._scalars()
         for grad, var in grads_and_vars:
-            distribution.extended.update(var, self._update_one, args=(grad, learning_rate, finite),
-                                         group=False)
+            distribution.extended.update(var, self._update_one,
+                                         args=(grad, learning_rate, finite, scalars), group=False)
 
-    def _direction(self, gradient, variable):
-        index = self._get_variable_index(variable)
-        m, v = self._m[index], self._v[index]
-        next_m = self.beta_1 * m + (1.0 - self.beta_1) * gradient
-        next_v = self.beta_2 * v + (1.0 - self.beta_2) * tf.square(gradient)
-        update = next_m / (tf.sqrt(next_v) + self.epsilon)
+    def _scalars(self) -> dict:
+        values = {"beta_1": self.beta_1, "one_minus_beta_1": 1.0 - self.beta_1,
+                  "beta_2": self.beta_2, "one_minus_beta_2": 1.0 - self.beta_2,
+                  "epsilon": self.epsilon, "weight_decay_rate": self.weight_decay_rate,
+                  "zero": 0.0, "one": 1.0}
+        return {name: tf.constant(value, tf.float32) for name, value in values.items()}
+
+    def _direction(self, gradient, weight, index, scalars):
+        """(next m, next v, update) from the gradient and the variable's value `weight`."""
+        c = {name: tf.cast(value, weight.dtype) for name, value in scalars.items()}
+        m, v = self._m[index].value, self._v[index].value
+        next_m = c["beta_1"] * m + c["one_minus_beta_1"] * gradient
+        next_v = c["beta_2"] * v + c["one_minus_beta_2"] * tf.square(gradient)
+        update = next_m / (tf.sqrt(next_v) + c["epsilon"])
         if self._decays[index]:
-            update += self.weight_decay_rate * variable
-        return index, next_m, next_v, update
+            update += c["weight_decay_rate"] * weight
+        return next_m, next_v, update
 
-    def _scaled_update(self, index, update, variable, lr):
+    def _scaled_update(self, index, update, weight, lr, scalars):
         return lr * update
 
     def update_step(self, gradient, variable, learning_rate):
-        self._update_one(variable, gradient, learning_rate, None)
+        self._update_one(variable, gradient, learning_rate, None, self._scalars())
 
-    def _update_one(self, variable, gradient, learning_rate, finite):
+    def _update_one(self, variable, gradient, learning_rate, finite, scalars):
         gradient = tf.cast(gradient, variable.dtype)
         lr = tf.cast(learning_rate, variable.dtype)
-        index, next_m, next_v, update = self._direction(gradient, variable)
-        next_w = variable - self._scaled_update(index, update, variable, lr)
+        index = self._get_variable_index(variable)
+        weight = tf.convert_to_tensor(variable)  # read once: every use below sees this value
+        next_m, next_v, update = self._direction(gradient, weight, index, scalars)
+        next_w = weight - self._scaled_update(index, update, weight, lr, scalars)
         m, v = self._m[index], self._v[index]
         if finite is not None:
-            next_w = tf.where(finite, next_w, variable)
-            next_m = tf.where(finite, next_m, m)
-            next_v = tf.where(finite, next_v, v)
+            next_w = tf.where(finite, next_w, weight)
+            next_m = tf.where(finite, next_m, m.value)
+            next_v = tf.where(finite, next_v, v.value)
         self.assign(variable, next_w)
         self.assign(m, next_m)
         self.assign(v, next_v)
@@ -205,12 +218,14 @@ class Lamb(AdamWeightDecay):
     def _adapts_variable(self, name):
         return not any(re.search(p, name) for p in self.exclude_from_layer_adaptation)
 
-    def _scaled_update(self, index, update, variable, lr):
+    def _scaled_update(self, index, update, weight, lr, scalars):
         if not self._adapts[index]:
             return lr * update
-        w_norm = tf.norm(variable)
-        u_norm = tf.norm(update)
-        ratio = tf.where(w_norm > 0.0, tf.where(u_norm > 0.0, w_norm / u_norm, 1.0), 1.0)
+        zero, one = (tf.cast(scalars[name], weight.dtype) for name in ("zero", "one"))
+        # The Euclidean norms as tf.norm computes them, in fewer ops.
+        w_norm = tf.sqrt(tf.reduce_sum(tf.square(weight)))
+        u_norm = tf.sqrt(tf.reduce_sum(tf.square(update)))
+        ratio = tf.where(w_norm > zero, tf.where(u_norm > zero, w_norm / u_norm, one), one)
         return ratio * lr * update
 
     def get_config(self):
