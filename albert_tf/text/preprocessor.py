@@ -15,6 +15,7 @@ from albert_tf import tokenization
 from albert_tf.text import normalize, sentencepiece_ops, unigram
 from albert_tf.text.layer import TextPreprocessorLayer
 from albert_tf.text.optional import tensorflow_text
+from albert_tf.text.sentencepiece_resource import sentencepiece_tokenizer
 
 
 def read_model_proto(spm_model_file) -> bytes:
@@ -66,7 +67,7 @@ class AlbertPreprocessor(TextPreprocessorLayer):
         if self.albert_text_rules:
             self.sentencepiece = unigram.WheelSentencepiece(text_ops, proto, self.spm_model_file)
         else:  # keras-hub tokenizes with the op itself, ties included
-            self.sentencepiece = text_ops.SentencepieceTokenizer(model=proto, out_type=tf.int32)
+            self.sentencepiece = sentencepiece_tokenizer(text_ops, proto, tf.int32)
 
     @property
     def resources(self) -> dict:

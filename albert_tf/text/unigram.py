@@ -18,6 +18,7 @@ import struct
 import numpy as np
 import tensorflow as tf
 
+from albert_tf.text.sentencepiece_resource import sentencepiece_tokenizer
 from albert_tf.tokenization import TokenizerError
 
 # sentencepiece_model.proto: ModelProto.pieces = 1, .trainer_spec = 2; SentencePiece.piece = 1,
@@ -248,11 +249,11 @@ class WheelSentencepiece(tf.Module):
 
     def __init__(self, text_ops, model_proto: bytes, model_file: str):
         super().__init__(name="wheel_sentencepiece")
-        self.ids_op = text_ops.SentencepieceTokenizer(model=model_proto, out_type=tf.int32)
+        self.ids_op = sentencepiece_tokenizer(text_ops, model_proto, tf.int32)
         vocab = read_unigram_vocab(model_proto, model_file)
         self.search = None if vocab is None else UnigramSearch(vocab)
         self.pieces_op = (None if vocab is None else
-                          text_ops.SentencepieceTokenizer(model=model_proto, out_type=tf.string))
+                          sentencepiece_tokenizer(text_ops, model_proto, tf.string))
 
     def tokenize(self, strings) -> tf.RaggedTensor:
         if self.search is None:
