@@ -19,16 +19,25 @@ CONTEXTS = ["The Apache License was written by the Apache Software Foundation in
             "The Café “Zürich” opened on 3 May 1999 with 1,000.5 litres of coffee."]
 
 
+@pytest.fixture(scope="module")
+def v1(spm_model):
+    """(model, its SquadServing): one module for the tests that need no other settings, since
+    each new module traces its text signatures again (seconds each)."""
+    tf.keras.utils.set_random_seed(3)
+    model = AlbertSquadV1(CONFIG)
+    return model, squad_export.SquadServing(model, spm_model, 64, 12, 6, doc_stride=20)
+
+
 @pytest.mark.parametrize("version_2", [False, True])
-def test_exported_signatures(version_2, spm_model, tmp_path):
-    model = AlbertSquadV2(CONFIG, 3, 2) if version_2 else AlbertSquadV1(CONFIG)
+def test_exported_signatures(version_2, spm_model, v1, tmp_path):
+    model = AlbertSquadV2(CONFIG, 3, 2) if version_2 else v1[0]
     run = SquadRunConfig(albert_config_file="", spm_model_file=spm_model, output_dir="",
                          max_seq_length=64, max_query_length=12, max_answer_length=6,
                          export_dir=str(tmp_path))
     if version_2:  # saving costs ~20 s on 2 cores: the v1 module is checked unsaved
         loaded = tf.saved_model.load(squad_export.export(model, run))
     else:
-        module = squad_export.SquadServing(model, spm_model, 64, 12, 6)
+        module = v1[1]
         loaded = type("Loaded", (), {"signatures": {"serving_default": module.serve_ids,
                                                     "answer_text": module.answer_text}})
     sp = load_sentencepiece(spm_model)
@@ -47,8 +56,7 @@ def test_exported_signatures(version_2, spm_model, tmp_path):
     for key, value in direct.items():
         np.testing.assert_allclose(served[key], value, atol=1e-5)
 
-    module = squad_export.SquadServing(model, spm_model, 64, 12, 6)
-    packed, _ = module.pack(tf.constant(QUESTIONS), tf.constant(CONTEXTS))
+    packed, _ = v1[1].pack(tf.constant(QUESTIONS), tf.constant(CONTEXTS))  # the model's own
     for key in ("input_ids", "input_mask", "segment_ids", "p_mask"):
         np.testing.assert_array_equal(packed[key], [getattr(f, key) for f in python])
 
@@ -100,8 +108,8 @@ def test_tf_serving_loader_restores_the_export(spm_model, tmp_path):
                                model(ids)["start_logits"], atol=1e-5)
 
 
-def test_answer_text_refuses_mismatched_batches_and_non_utf8(spm_model):
-    module = squad_export.SquadServing(AlbertSquadV1(CONFIG), spm_model, 64, 12, 6)
+def test_answer_text_refuses_mismatched_batches_and_non_utf8(v1):
+    module = v1[1]
     with pytest.raises(tf.errors.InvalidArgumentError,
                        match=r"question:\] \[2\] \[context:\] \[1\]"):
         module.answer_text(tf.constant(QUESTIONS), tf.constant(CONTEXTS[:1]))
@@ -267,15 +275,13 @@ def test_answer_text_finds_an_answer_past_the_first_window(spm_model):
     assert float(answers["score"][0]) == pytest.approx(20.0)
 
 
-def test_answer_text_scores_every_window_as_the_python_features(spm_model):
-    tf.keras.utils.set_random_seed(3)
-    model = AlbertSquadV1(CONFIG)
+def test_answer_text_scores_every_window_as_the_python_features(spm_model, v1):
+    model, module = v1
     sp = load_sentencepiece(spm_model)
     context = FILLER * 3
     example = reader.SquadExample("0", "What was postponed?", context)
     python = features.convert_examples_to_features([example], sp, 64, 20, 12, False)
     assert len(python) > 2
-    module = squad_export.SquadServing(model, spm_model, 64, 12, 6, doc_stride=20)
     packed = module.windows(tf.constant([example.question_text]), tf.constant([context]))
     for key in ("input_ids", "input_mask", "segment_ids", "p_mask"):
         np.testing.assert_array_equal(packed["features"][key], [getattr(f, key) for f in python])
