@@ -3,6 +3,8 @@ at fault; every entry point prints it as one `error: ...` line and exits with st
 
 from __future__ import annotations
 
+import re
+
 
 class AlbertError(Exception):
     """Base class: bad input, bad flags, a run that cannot go on. Never a bug in albert-tf."""
@@ -44,3 +46,19 @@ class MissingDependencyError(AlbertError, ImportError):
 class WorkerDiedError(AlbertError, RuntimeError):
     """A worker process died without an answer (killed, out of memory, crashed); names the
     work it held and the flag that runs without workers."""
+
+
+# TensorFlow error messages carry node names and stacks; no TensorFlow is needed to trim them.
+_NODE = re.compile(r"\s*\[\[.*?\]\]|\s*\{\{.*?\}\}|\s*\(0\) .*?:\s*")
+
+
+def first_line(message: str) -> str:
+    """The line of a TF error message that says what went wrong: graph-mode errors open with
+    "Graph execution error:" and a Python stack before the op's own message."""
+    text = _NODE.sub(" ", str(message)).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if lines and lines[0].startswith("Graph execution error"):
+        for line in reversed(lines):  # the op's own message comes after the Python stack
+            if not line.startswith(("File ", "[[", "Detected at node")) and not line.endswith(":"):
+                return line
+    return lines[0] if lines else ""

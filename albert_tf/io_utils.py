@@ -34,6 +34,35 @@ def _is_local(path: str) -> bool:
     return "://" not in path
 
 
+class _LocalFiles:
+    """The few `tf.io.gfile` calls our writers make, for a local path, without TensorFlow (a
+    `create_pretraining_data` run then never loads it). Text is UTF-8 with '\n' kept as is, as
+    GFile writes it, on Windows too."""
+
+    makedirs = staticmethod(lambda path: os.makedirs(path, exist_ok=True))
+    exists = staticmethod(os.path.exists)
+    isdir = staticmethod(os.path.isdir)
+    remove = staticmethod(os.remove)
+    rmtree = staticmethod(shutil.rmtree)
+
+    @staticmethod
+    def rename(source, target, overwrite=False):
+        if not overwrite and os.path.exists(target):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), target)
+        os.replace(source, target)
+
+    @staticmethod
+    def GFile(path, mode="r"):  # noqa: N802 - gfile's name
+        if "b" in mode:
+            return open(path, mode)
+        return open(path, mode, encoding="utf-8", newline="")
+
+
+def files(path):
+    """`tf.io.gfile` for a remote path, `_LocalFiles` for a local one."""
+    return _LocalFiles if _is_local(os.fspath(path)) else _gfile()
+
+
 # Reading goes through tf.io.gfile only for a remote path (gs://, ...): a local read loads no
 # TensorFlow, so the pretraining-data worker processes, which only tokenize, start without it.
 def exists(path) -> bool:
@@ -133,7 +162,7 @@ def remove_stale_temporaries(directory) -> list[str]:
 
 
 def _remove(path: str) -> None:
-    gfile = _gfile()
+    gfile = files(path)
     if gfile.isdir(path):
         gfile.rmtree(path)
     elif gfile.exists(path):
@@ -230,7 +259,7 @@ def atomic_output(path, directory: bool = False, overwrite: bool = True):
     is an `OutputError` naming `path`. Temporaries of `path` left by a killed writer are removed
     first."""
     path = os.fspath(path)
-    gfile = _gfile()
+    gfile = files(path)
     check_output_path(path)
     parent = os.path.dirname(path)
     if parent:
@@ -261,9 +290,9 @@ def atomic_output(path, directory: bool = False, overwrite: bool = True):
 
 
 def write_text_atomically(path, text: str) -> None:
-    """Writes `text` to `path` through `atomic_output` (tf.io.gfile, so gs:// works too)."""
+    """Writes `text` to `path` through `atomic_output` (tf.io.gfile for gs:// and the like)."""
     with atomic_output(path) as tmp:
-        with _gfile().GFile(tmp, "w") as writer:
+        with files(tmp).GFile(tmp, "w") as writer:
             writer.write(text)
 
 

@@ -6,9 +6,9 @@ import re
 
 import tensorflow as tf
 
+from albert_tf.errors import first_line  # noqa: F401 - also imported from here
 from albert_tf.io_utils import describe_disk, disk_full_reason, error_path
 
-_NODE = re.compile(r"\s*\[\[.*?\]\]|\s*\{\{.*?\}\}|\s*\(0\) .*?:\s*")
 _SIZE = re.compile(r"Key: (\w+)\.\s*Data types don't match|Key: (\w+), Index: \d+\.\s*Number of "
                    r"(?:int64|float) values != expected\.\s*Values size: (\d+) but output shape: "
                    r"\[(\d+)\]")
@@ -19,18 +19,6 @@ LENGTH_FLAGS = {"input_ids": "--max_seq_length", "input_mask": "--max_seq_length
                 "masked_lm_positions": "--max_predictions_per_seq",
                 "masked_lm_ids": "--max_predictions_per_seq",
                 "masked_lm_weights": "--max_predictions_per_seq"}
-
-
-def first_line(message: str) -> str:
-    """The line of a TF error message that says what went wrong: graph-mode errors open with
-    "Graph execution error:" and a Python stack before the op's own message."""
-    text = _NODE.sub(" ", str(message)).strip()
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    if lines and lines[0].startswith("Graph execution error"):
-        for line in reversed(lines):  # the op's own message comes after the Python stack
-            if not line.startswith(("File ", "[[", "Detected at node")) and not line.endswith(":"):
-                return line
-    return lines[0] if lines else ""
 
 
 def describe_feature_mismatch(message: str) -> str | None:

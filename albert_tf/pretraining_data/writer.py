@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 from absl import logging
 
-import tensorflow as tf
-
 from albert_tf import io_utils
-from albert_tf.errors import OutputError, UsageError
+from albert_tf.errors import OutputError, UsageError, first_line
 from albert_tf.pretraining_data.example_encoder import ExampleEncoder  # noqa: F401 - its old home
-from albert_tf.tf_errors import first_line
+from albert_tf.pretraining_data.record_file import open_record_file
 
 
 def expand_output_files(spec: str, shards: int = 1) -> list[str]:
@@ -26,6 +25,13 @@ def expand_output_files(spec: str, shards: int = 1) -> list[str]:
     if shards == 1:
         return paths
     return [f"{p}-{i:05d}-of-{shards:05d}" for p in paths for i in range(shards)]
+
+
+def _file_errors() -> tuple:
+    """What a failed write raises: OSError, and TensorFlow's errors once it is loaded (a remote
+    path, or no google-crc32c: `record_file`). Checking sys.modules keeps it unloaded here."""
+    tf = sys.modules.get("tensorflow")
+    return (OSError,) if tf is None else (OSError, tf.errors.OpError)
 
 
 def write_failure(path: str, error: Exception) -> OutputError:
@@ -49,10 +55,10 @@ class RoundRobinWriter:
         for path, temporary in zip(self.paths, self._temporary):
             try:
                 directory = os.path.dirname(path)
-                if directory and not tf.io.gfile.exists(directory):
-                    tf.io.gfile.makedirs(directory)
-                self._writers.append(tf.io.TFRecordWriter(temporary))
-            except (tf.errors.OpError, OSError) as error:
+                if directory and not io_utils.exists(directory):
+                    io_utils.files(directory).makedirs(directory)
+                self._writers.append(open_record_file(temporary))
+            except _file_errors() as error:
                 self.abort()
                 raise write_failure(path, error) from None
         self._next = 0
@@ -61,7 +67,7 @@ class RoundRobinWriter:
     def write(self, record: bytes) -> None:
         try:
             self._writers[self._next].write(record)
-        except tf.errors.OpError as error:
+        except _file_errors() as error:
             raise write_failure(self.paths[self._next], error) from None
         self._next = (self._next + 1) % len(self._writers)
         self.count += 1
@@ -70,20 +76,20 @@ class RoundRobinWriter:
         for writer, path in zip(self._writers, self.paths):
             try:
                 writer.close()  # flushes: a full disk may show only here
-            except tf.errors.OpError as error:
+            except _file_errors() as error:
                 raise write_failure(path, error) from None
         for temporary, path in zip(self._temporary, self.paths):
-            tf.io.gfile.rename(temporary, path, overwrite=True)
+            io_utils.files(path).rename(temporary, path, overwrite=True)
 
     def abort(self) -> None:
         for writer in self._writers:
             try:
                 writer.close()
-            except tf.errors.OpError:
+            except _file_errors():
                 pass  # the flush failed (a full disk): the temporary is removed below anyway
         for temporary in self._temporary:
-            if tf.io.gfile.exists(temporary):
-                tf.io.gfile.remove(temporary)
+            if io_utils.exists(temporary):
+                io_utils.files(temporary).remove(temporary)
 
     def __enter__(self):
         return self
@@ -104,7 +110,7 @@ def write_json_atomic(path: str, data) -> None:
     """`data` as indented JSON at `path`, which appears only complete."""
     try:
         io_utils.write_text_atomically(path, json.dumps(data, indent=1) + "\n")
-    except (tf.errors.OpError, OSError) as error:
+    except _file_errors() as error:
         if isinstance(error, OutputError):
             raise
         raise write_failure(path, error) from None
