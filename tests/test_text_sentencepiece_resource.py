@@ -39,13 +39,14 @@ def test_dropping_one_tokenizer_leaves_the_others_model(spm_model):
     np.testing.assert_array_equal(first(TEXTS)["input_ids"], want)
 
 
-def test_the_model_resource_is_destroyed_with_its_tokenizer(spm_model):
+def test_the_model_resource_is_destroyed_with_its_tokenizer(spm_model, tmp_path):
     import tensorflow_text as text
 
-    layer = AlbertPreprocessor(spm_model, 16)
-    model = layer.sentencepiece.ids_op._model_resource
+    layer = AlbertPreprocessor(spm_model, 16, albert_text_rules=False)
+    model = layer.sentencepiece._model_resource
     assert isinstance(model, SentencepieceModel)
     handle = model.resource_handle
+    tf.saved_model.save(layer.sentencepiece, str(tmp_path / "saved"))  # traces a copy
     # tensorflow-text's op wrappers live in the tokenizer class's module.
     ops = sys.modules[text.SentencepieceTokenizer.__module__].gen_sentencepiece_tokenizer
     assert int(ops.sentencepiece_vocab_size_op(handle)) == 1500

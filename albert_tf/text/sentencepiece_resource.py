@@ -30,19 +30,22 @@ class SentencepieceModel(tf.saved_model.experimental.TrackableResource):
         super().__init__()
         self._ops = ops
         self._model = model_proto
-        self._shared_name = None
+        self._eager_handle = None
         _ = self.resource_handle  # created now, as tensorflow-text does
 
     def _create_resource(self):
         if tf.executing_eagerly():
-            self._shared_name = f"albert_tf_sentencepiece_{uuid.uuid4().hex}"
-            return self._ops.sentencepiece_op(model=self._model, shared_name=self._shared_name)
-        self._shared_name = None  # a SavedModel's copy: the op's own kernel-owned resource
+            self._eager_handle = self._ops.sentencepiece_op(
+                model=self._model, shared_name=f"albert_tf_sentencepiece_{uuid.uuid4().hex}")
+            return self._eager_handle
+        # Traced for a SavedModel: the op's own resource, as tensorflow-text creates it.
         return self._ops.sentencepiece_op(model=self._model)
 
     def _destroy_resource(self):
-        if self._shared_name and tf.executing_eagerly():
-            tf.raw_ops.DestroyResourceOp(resource=self.resource_handle, ignore_lookup_error=True)
+        # Only the handle this object made eagerly (a SavedModel's copy holds a graph handle).
+        handle = self._eager_handle
+        if handle is not None and handle is self._resource_handle and tf.executing_eagerly():
+            tf.raw_ops.DestroyResourceOp(resource=handle, ignore_lookup_error=True)
 
 
 def sentencepiece_tokenizer(text_ops, model_proto: bytes, out_type=tf.int32):
