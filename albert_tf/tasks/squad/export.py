@@ -46,6 +46,14 @@ from albert_tf.text.wordpiece import text_preprocessor
 NEG = -1e30
 
 
+def _kept(dense, keep):
+    """[B, N] → [B, (kept)]: each row's entries where `keep` is true, in order (one mask and
+    row lengths, not the generic ragged constructors' checks)."""
+    return tf.RaggedTensor.from_row_lengths(tf.boolean_mask(dense, keep),
+                                            tf.reduce_sum(tf.cast(keep, tf.int64), 1),
+                                            validate=False)
+
+
 class SquadServing:
     """The serving functions; `export` saves them with the variables they capture (the Keras
     model is reached through Python closures only, as TF Serving's loader needs)."""
@@ -142,10 +150,7 @@ class SquadServing:
         in_doc = (position >= doc_offset[:, None]) & (position < (doc_offset + size)[:, None])
         p_mask = tf.cast(~((position == 0) | in_doc), tf.int32)
         features = {**packed, "p_mask": p_mask}
-        real = packed["input_mask"] > 0
-        ids = tf.RaggedTensor.from_row_lengths(
-            tf.boolean_mask(packed["input_ids"], real),
-            tf.reduce_sum(tf.cast(real, tf.int64), 1), validate=False)
+        ids = _kept(packed["input_ids"], packed["input_mask"] > 0)
         return {"features": features, "ids": ids, "row": row, "spans": spans,
                 "doc_offset": doc_offset, "window_start": window_start}
 
@@ -209,9 +214,7 @@ class SquadServing:
             positions = tf.minimum(start[:, None] + offsets, self.max_seq_length - 1)
             in_span = offsets <= (end - start)[:, None]
             dense = tf.gather(pick(features["input_ids"]), positions, batch_dims=1)
-            span_ids = tf.RaggedTensor.from_row_lengths(
-                tf.boolean_mask(dense, in_span),
-                tf.reduce_sum(tf.cast(in_span, tf.int64), 1), validate=False)
+            span_ids = _kept(dense, in_span)
             text = tf.strings.strip(self.preprocessor.sentencepiece.detokenize(span_ids))
         result = {"answer": tf.where(found, text, ""), "score": score}
         if self.version_2:
