@@ -2,6 +2,7 @@
 
 from albert_tf.layers.activations import gelu_tanh, get_activation
 from albert_tf.layers.attention import AttentionSublayer, attention_bias
+from albert_tf.layers.dense import Dense, matmul_last
 from albert_tf.layers.embeddings import AlbertEmbeddings
 from albert_tf.layers.encoder import AlbertTransformer
 from albert_tf.layers.feedforward import FeedForwardSublayer

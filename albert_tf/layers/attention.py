@@ -5,6 +5,7 @@ import math
 import keras
 from keras import ops
 
+from albert_tf.layers.dense import Dense
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import LayerNorm
 
@@ -35,10 +36,10 @@ class AttentionSublayer(keras.layers.Layer):
         self.dropout_rate = dropout_rate
         self.attention_dropout_rate = attention_dropout_rate
         dense = dict(kernel_initializer=truncated_normal(initializer_range))
-        self.query = keras.layers.Dense(hidden_size, name="query", **dense)
-        self.key = keras.layers.Dense(hidden_size, name="key", **dense)
-        self.value = keras.layers.Dense(hidden_size, name="value", **dense)
-        self.output_dense = keras.layers.Dense(hidden_size, name="output_dense", **dense)
+        self.query = Dense(hidden_size, name="query", **dense)
+        self.key = Dense(hidden_size, name="key", **dense)
+        self.value = Dense(hidden_size, name="value", **dense)
+        self.output_dense = Dense(hidden_size, name="output_dense", **dense)
         self.layer_norm = LayerNorm(name="LayerNorm")
         self.attention_dropout = (keras.layers.Dropout(attention_dropout_rate)
                                   if attention_dropout_rate else None)

@@ -4,6 +4,7 @@ import keras
 
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.attention import AttentionSublayer, attention_bias
+from albert_tf.layers.dense import Dense
 from albert_tf.layers.feedforward import FeedForwardSublayer
 from albert_tf.layers.gather import gather_rows
 from albert_tf.layers.initializers import truncated_normal
@@ -23,7 +24,7 @@ class AlbertTransformer(keras.layers.Layer):
         c = config
         self.embedding_projection = None
         if c.embedding_size != c.hidden_size:
-            self.embedding_projection = keras.layers.Dense(
+            self.embedding_projection = Dense(
                 c.hidden_size, kernel_initializer=truncated_normal(c.initializer_range),
                 name="embedding_hidden_mapping_in")
         self.layer_groups = tuple(c.group_map())

@@ -3,6 +3,7 @@
 import keras
 
 from albert_tf.layers.activations import get_activation
+from albert_tf.layers.dense import Dense
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import LayerNorm
 
@@ -19,11 +20,11 @@ class FeedForwardSublayer(keras.layers.Layer):
         self.dropout_rate = dropout_rate
         init = truncated_normal(initializer_range)
         # The activation is applied in call(): training uses the fused gelu.
-        self.intermediate = keras.layers.Dense(intermediate_size, kernel_initializer=init,
+        self.intermediate = Dense(intermediate_size, kernel_initializer=init,
                                                name="intermediate")
         self.activation = get_activation(hidden_act)
         self.training_activation = get_activation(hidden_act, fused=True)
-        self.output_dense = keras.layers.Dense(hidden_size, kernel_initializer=init, name="output_dense")
+        self.output_dense = Dense(hidden_size, kernel_initializer=init, name="output_dense")
         self.layer_norm = LayerNorm(name="LayerNorm_1")
         self.dropout = keras.layers.Dropout(dropout_rate) if dropout_rate else None
 

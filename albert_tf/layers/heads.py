@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from albert_tf.layers.activations import get_activation
+from albert_tf.layers.dense import Dense, matmul_last
 from albert_tf.layers.gather import gather_rows
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import LayerNorm
@@ -19,7 +20,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.vocab_size = vocab_size
         self.hidden_act = hidden_act
         self.initializer_range = initializer_range
-        self.transform = keras.layers.Dense(
+        self.transform = Dense(
             embedding_size, activation=get_activation(hidden_act),
             kernel_initializer=truncated_normal(initializer_range), name="transform_dense")
         self.layer_norm = LayerNorm(name="LayerNorm")
@@ -36,7 +37,7 @@ class MaskedLMHead(keras.layers.Layer):
         if positions is not None:
             gathered = gather_rows(sequence_output, positions)  # [B,P,H]
         transformed = self.layer_norm(self.transform(gathered))
-        logits = ops.matmul(transformed, ops.transpose(ops.cast(embedding_table, transformed.dtype)))
+        logits = matmul_last(transformed, ops.transpose(ops.cast(embedding_table, transformed.dtype)))
         return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
 
     def get_config(self):

@@ -7,6 +7,7 @@ from keras import ops
 
 from albert_tf.config import AlbertConfig
 from albert_tf.layers import AlbertEmbeddings, AlbertTransformer
+from albert_tf.layers.dense import Dense
 from albert_tf.layers.initializers import truncated_normal
 
 
@@ -40,7 +41,7 @@ class AlbertModel(keras.Model):
             c.vocab_size, c.embedding_size, c.type_vocab_size, c.max_position_embeddings,
             c.initializer_range, c.hidden_dropout_prob, name="embeddings")
         self.transformer = AlbertTransformer(c, name="transformer")
-        self.pooler = keras.layers.Dense(
+        self.pooler = Dense(
             c.hidden_size, activation="tanh",
             kernel_initializer=truncated_normal(c.initializer_range), name="pooler")
         self.build()

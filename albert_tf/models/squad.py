@@ -13,6 +13,7 @@ import keras
 from keras import ops
 
 from albert_tf.config import AlbertConfig
+from albert_tf.layers.dense import Dense, matmul_last
 from albert_tf.layers.gather import gather_rows
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import LayerNorm
@@ -51,8 +52,8 @@ class AlbertSquadV1(AlbertTaskModel):
     def call(self, inputs, training=False):
         sequence = self.encoder(_encoder_inputs(inputs), training=training)["sequence_output"]
         # A matmul, not einsum: TFLite's einsum lowering bakes the traced batch into a reshape.
-        logits = ops.matmul(ops.cast(sequence, "float32"),
-                            ops.transpose(ops.cast(self.output_weights, "float32"))) + self.output_bias
+        logits = matmul_last(ops.cast(sequence, "float32"),
+                             ops.transpose(ops.cast(self.output_weights, "float32"))) + self.output_bias
         return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
 
 
@@ -90,15 +91,15 @@ class AlbertSquadV2(AlbertTaskModel):
         super().__init__(config, encoder, **kwargs)
         self.start_n_top, self.end_n_top, self.dropout_prob = start_n_top, end_n_top, dropout_prob
         hidden, init = self.config.hidden_size, truncated_normal(self.config.initializer_range)
-        self.start_dense = keras.layers.Dense(1, kernel_initializer=init, name="start_dense")
-        self.end_dense_0 = keras.layers.Dense(hidden, activation="tanh", kernel_initializer=init,
+        self.start_dense = Dense(1, kernel_initializer=init, name="start_dense")
+        self.end_dense_0 = Dense(hidden, activation="tanh", kernel_initializer=init,
                                               name="end_dense_0")
         self.end_layer_norm = LayerNorm(name="end_LayerNorm")
-        self.end_dense_1 = keras.layers.Dense(1, kernel_initializer=init, name="end_dense_1")
-        self.answer_dense_0 = keras.layers.Dense(hidden, activation="tanh",
+        self.end_dense_1 = Dense(1, kernel_initializer=init, name="end_dense_1")
+        self.answer_dense_0 = Dense(hidden, activation="tanh",
                                                  kernel_initializer=init, name="answer_dense_0")
         self.answer_dropout = keras.layers.Dropout(dropout_prob)
-        self.answer_dense_1 = keras.layers.Dense(1, use_bias=False, kernel_initializer=init,
+        self.answer_dense_1 = Dense(1, use_bias=False, kernel_initializer=init,
                                                  name="answer_dense_1")
         for layer, width in ((self.start_dense, hidden), (self.end_dense_0, 2 * hidden),
                              (self.end_layer_norm, hidden), (self.end_dense_1, hidden),

@@ -15,6 +15,7 @@ import keras
 from keras import ops
 
 from albert_tf.config import AlbertConfig
+from albert_tf.layers.dense import matmul_last
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.models.base import AlbertTaskModel
 from albert_tf.models.encoder import AlbertModel
@@ -56,7 +57,7 @@ class AlbertTokenClassifier(AlbertTaskModel):
         sequence = self.encoder(encoder_inputs, training=training)["sequence_output"]
         sequence = ops.cast(self.dropout(sequence, training=training), "float32")
         # A matmul, not einsum: TFLite's einsum lowering bakes the traced batch into a reshape.
-        logits = ops.matmul(sequence, ops.transpose(self.token_output_weights))
+        logits = matmul_last(sequence, ops.transpose(self.token_output_weights))
         logits = logits + self.token_output_bias
         return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1),
                 "predictions": ops.cast(ops.argmax(logits, axis=-1), "int32")}
