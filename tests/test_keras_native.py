@@ -73,6 +73,7 @@ def _layer_cases(config):
         layers.FeedForwardSublayer(c.hidden_size, c.intermediate_size, "gelu", 0.02, 0.1),
         layers.MaskedLMHead(c.embedding_size, c.vocab_size, "relu", 0.05),
         layers.SentenceOrderHead(0.04),
+        layers.Dense(3, activation="tanh", use_bias=False),
     ]
 
 
