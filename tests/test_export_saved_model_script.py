@@ -110,7 +110,7 @@ def test_cli_relative_paths_are_verified_and_published_once(tmp_path):
     assert result["encoder"] == str(tmp_path / "exports" / "encoder" / "1")
     assert max(result["encoder_check"].values()) <= 1e-5
     assert os.listdir(tmp_path / "exports" / "encoder") == ["1"]
-    assert any("_run_encoder" in f for f in xla_compiled_functions(result["encoder"]))
+    assert any("frozen_encoder" in f for f in xla_compiled_functions(result["encoder"]))
 
 
 def test_cli_errors_are_one_line_and_write_nothing(tmp_path):

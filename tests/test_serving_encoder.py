@@ -10,7 +10,7 @@ from albert_tf.serving.encoder import build_module, export_encoder
 from albert_tf.serving.reference import expected_encoder_outputs, sample_inputs
 from albert_tf.serving.saved_model import versioned_dir, write_saved_model
 from albert_tf.serving.verify import compare, verify_in_fresh_process
-from support.serving import saved_model_cli, xla_compiled_functions
+from support.serving import function_input_types, saved_model_cli, xla_compiled_functions
 
 
 @pytest.fixture(scope="module")
@@ -85,9 +85,11 @@ def test_serving_xla_compiles_the_id_signatures_with_the_same_outputs(golden_exp
     # The default export compiles nothing (the fused GELU of training=True's __call__ is
     # compiled in every export).
     assert [f for f in xla_compiled_functions(plain) if "gelu" not in f] == []
-    # One compiled encoder call, shared by serving_default, serve and tokens.
+    # One compiled encoder call, shared by serving_default, serve and tokens, with the weights
+    # as constants: it takes the three id inputs and no variable.
     compiled = [f for f in xla_compiled_functions(path) if "gelu" not in f]
-    assert len(compiled) == 1 and "_run_encoder" in compiled[0]
+    assert len(compiled) == 1 and "frozen_encoder" in compiled[0]
+    assert function_input_types(path, compiled[0]) == [tf.int32.as_datatype_enum] * 3
     ids, mask, types, _ = sample_inputs(config)
     expected = model({"input_ids": ids, "input_mask": mask, "segment_ids": types})
     loaded = tf.saved_model.load(path)

@@ -13,8 +13,8 @@ its version folder appears. A WordPiece model (the Chinese ALBERTs) takes
 `--tflite=float32,float16,dynamic_int8` (any subset) also writes exports/tflite/<name>.<kind>.tflite
 for the encoder and each head exported (TFLite builtin ops only; inputs int32 [1, max_seq_length],
 resizable batch), with the tokenizer file and <name>.json beside them.
-`--serving_xla` XLA-compiles the encoder's id signatures (faster on CPU; TF Serving then needs
---xla_cpu_compilation_enabled=true).
+`--serving_xla` XLA-compiles the encoder's id signatures with the weights as constants (faster
+on CPU, twice the size; TF Serving then needs --xla_cpu_compilation_enabled=true).
 Without tensorflow-text the raw-text parts are left out (one notice), and an explicit
 `--spm_model_file`/`--vocab_file` is refused (pip install tensorflow-text).
 """

@@ -140,14 +140,24 @@ def serve_in_fresh_process(requests: dict) -> dict:
         return {key: _load(os.path.join(tmp, f"{i}.out.npz")) for i, key in enumerate(requests)}
 
 
-def xla_compiled_functions(saved_model_dir) -> list[str]:
-    """Names of the functions a SavedModel marks for XLA (`jit_compile=True`), read from
-    saved_model.pb as TF Serving reads it."""
+def _function_library(saved_model_dir):
+    """The function library of saved_model.pb, read as TF Serving reads it."""
     from tensorflow.core.protobuf import saved_model_pb2  # the test process has TF loaded
 
     saved = saved_model_pb2.SavedModel()
     with open(os.path.join(saved_model_dir, "saved_model.pb"), "rb") as handle:
         saved.ParseFromString(handle.read())
-    library = saved.meta_graphs[0].graph_def.library
-    return [f.signature.name for f in library.function
+    return saved.meta_graphs[0].graph_def.library
+
+
+def xla_compiled_functions(saved_model_dir) -> list[str]:
+    """Names of the functions a SavedModel marks for XLA (`jit_compile=True`)."""
+    return [f.signature.name for f in _function_library(saved_model_dir).function
             if f.attr.get("_XlaMustCompile") is not None and f.attr["_XlaMustCompile"].b]
+
+
+def function_input_types(saved_model_dir, name) -> list[int]:
+    """The DataType enums of a saved function's inputs (captured variables are DT_RESOURCE)."""
+    function = next(f for f in _function_library(saved_model_dir).function
+                    if f.signature.name == name)
+    return [arg.type for arg in function.signature.input_arg]
