@@ -14,7 +14,7 @@ from albert_tf.tasks.eval_state import CheckpointEvaluator
 from albert_tf.tasks.pretraining.task import (PretrainingEvalLog, PretrainingRunConfig,
                                               format_eval_results, run_pretraining)
 from support.entry_points import run_entry_point
-from support.golden import assert_matches_golden, write_golden_records
+from support.golden import assert_matches_golden, one_layer_config, write_golden_records
 from support.paths import REPO
 
 
@@ -138,10 +138,10 @@ def test_sigkill_after_a_checkpoint_then_restart_matches_uninterrupted_run(fixtu
 
     model_dir = fixtures_dir / "model"
     records = write_golden_records(model_dir, tmp_path / "golden.tfrecord")
+    config = one_layer_config(model_dir, tmp_path / "albert_config.json")
 
     def command(out):
-        return [sys.executable, "run_pretraining.py",
-                f"--albert_config_file={model_dir / 'albert_config_train_nodropout.json'}",
+        return [sys.executable, "run_pretraining.py", f"--albert_config_file={config}",
                 f"--input_file={records}", f"--output_dir={out}",
                 f"--init_checkpoint={model_dir / 'ckpt' / 'model.ckpt'}",
                 "--max_seq_length=24", "--max_predictions_per_seq=5", "--train_batch_size=3",

@@ -12,7 +12,7 @@ import pytest
 
 from albert_tf.training import Runtime, RuntimeConfig
 from albert_tf.training.runtime import RuntimeError_
-from support.golden import write_golden_records
+from support.golden import one_layer_config, write_golden_records
 from support.paths import REPO
 from support.tiny_pretraining import train_tiny
 
@@ -78,10 +78,10 @@ def free_ports(n):
 def test_multi_worker_mirrored_two_processes_write_one_checkpoint(fixtures_dir, tmp_path):
     model_dir = fixtures_dir / "model"
     records = write_golden_records(model_dir, tmp_path / "golden.tfrecord", copies=2)
+    config = one_layer_config(model_dir, tmp_path / "albert_config.json")
     out = tmp_path / "out"
     cluster = {"worker": [f"127.0.0.1:{p}" for p in free_ports(2)]}
-    args = [sys.executable, "run_pretraining.py",
-            f"--albert_config_file={model_dir / 'albert_config_train_nodropout.json'}",
+    args = [sys.executable, "run_pretraining.py", f"--albert_config_file={config}",
             f"--input_file={records}", f"--output_dir={out}",
             f"--init_checkpoint={model_dir / 'ckpt' / 'model.ckpt'}",
             "--max_seq_length=24", "--max_predictions_per_seq=5", "--train_batch_size=4",

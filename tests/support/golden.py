@@ -1,6 +1,7 @@
 """The original's golden pretraining batch and 3-step training run (fixtures/original/model)."""
 
 import json
+import pathlib
 
 import numpy as np
 
@@ -48,3 +49,14 @@ def write_golden_records(model_dir, path, copies=1):
                 writer.write(tf.train.Example(
                     features=tf.train.Features(feature=feats)).SerializeToString())
     return path
+
+
+def one_layer_config(model_dir, path):
+    """The golden model's training config (no dropout) with one layer instead of four, written
+    to `path`. Its layers share one group, so the golden checkpoint loads into it unchanged: the
+    tests of processes (restarts, several workers) train it at a quarter of the graph."""
+    config = json.loads((model_dir / "albert_config_train_nodropout.json").read_text("utf-8"))
+    assert config["num_hidden_groups"] == 1 and config["inner_group_num"] == 1
+    pathlib.Path(path).write_text(json.dumps({**config, "num_hidden_layers": 1}), "utf-8")
+    return path
+
