@@ -30,8 +30,22 @@ def _gfile():
     return tf.io.gfile
 
 
-def _is_local(path: str) -> bool:
-    return "://" not in path
+def is_remote(path) -> bool:
+    """A URL such as gs://bucket/x, read and written through tf.io.gfile; any other path is a
+    local one, handled with `os` (no TensorFlow needed)."""
+    return "://" in os.fspath(path)
+
+
+def is_local(path) -> bool:
+    return not is_remote(path)
+
+
+def absolute_path(path):
+    """An absolute local path (`~` expanded); None and remote URLs are returned as given."""
+    if path is None:
+        return None
+    path = os.fspath(path)
+    return path if is_remote(path) else os.path.abspath(os.path.expanduser(path))
 
 
 class _LocalFiles:
@@ -60,24 +74,24 @@ class _LocalFiles:
 
 def files(path):
     """`tf.io.gfile` for a remote path, `_LocalFiles` for a local one."""
-    return _LocalFiles if _is_local(os.fspath(path)) else _gfile()
+    return _LocalFiles if is_local(os.fspath(path)) else _gfile()
 
 
 # Reading goes through tf.io.gfile only for a remote path (gs://, ...): a local read loads no
 # TensorFlow, so the pretraining-data worker processes, which only tokenize, start without it.
 def exists(path) -> bool:
     path = os.fspath(path)
-    return os.path.exists(path) if _is_local(path) else _gfile().exists(path)
+    return os.path.exists(path) if is_local(path) else _gfile().exists(path)
 
 
 def file_size(path) -> int:
     path = os.fspath(path)
-    return os.path.getsize(path) if _is_local(path) else _gfile().stat(path).length
+    return os.path.getsize(path) if is_local(path) else _gfile().stat(path).length
 
 
 def open_binary(path):
     path = os.fspath(path)
-    return open(path, "rb") if _is_local(path) else _gfile().GFile(path, "rb")
+    return open(path, "rb") if is_local(path) else _gfile().GFile(path, "rb")
 
 
 def open_input(path, what: str, error=InputError):
@@ -149,7 +163,7 @@ def remove_stale_temporaries(directory) -> list[str]:
     run); returns what was removed. Only local folders: on a shared file system another host's
     writer may still be alive."""
     directory = os.fspath(directory) or "."
-    if not _is_local(directory) or not os.path.isdir(directory):
+    if not is_local(directory) or not os.path.isdir(directory):
         return []
     removed = []
     for name in os.listdir(directory):
@@ -200,7 +214,7 @@ def error_path(error: BaseException) -> str | None:
 def describe_disk(path) -> str:
     """'the disk mounted at /data has 1.2 MB free': where `path` is written (a local path)."""
     path = os.path.abspath(os.fspath(path))
-    if not _is_local(path):
+    if not is_local(path):
         return f"the storage of {path}"
     folder = path
     while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
@@ -229,7 +243,7 @@ def check_output_path(path) -> None:
     """Refuses, naming the user's path, an output that is (or lies under) a symbolic link to
     nothing: a rename onto it would fail with the name of a hidden temporary instead."""
     path = os.fspath(path)
-    if _is_local(path):
+    if is_local(path):
         dangling = _dangling_link(os.path.abspath(path))
         if dangling:
             raise OutputError(f"{path}: cannot write there: {dangling}; remove the link or point "
@@ -240,7 +254,7 @@ def _remove_stale_temporaries_of(path: str) -> None:
     """Removes the temporaries of `path` left by writers that died (kill -9): the hidden
     `.<name>.tmp-<pid>-*` of a process that no longer runs."""
     head, tail = os.path.split(path)
-    if not _is_local(path) or not os.path.isdir(head or "."):
+    if not is_local(path) or not os.path.isdir(head or "."):
         return
     start = f".{tail}.tmp-"
     with os.scandir(head or ".") as entries:
@@ -307,7 +321,7 @@ def check_version(version) -> None:
 def version_dir(base_path, version: int | None = None) -> str:
     """The one version-folder rule of every export: `<base_path>/<version>`, by default one past
     the highest numeric folder there (from 1), the layout TF Serving polls."""
-    base_path = os.path.abspath(os.fspath(base_path)) if _is_local(os.fspath(base_path)) \
+    base_path = os.path.abspath(os.fspath(base_path)) if is_local(os.fspath(base_path)) \
         else os.fspath(base_path)
     check_version(version)
     gfile = _gfile()

@@ -68,8 +68,8 @@ def split_documents(files, train_path: str, heldout_path: str, heldout_fraction:
 
 def _fingerprint(files) -> list:
     """Name, size and (local files) modification time of each input."""
-    return [[p if "://" in p else os.path.abspath(p), io_utils.file_size(p),
-             None if "://" in p else int(os.path.getmtime(p))] for p in files]
+    return [[io_utils.absolute_path(p), io_utils.file_size(p),
+             int(os.path.getmtime(p)) if io_utils.is_local(p) else None] for p in files]
 
 
 def data_settings(options: PaperOptions, files) -> dict:

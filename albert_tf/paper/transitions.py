@@ -17,7 +17,7 @@ import tensorflow as tf
 from albert_tf.weights.resolve import resolve_model_files
 from albert_tf.data import schema
 from albert_tf.errors import InputError, UsageError
-from albert_tf.io_utils import glob_inputs
+from albert_tf.io_utils import glob_inputs, is_local
 from albert_tf.models import AlbertModel
 from albert_tf.paper.smoothness import TransitionStats
 from albert_tf.tokenization import FullTokenizer, preprocess_text
@@ -143,7 +143,7 @@ def input_batches(input_file, max_seq_length, max_examples, batch_size, tokenize
 
 def load_encoder(init_checkpoint, albert_config_file=None, spm_model_file=None, vocab_file=None):
     """(encoder with the source's weights, (spm_model_file, vocab_file)) for any weight source."""
-    local = "://" not in init_checkpoint
+    local = is_local(init_checkpoint)
     if local and not (os.path.exists(init_checkpoint) or glob.glob(init_checkpoint + ".*")):
         raise InputError(f"--init_checkpoint={init_checkpoint}: no such file or folder")
     files = resolve_model_files(init_checkpoint, albert_config_file, spm_model_file, vocab_file)

@@ -22,6 +22,7 @@ from apache_beam.metrics.metric import Metrics, MetricsFilter
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 from apache_beam.runners.runner import create_runner
 
+from albert_tf import io_utils
 from albert_tf.errors import UsageError
 from albert_tf.pretraining_data import documents, parallel, sentence_tokens, summary
 from albert_tf.pretraining_data.summary import Totals
@@ -31,7 +32,7 @@ NAMESPACE = "create_pretraining_data"
 
 def open_input(path: str):
     """Any file Beam can read (gs://, s3://, hdfs://, ...); local files directly."""
-    if "://" not in path:
+    if io_utils.is_local(path):
         return open(path, "rb")
     from apache_beam.io.filesystem import CompressionTypes
 
@@ -45,7 +46,7 @@ def match_inputs(spec: str) -> tuple[list[str], list[int]]:
     for pattern in spec.split(","):
         if not pattern:
             continue
-        if "://" not in pattern:
+        if io_utils.is_local(pattern):
             matched = documents.expand_input_patterns(pattern)
             files += matched
             sizes += [os.path.getsize(p) for p in matched]

@@ -40,10 +40,6 @@ class InputCounters:
             setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
 
 
-def _is_remote(path: str) -> bool:
-    return "://" in path
-
-
 def expand_input_patterns(spec: str) -> list[str]:
     """Comma-separated globs → files, in the given order (each glob's matches sorted).
 
@@ -57,7 +53,7 @@ def expand_input_patterns(spec: str) -> list[str]:
     for pattern in spec.split(","):
         if not pattern:
             continue
-        if _is_remote(pattern):
+        if io_utils.is_remote(pattern):
             import tensorflow as tf
 
             matches = sorted(tf.io.gfile.glob(pattern))

@@ -127,7 +127,7 @@ class BeamEngine:
 
 def _remove_stale_temporaries(paths) -> None:
     """Temporaries of killed runs beside our outputs (a killed writer cannot clean up)."""
-    for directory in sorted({os.path.dirname(os.path.abspath(p)) for p in paths if "://" not in p}):
+    for directory in sorted({os.path.dirname(os.path.abspath(p)) for p in paths if io_utils.is_local(p)}):
         for removed in io_utils.remove_stale_temporaries(directory):
             logging.warning("removed %s, left by a run that was killed", removed)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import struct
 
+from albert_tf import io_utils
+
 try:  # optional: the C CRC32C of google-crc32c; without it TensorFlow writes the records
     import google_crc32c
 except ImportError:
@@ -47,7 +49,7 @@ class LocalRecordFile:
 
 def writes_without_tensorflow(path: str) -> bool:
     return (google_crc32c is not None and getattr(google_crc32c, "implementation", "c") == "c"
-            and "://" not in path)
+            and io_utils.is_local(path))
 
 
 def open_record_file(path: str):

@@ -14,6 +14,7 @@ import sys
 
 from absl import logging
 
+from albert_tf import io_utils
 from albert_tf.pretraining_data import documents, stats
 from albert_tf.tokenization import load_vocab, unk
 
@@ -163,7 +164,7 @@ def report_unk(options, files, summary: dict) -> None:
     the casing is the cause (checked on the first lines of the first local input file)."""
     cause = None
     if summary["unk_rate"] > unk.WARN_RATE and options.vocab_file and not options.spm_model_file \
-            and "://" not in files[0]:
+            and io_utils.is_local(files[0]):
         with open(files[0], encoding="utf-8", errors="ignore") as f:
             sample = [line for line in itertools.islice(f, 5000) if line.strip()]
         cause = unk.casing_cause(sample, load_vocab(options.vocab_file), options.do_lower_case)

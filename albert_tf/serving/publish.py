@@ -40,15 +40,11 @@ class _Taken(Exception):
     pass
 
 
-def _local(path: str) -> bool:
-    return "://" not in path
-
-
 def _rename_no_replace(src: str, dst: str) -> None:
     """Renames the folder `src` to `dst` unless `dst` exists (then `_Taken`). Locally rename(2)
     itself refuses a folder that is not empty, so two exports racing for `dst` cannot both win."""
     parent = os.path.dirname(dst)
-    if _local(dst):
+    if io_utils.is_local(dst):
         os.makedirs(parent, exist_ok=True)
         try:
             os.rename(src, dst)
@@ -64,7 +60,7 @@ def _rename_no_replace(src: str, dst: str) -> None:
 
 
 def _remove(path: str) -> None:
-    if _local(path):
+    if io_utils.is_local(path):
         if os.path.isdir(path):
             shutil.rmtree(path, ignore_errors=True)
         elif os.path.lexists(path):
@@ -81,7 +77,7 @@ class Stage:
     def __init__(self, base, version=None, extras=()):
         base = os.fspath(base)
         io_utils.check_output_path(base)  # a symbolic link to nothing is named as given
-        self.base = os.path.abspath(base) if _local(base) else base
+        self.base = os.path.abspath(base) if io_utils.is_local(base) else base
         self.fixed = version is not None
         self.bases = [self.base] + [os.path.join(self.base, name) for name in extras]
         for folder in self.bases:
@@ -155,7 +151,7 @@ class Stage:
                 return self.target
             except _Taken:
                 for temporary, target in reversed(done):  # this version is someone else's
-                    os.rename(target, temporary) if _local(target) else \
+                    os.rename(target, temporary) if io_utils.is_local(target) else \
                         tf.io.gfile.rename(target, temporary)
                 if self.fixed:
                     raise ExportExistsError(

@@ -19,7 +19,6 @@ Every export (encoder, preprocessing, classifier, SQuAD) builds a `tf.Module` ro
 from __future__ import annotations
 
 import contextlib
-import os
 
 import tensorflow as tf
 # Private, but the only way to trace once: see `tracing_for_save`.
@@ -141,7 +140,4 @@ def write_saved_model(module: tf.Module, base_dir, signatures: dict, version: in
 def resolve_path(path):
     """An absolute local path (None and remote URLs such as gs:// are returned as given): the
     fresh-process check and the saved assets must not depend on the current directory."""
-    if path is None:
-        return None
-    path = os.fspath(path)
-    return path if "://" in path else os.path.abspath(os.path.expanduser(path))
+    return io_utils.absolute_path(path)

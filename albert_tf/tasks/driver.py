@@ -24,6 +24,7 @@ import os
 import tensorflow as tf
 from absl import logging
 
+from albert_tf import io_utils
 from albert_tf.errors import CheckpointError, InputError, UsageError
 from albert_tf.optimization import create_optimizer
 from albert_tf.tasks.base import Task
@@ -121,9 +122,8 @@ class Driver:
                 summary["predict"] = self.task.predict(self.model)
             if cfg.export_dir:
                 self.load(self.prediction_checkpoint(), require_head=True)
-                summary["export"] = self.task.export(self.model, os.path.abspath(cfg.export_dir)
-                                                     if "://" not in cfg.export_dir
-                                                     else cfg.export_dir)
+                summary["export"] = self.task.export(self.model,
+                                                     io_utils.absolute_path(cfg.export_dir))
         return summary
 
     def check_memory(self) -> None:

@@ -6,6 +6,7 @@ import fcntl
 import os
 import socket
 
+from albert_tf import io_utils
 from albert_tf.errors import OutputDirLockedError
 
 LOCK_NAME = "albert_tf.lock"
@@ -22,7 +23,7 @@ class OutputDirLock:
 
     def __init__(self, output_dir, enabled: bool = True):
         self.output_dir = os.fspath(output_dir)
-        self.enabled = enabled and "://" not in self.output_dir
+        self.enabled = enabled and io_utils.is_local(self.output_dir)
         self.path = os.path.join(self.output_dir, LOCK_NAME)
         self._fd = None
 

@@ -54,7 +54,7 @@ def recorded_lower_case(*places) -> tuple[bool, str] | tuple[None, None]:
     """(do_lower_case, where) from the first of `places` (tokenizer files or weight-source
     folders; None skipped) whose settings file records it; (None, None) otherwise."""
     for place in places:
-        if not place or "://" in os.fspath(place):
+        if not place or io_utils.is_remote(place):
             continue
         values, path = read_settings(place)
         if values is not None and isinstance(values.get("do_lower_case"), bool):

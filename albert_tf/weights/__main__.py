@@ -7,11 +7,11 @@ checkpoint, output_dir, HF folder, keras-hub preset, TF-Hub module); `--albert_c
 `--spm_model_file` (or `--vocab_file`, a WordPiece model's) fill in what SRC lacks.
 """
 
-import os
 
 from absl import flags
 
 from albert_tf import cli
+from albert_tf import io_utils
 
 cli.define_flags(__name__, "input output output_format albert_config_file spm_model_file vocab_file")
 FLAGS = flags.FLAGS
@@ -20,7 +20,7 @@ FLAGS = flags.FLAGS
 def resolve_path(path):
     if not path:
         return None
-    return path if "://" in path else os.path.abspath(os.path.expanduser(path))
+    return io_utils.absolute_path(path)
 
 
 def main(argv):

@@ -15,6 +15,7 @@ import os
 
 from absl import logging
 
+from albert_tf import io_utils
 from albert_tf.config import AlbertConfig
 from albert_tf.tokenization.settings import flag_given, resolve_do_lower_case
 from albert_tf.weights.readers import open_source
@@ -47,7 +48,7 @@ def _source_or_none(path):
     if not path:
         return None
     path = os.fspath(path)
-    if "://" not in path and not os.path.exists(path) and not os.path.exists(path + ".index"):
+    if io_utils.is_local(path) and not os.path.exists(path) and not os.path.exists(path + ".index"):
         return None
     return open_source(path)
 

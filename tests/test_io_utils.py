@@ -1,0 +1,24 @@
+"""albert_tf.io_utils' one test of "is this path remote" and the absolute form of a path, which
+every reader and writer of the package uses."""
+
+import os
+import pathlib
+
+from albert_tf import io_utils
+
+
+def test_urls_are_remote_and_everything_else_is_local():
+    for url in ("gs://bucket/data/*.tfrecord", "s3://b/x", "hdfs://host/path", "file:///tmp/x"):
+        assert io_utils.is_remote(url) and not io_utils.is_local(url)
+    for path in ("data/x.txt", "/tmp/x", "~/x", "C:\\data\\x.txt", pathlib.Path("a") / "b"):
+        assert io_utils.is_local(path) and not io_utils.is_remote(path)
+
+
+def test_absolute_path_expands_local_paths_and_keeps_urls_and_none(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert io_utils.absolute_path("out/x") == str(tmp_path / "out" / "x")
+    assert io_utils.absolute_path(pathlib.Path("out")) == str(tmp_path / "out")
+    assert io_utils.absolute_path("~/x") == os.path.join(str(tmp_path / "home"), "x")
+    assert io_utils.absolute_path("gs://bucket/out") == "gs://bucket/out"
+    assert io_utils.absolute_path(None) is None
