@@ -74,7 +74,7 @@ class _LocalFiles:
 
 def files(path):
     """`tf.io.gfile` for a remote path, `_LocalFiles` for a local one."""
-    return _LocalFiles if is_local(os.fspath(path)) else _gfile()
+    return _LocalFiles if is_local(path) else _gfile()
 
 
 # Reading goes through tf.io.gfile only for a remote path (gs://, ...): a local read loads no
@@ -321,8 +321,8 @@ def check_version(version) -> None:
 def version_dir(base_path, version: int | None = None) -> str:
     """The one version-folder rule of every export: `<base_path>/<version>`, by default one past
     the highest numeric folder there (from 1), the layout TF Serving polls."""
-    base_path = os.path.abspath(os.fspath(base_path)) if is_local(os.fspath(base_path)) \
-        else os.fspath(base_path)
+    base_path = os.fspath(base_path)
+    base_path = os.path.abspath(base_path) if is_local(base_path) else base_path
     check_version(version)
     gfile = _gfile()
     if gfile.exists(base_path) and not gfile.isdir(base_path):

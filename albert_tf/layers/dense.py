@@ -3,8 +3,8 @@
 Keras' `ops.matmul` of a 3-D input by a 2-D kernel goes through `tf.tensordot`, which builds
 about twenty graph ops of shape arithmetic around each MatMul. Here the leading dimensions are
 folded into rows with one Reshape and unfolded with another: the same MatMul on the same 2-D
-operands (the results are bit-identical), in a graph a quarter smaller. Every traced function,
-SavedModel and TFLite file of the model carries fewer ops, and tracing one is faster.
+operands (the results are bit-identical), in a graph a quarter smaller. Every traced function
+and SavedModel of the model carries fewer ops, and tracing one is faster.
 """
 
 import keras
@@ -22,7 +22,7 @@ def matmul_last(x, kernel):
         return ops.matmul(x, kernel)
     inner = x.shape[1:-1]
     if any(size is None for size in inner):
-        shape = ops.shape(x)  # one Shape op for every unknown size
+        shape = ops.shape(x)  # one Shape op for all the unknown sizes
         inner = [shape[i] if size is None else size for i, size in enumerate(inner, 1)]
     rows = ops.matmul(ops.reshape(x, (-1, x.shape[-1])), kernel)
     return ops.reshape(rows, (-1, *inner, kernel.shape[-1]))
