@@ -15,7 +15,9 @@ the rounds). Ratios are against keras-hub's SavedModel and ONNX Runtime of the s
 (fp32 rows against ORT fp32, int8 rows against ORT int8), measured in the same run. Goals: int8
 TFLite batch-1 latency <= 0.5x keras-hub's and <= 0.5x ORT int8's, base int8 file <= 12 MB, our
 fp32 SavedModel <= 1.0x ORT fp32 (plain, and with `--serving_xla`: XLA-compiled signatures).
-A bf16 SavedModel is measured only where the CPU has bf16 (avx512_bf16 or amx_bf16).
+A bf16 SavedModel is measured only where the CPU has bf16 (avx512_bf16 or amx_bf16). The last
+note times the CPU's own int8 matmul speed against float32 (TFLite, XNNPACK), which bounds what
+any int8 engine can gain here, and names its int8 dot-product instructions (VNNI, AMX).
 """
 
 from __future__ import annotations
@@ -62,6 +64,47 @@ def cpu_bf16() -> str | None:
         return None
     found = [f for f in ("avx512_bf16", "amx_bf16") if f in flags_line.split()]
     return ",".join(found) or None
+
+
+def cpu_int8_dot() -> str:
+    """The CPU's int8 dot-product instructions, which int8 matmuls need to beat float32."""
+    try:
+        flags_line = next(line for line in open("/proc/cpuinfo") if line.startswith("flags"))
+    except (OSError, StopIteration):
+        return "unknown (no /proc/cpuinfo)"
+    found = [f for f in ("avx512_vnni", "avx_vnni", "amx_int8") if f in flags_line.split()]
+    return ",".join(found) or "none (no VNNI, no AMX)"
+
+
+def int8_gemm_speedup(quick):
+    """How much faster this CPU runs a TFLite dynamic-int8 stack of ALBERT-base's FFN matmuls
+    ([128, 768] x [768, 3072], then back) than the float32 one, with the same XNNPACK kernels
+    the encoder uses: the ceiling of what int8 can buy here, measured in the same run."""
+    import keras
+    import tensorflow as tf
+
+    from albert_tf.serving.lite import _interpreter_class
+
+    inputs = keras.Input((SEQ, 768), batch_size=1, name="x")
+    hidden, up, down = inputs, keras.layers.Dense(3072), keras.layers.Dense(768)
+    for _ in range(4):  # one pair of weights used four times, as ALBERT's layers share theirs
+        hidden = down(up(hidden))
+    model = keras.Model(inputs, hidden)
+    serve = tf.function(lambda x: {"y": model(x)},
+                        input_signature=[tf.TensorSpec([1, SEQ, 768], tf.float32, name="x")])
+    x = np.random.default_rng(0).standard_normal((1, SEQ, 768)).astype("float32")
+    speeds = {}
+    for kind in ("float32", "dynamic_int8"):
+        converter = tf.lite.TFLiteConverter.from_concrete_functions(
+            [serve.get_concrete_function()], model)
+        if kind == "dynamic_int8":
+            converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        runner = _interpreter_class()(model_content=converter.convert(),
+                                      num_threads=os.cpu_count()).get_signature_runner()
+        call = lambda ids, mask, seg: runner(x=x)  # noqa: E731
+        seconds = timeit(call, 1, 5 if quick else 15)
+        speeds[kind] = 8 * SEQ * 768 * 3072 / seconds / 1e9
+    return speeds["float32"], speeds["dynamic_int8"]
 
 
 def timeit(fn, batch, reps):
@@ -233,6 +276,12 @@ def main(argv):
                             ort_python, ORT_PEER, ort_folder, ort_kind, 10 if quick else 30))
             for peer in peers:
                 record(f"peer_{peer}", lambda: run_peer([peer]))
+        f32_gmacs, int8_gmacs = int8_gemm_speedup(quick)
+        notes.append(f"this CPU's matmuls in TFLite: float32 {f32_gmacs:.1f} GMAC/s, dynamic int8 "
+                     f"{int8_gmacs:.1f} GMAC/s ({int8_gmacs / f32_gmacs:.2f}x); int8 "
+                     f"dot-product instructions: {cpu_int8_dot()} (int8 b1 <= 0.5x ORT int8 "
+                     "needs int8 matmuls about twice float32's speed where ORT int8 runs at ORT "
+                     "fp32's)")
         sizes = {name: mb for name, (_, _, mb) in engines.items()}
         print_table(results, sizes, rounds, notes)
 
