@@ -12,10 +12,15 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 # s without), so they keep TensorFlow's own default here (off on CPUs without AVX-512).
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
-import pytest
+from albert_tf.lazy_imports import defer_keras_wrappers
 
-from support.configs import TINY, tiny_config as make_tiny_config
-from support.paths import DATA, FIXTURES
+# As in our scripts: `import keras` without scikit-learn (seqeval's dependency), ~1.5 s a process.
+defer_keras_wrappers()
+
+import pytest  # noqa: E402
+
+from support.configs import TINY, tiny_config as make_tiny_config  # noqa: E402
+from support.paths import DATA, FIXTURES  # noqa: E402
 
 # Test processes on this 2-core machine: tests spread over this many pytest-xdist workers, each
 # test file kept in one worker (its module fixtures are built once). `-n 0` (or `-p no:xdist`)
