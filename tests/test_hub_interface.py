@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from albert_tf.source_export import export_source, hub_seq_length
 from albert_tf.text import hub_preprocessing
+from support.golden import one_layer_config
 from support.paths import REPO
 
 pytest.importorskip("tensorflow_text", reason="the preprocessing export needs tensorflow-text")
@@ -263,24 +264,28 @@ def test_wordpiece_export_groups_words_and_names_its_special_tokens(tmp_path):
 
 def test_an_mlm_only_source_exports_the_mlm_parts_without_sop(fixtures_dir, tmp_path):
     """A source with the masked-LM head alone (as Hugging Face's AlbertForMaskedLM): `.mlm`
-    and the TF1 `mlm` signature, no `sop` (its head would be untrained)."""
+    and the TF1 `mlm` signature, no `sop` (its head would be untrained). The golden model with
+    one layer (its layers share one group): the export's subject, not depth."""
     from albert_tf import AlbertConfig, AlbertPretrainer
     from albert_tf.weights import tf1_checkpoint as checkpoint
 
     model_dir = fixtures_dir / "model"
-    pretrainer = AlbertPretrainer(AlbertConfig.from_json_file(model_dir / "albert_config.json"))
+    config_file = one_layer_config(model_dir, tmp_path / "albert_config.json")
+    pretrainer = AlbertPretrainer(AlbertConfig.from_json_file(config_file))
     checkpoint.load_tf1_checkpoint(pretrainer, str(model_dir / "ckpt"))
     arrays = {k: v for k, v in checkpoint.tf1_weights(pretrainer).items()
               if not k.startswith("cls/seq_relationship")}
     checkpoint.write_tf1_checkpoint(arrays, str(tmp_path / "mlm_only" / "model.ckpt"))
     out = export_source(str(tmp_path / "mlm_only" / "model.ckpt"), str(tmp_path / "exports"),
-                        albert_config_file=str(model_dir / "albert_config.json"))
+                        albert_config_file=str(config_file))
     assert out["heads"] == ["mlm"] and "mlm/mlm_logits" in out["encoder_check"]
     encoder = tf.saved_model.load(out["encoder"])
     assert set(encoder.signatures) == {"serving_default", "tokens", "mlm"}
     golden = np.load(model_dir / "forward_golden.npz")
-    logits = encoder.mlm({"input_word_ids": golden["input_ids"], "input_mask":
-                          golden["input_mask"], "input_type_ids": golden["segment_ids"],
-                          "masked_lm_positions": golden["masked_lm_positions"]})["mlm_logits"]
-    np.testing.assert_allclose(logits.numpy().reshape(-1, 1500), golden["masked_lm_logits"],
-                               atol=1e-5)
+    feed = {"input_ids": golden["input_ids"], "input_mask": golden["input_mask"],
+            "segment_ids": golden["segment_ids"],
+            "masked_lm_positions": golden["masked_lm_positions"]}
+    logits = encoder.mlm({"input_word_ids": feed["input_ids"], "input_mask": feed["input_mask"],
+                          "input_type_ids": feed["segment_ids"],
+                          "masked_lm_positions": feed["masked_lm_positions"]})["mlm_logits"]
+    np.testing.assert_allclose(logits.numpy(), pretrainer(feed)["masked_lm_logits"], atol=1e-5)
