@@ -57,23 +57,23 @@ flags.DEFINE_string("ort_python", None, "Python with torch, transformers, onnx, 
 flags.DEFINE_bool("ort", True, "Measure ONNX Runtime fp32 and int8 when its Python is found.")
 
 
-def cpu_bf16() -> str | None:
+def cpu_has(*names) -> str | None:
+    """Those of the CPU flags `names` that /proc/cpuinfo lists, comma-joined; None for none
+    (or where there is no /proc/cpuinfo)."""
     try:
         flags_line = next(line for line in open("/proc/cpuinfo") if line.startswith("flags"))
     except (OSError, StopIteration):
         return None
-    found = [f for f in ("avx512_bf16", "amx_bf16") if f in flags_line.split()]
-    return ",".join(found) or None
+    return ",".join(f for f in names if f in flags_line.split()) or None
+
+
+def cpu_bf16() -> str | None:
+    return cpu_has("avx512_bf16", "amx_bf16")
 
 
 def cpu_int8_dot() -> str:
     """The CPU's int8 dot-product instructions, which int8 matmuls need to beat float32."""
-    try:
-        flags_line = next(line for line in open("/proc/cpuinfo") if line.startswith("flags"))
-    except (OSError, StopIteration):
-        return "unknown (no /proc/cpuinfo)"
-    found = [f for f in ("avx512_vnni", "avx_vnni", "amx_int8") if f in flags_line.split()]
-    return ",".join(found) or "none (no VNNI, no AMX)"
+    return cpu_has("avx512_vnni", "avx_vnni", "amx_int8") or "none found (no VNNI, no AMX)"
 
 
 def int8_gemm_speedup(quick):
