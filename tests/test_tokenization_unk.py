@@ -74,3 +74,12 @@ def test_vocabulary_check_of_the_export(tmp_path):
     vocab = _vocab(tmp_path, do_lower_case=False)
     assert unk.vocabulary_check(FullTokenizer(vocab, do_lower_case=False), False) < 0.05
     assert unk.vocabulary_check(FullTokenizer(vocab, do_lower_case=True), True) > 0.05
+
+
+def test_sentencepiece_unknown_text_is_counted_by_id(spm_model):
+    # SentencePiece hands text it cannot cover back as itself ('주인공'), never as '<unk>';
+    # counting pieces equal to '<unk>' reported 0 % for every SentencePiece model.
+    tokenizer = FullTokenizer(spm_model_file=spm_model)
+    count, total = unk.count_unk(tokenizer, TEXTS[:20])
+    assert (count, total) == (70, 150)
+    assert unk.count_unk(tokenizer, ["the cat sat on the mat"]) == (0, 12)

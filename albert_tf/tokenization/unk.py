@@ -20,20 +20,21 @@ SAMPLE = 10_000  # the examples of a file whose texts are counted (the rate sett
 
 
 def count_unk(tokenizer, texts) -> tuple[int, int]:
-    """(`[UNK]` tokens, all tokens) of `texts` through a `FullTokenizer`."""
-    unk_piece = unk_piece_of(tokenizer)
+    """(`[UNK]` tokens, all tokens) of `texts` through a `FullTokenizer`.
+
+    Counted by id: SentencePiece returns text it cannot cover as itself (a Korean word stays a
+    piece of its own), which only its id, `<unk>`'s, shows unknown."""
+    sp_model = getattr(tokenizer, "sp_model", None)
     unk = total = 0
     for text in texts:
         pieces = tokenizer.tokenize(text)
         total += len(pieces)
-        unk += sum(1 for piece in pieces if piece == unk_piece)
+        if sp_model is not None:
+            unk_id = sp_model.unk_id()
+            unk += sum(1 for piece in pieces if sp_model.PieceToId(piece) == unk_id)
+        else:
+            unk += sum(1 for piece in pieces if piece == "[UNK]")
     return unk, total
-
-
-def unk_piece_of(tokenizer) -> str:
-    if getattr(tokenizer, "sp_model", None) is not None:
-        return tokenizer.sp_model.IdToPiece(tokenizer.sp_model.unk_id())
-    return "[UNK]"
 
 
 def _changed_by_nfd(char: str) -> bool:
