@@ -275,6 +275,12 @@ def _parse_flags(argv):
     except flags.Error as error:
         _print_error(_flag_error_message(error))
         sys.exit(2)
+    except SystemExit as done:
+        # absl's --help/--helpshort/--helpfull/--helpxml print and exit 1 while parsing; our
+        # exit status 1 means bad input, so a help that was asked for ends with 0.
+        if done.code == 1:
+            sys.exit(0)
+        raise
 
 
 def run(main, required=(), argv=None) -> None:

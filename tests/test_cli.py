@@ -1,4 +1,5 @@
 import os
+import re
 import sys
 import textwrap
 import types
@@ -8,6 +9,7 @@ from absl import flags
 
 from albert_tf import cli, run_config
 from support.entry_points import console_env, run_entry_point, run_process
+from support.paths import REPO
 
 
 def _values(*argv):
@@ -85,7 +87,38 @@ LOADED = ("import runpy, sys\nsys.argv = sys.argv[1:]\ntry:\n"
 def test_help_answers_before_tensorflow_loads(script):
     result = run_process("-c", [LOADED, script, "--helpshort"], timeout=120)
     assert "Try --helpfull to get a list of all flags." in result.stdout, result.stderr[-2000:]
-    assert result.stdout.splitlines()[-1] == "tensorflow loaded: False", result.stderr[-2000:]
+    assert result.stdout.splitlines()[-2:] == ["exit 0", "tensorflow loaded: False"], \
+        result.stderr[-2000:]
+
+
+# Every program a user runs: the top-level scripts, the `python -m` commands; the installed
+# `albert-*` commands run the same `run()` as a script (checked against pyproject.toml below).
+PROGRAMS = [(script, []) for script in cli.ENTRY_POINTS] + [
+    ("-m", [module]) for module in ("albert_tf.demo", "albert_tf.paper", "albert_tf.paper.layers",
+                                    "albert_tf.weights", "albert_tf.convert", "albert_tf.train_spm",
+                                    "albert_tf.train_vocab", "albert_tf.evaluate_squad")]
+
+
+@pytest.mark.parametrize("script,argv", PROGRAMS, ids=[s if s != "-m" else a[0] for s, a in PROGRAMS])
+def test_help_exits_0(script, argv):
+    # absl's help flags exit 1, which our scripts use for bad input (evaluate_squad: argparse).
+    for asked in ("--help",) if argv == ["albert_tf.evaluate_squad"] else ("--help", "--helpfull"):
+        result = run_entry_point(script, [*argv, asked])
+        assert result.returncode == 0, (asked, result.stderr[-2000:])
+        assert "--" in result.stdout and "Traceback" not in result.stderr
+
+
+def test_every_installed_command_runs_a_script_tested_above():
+    text = (REPO / "pyproject.toml").read_text()
+    section = text.split("[project.scripts]", 1)[1].split("\n[", 1)[0]
+    commands = dict(re.findall(r'^(albert-[\w-]+) = "albert_tf\.entry_points\.(\w+):run"', section,
+                               re.MULTILINE))
+    assert len(commands) == 9, section
+    for command, module in commands.items():
+        if module == "convert":  # `python -m albert_tf.weights`, tested above
+            continue
+        script = (REPO / f"{module}.py").read_text()
+        assert f"{module}.run()" in script and f"{module}.py" in cli.ENTRY_POINTS, command
 
 
 def test_a_missing_flag_answers_before_tensorflow_loads():
