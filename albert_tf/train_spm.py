@@ -52,14 +52,28 @@ def expand_inputs(inputs) -> list[str]:
                                 empty="--input names no file")
 
 
-class _SentenceReader:
-    """Yields non-blank lines of the input files and prints a progress line now and then."""
+def undecodable(path: str, line_number: int, line_offset: int, raw: bytes,
+                error: UnicodeDecodeError) -> InputError:
+    """The error for a line that is not UTF-8 (a GBK or Latin-1 corpus): file, line and byte."""
+    return InputError(
+        f"{path}:{line_number}: not valid UTF-8 (byte 0x{raw[error.start]:02x} at byte "
+        f"{line_offset + error.start} of the file); the corpus must be UTF-8: convert it "
+        "first (e.g. iconv -f GBK -t UTF-8)")
 
-    def __init__(self, files, progress_every: int, stream=None, transform=None):
+
+class _SentenceReader:
+    """Yields non-blank lines of the input files and prints a progress line now and then.
+    `strict`: a line that is not UTF-8 stops the run (`self.error`, named by file, line and
+    byte) instead of losing its bytes."""
+
+    def __init__(self, files, progress_every: int, stream=None, transform=None,
+                 strict: bool = False):
         self.files = files
         self.transform = transform  # e.g. the casing the model will apply (train_vocab)
         self.progress_every = progress_every
         self.stream = stream
+        self.strict = strict
+        self.error = None
         self.sentences = 0
         self.bytes = 0
 
@@ -70,14 +84,21 @@ class _SentenceReader:
     def __iter__(self):
         for index, path in enumerate(self.files):
             with tf.io.gfile.GFile(path, "rb") as reader:
+                offset = 0
                 for line_number, raw in enumerate(reader, 1):
                     try:
                         line = raw.decode("utf-8")
-                    except UnicodeDecodeError:
+                    except UnicodeDecodeError as error:
+                        if self.strict:
+                            # SentencePiece wraps what its iterator raises in a RuntimeError:
+                            # the caller raises this one instead.
+                            self.error = undecodable(path, line_number, offset, raw, error)
+                            raise self.error from None
                         # As the original readers do: undecodable bytes are dropped.
                         logging.log_first_n(logging.WARNING, "%s:%d is not valid UTF-8; invalid "
                                             "bytes dropped", 5, path, line_number)
                         line = raw.decode("utf-8", "ignore")
+                    offset += len(raw)
                     line = line.strip()
                     if line and self.transform is not None:
                         line = self.transform(line)
@@ -111,19 +132,21 @@ def train_sentencepiece(input_files, model_prefix: str, vocab_size: int = 30000,
                         input_sentence_size: int = 10_000_000, shuffle_input_sentence: bool = True,
                         control_symbols=CONTROL_SYMBOLS, user_defined_symbols=USER_DEFINED_SYMBOLS,
                         num_threads: int | None = None, progress_every: int = 100_000,
-                        quiet: bool = True, transform=None, **extra_options) -> tuple[str, str]:
+                        quiet: bool = True, transform=None, strict_utf8: bool = False,
+                        **extra_options) -> tuple[str, str]:
     """Trains and writes `<model_prefix>.model` and `.vocab` atomically; returns both paths.
 
     `input_files`: files or globs (list or comma-separated string), one sentence per line.
     `extra_options` go to `SentencePieceTrainer.train` unchanged (e.g. `seed_sentencepiece_size`).
     `transform`: applied to each stripped line before training (train_vocab: the casing).
+    `strict_utf8`: a line that is not UTF-8 is an `InputError` (file, line, byte), not dropped.
     """
     files = expand_inputs(input_files)
-    if vocab_size <= len(SPECIAL_IDS) + len(user_defined_symbols):
-        raise UsageError(f"--vocab_size={vocab_size} leaves no room beyond the "
-                         f"{len(SPECIAL_IDS) + len(user_defined_symbols)} special and "
-                         "user-defined symbols")
-    reader = _SentenceReader(files, progress_every, transform=transform)
+    reserved = len(SPECIAL_IDS) + len(user_defined_symbols)
+    if vocab_size <= reserved:
+        raise UsageError(f"--vocab_size={vocab_size} leaves no room beyond the {reserved} "
+                         f"special and user-defined symbols: the minimum is {reserved + 1}")
+    reader = _SentenceReader(files, progress_every, transform=transform, strict=strict_utf8)
     start = time.time()
     with tempfile.TemporaryDirectory(prefix="train_spm_") as workdir:
         local_prefix = os.path.join(workdir, "spm")
@@ -141,6 +164,8 @@ def train_sentencepiece(input_files, model_prefix: str, vocab_size: int = 30000,
             spm.SentencePieceTrainer.train(sentence_iterator=iter(reader),
                                            model_prefix=local_prefix, **options)
         except RuntimeError as error:
+            if reader.error is not None:
+                raise reader.error from None
             named = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
             if reader.sentences == 0:
                 raise TrainingInputError(f"no text in --input ({named}): every line is "

@@ -31,24 +31,77 @@ import tensorflow as tf  # noqa: E402
 from absl import flags  # noqa: E402
 
 from albert_tf import io_utils, train_spm  # noqa: E402
-from albert_tf.errors import UsageError  # noqa: E402
+from albert_tf.errors import OutputError, UsageError  # noqa: E402
+from albert_tf.tasks.output_lock import LOCK_NAME, OutputDirLock  # noqa: E402
 from albert_tf.tokenization import preprocess_text, settings, unk, vocab_builder  # noqa: E402
 from albert_tf.tokenization.full_tokenizer import FullTokenizer  # noqa: E402
 
 MODEL_TYPES = ("wordpiece", "unigram", "bpe")
 VOCAB_NAME, SPM_PREFIX = "vocab.txt", "spm"
+# What a run writes in --output_dir: never read back as corpus, and never replaced.
+OUTPUT_NAMES = (VOCAB_NAME, SPM_PREFIX + ".model", SPM_PREFIX + ".vocab", settings.SETTINGS_FILE)
 
 
 def _lines(files, progress):
     read = 0
     for path in files:
         with tf.io.gfile.GFile(path, "rb") as reader:
-            for raw in reader:
+            offset = 0
+            for number, raw in enumerate(reader, 1):
+                try:
+                    line = raw.decode("utf-8").strip()
+                except UnicodeDecodeError as error:
+                    raise train_spm.undecodable(path, number, offset, raw, error) from None
+                offset += len(raw)
                 read += len(raw)
-                line = raw.decode("utf-8", "ignore").strip()
                 if line:
                     yield line
                 progress(f"{read / 1e6:.1f} MB read from {len(files)} file(s)")
+
+
+def check_options(model_type: str, vocab_size: int, character_coverage: float | None,
+                  max_piece_chars: int, min_count: int) -> None:
+    """Flags that cannot build a vocabulary, before any text is read."""
+    if model_type not in MODEL_TYPES:
+        raise UsageError(f"--model_type must be one of {', '.join(MODEL_TYPES)}, got "
+                         f"{model_type!r}")
+    # WordPiece: the special tokens, then at least one character and its ## continuation
+    # (the real minimum depends on the text's alphabet: vocab_builder names it).
+    smallest = len(vocab_builder.SPECIAL_TOKENS) + 2
+    if model_type == "wordpiece" and vocab_size < smallest:
+        raise UsageError(f"--vocab_size={vocab_size} cannot hold the "
+                         f"{len(vocab_builder.SPECIAL_TOKENS)} special tokens and a character "
+                         f"with its ## continuation: the minimum is {smallest} (a real text "
+                         "needs one entry per character and its continuation)")
+    if character_coverage is not None and not 0 < character_coverage <= 1:
+        raise UsageError(f"--character_coverage={character_coverage:g} must be above 0 and at "
+                         "most 1 (the share of character occurrences the alphabet covers)")
+    if max_piece_chars < 1:
+        raise UsageError(f"--max_piece_chars={max_piece_chars} must be at least 1 (the longest "
+                         "piece, in characters)")
+    if min_count < 1:
+        raise UsageError(f"--min_count={min_count} must be at least 1 (how often a word must "
+                         "be seen to give pieces)")
+
+
+def _corpus_files(input_files, output_dir: str) -> list[str]:
+    """The input files, less what a run writes in output_dir (`--input="dir/*"
+    --output_dir=dir` must not read a vocabulary back as text)."""
+    own = {os.path.abspath(os.path.join(output_dir, name)) for name in (*OUTPUT_NAMES, LOCK_NAME)}
+    files = [f for f in train_spm.expand_inputs(input_files)
+             if not io_utils.is_local(f) or os.path.abspath(f) not in own]
+    if not files:
+        raise UsageError(f"--input {input_files} names only the outputs of train_vocab in "
+                         f"--output_dir {output_dir}")
+    return files
+
+
+def _refuse_existing(output_dir: str) -> None:
+    held = [name for name in OUTPUT_NAMES if tf.io.gfile.exists(os.path.join(output_dir, name))]
+    if held:
+        raise OutputError(f"--output_dir {output_dir} already holds a vocabulary "
+                          f"({', '.join(held)}); replacing it would change what models trained "
+                          "with it read: choose another --output_dir or remove those files")
 
 
 def build_wordpiece(files, output_dir: str, vocab_size: int, do_lower_case: bool,
@@ -73,17 +126,27 @@ def train_vocab(input_files, output_dir: str, model_type: str = "wordpiece",
                 character_coverage: float | None = None, max_piece_chars: int = 8,
                 min_count: int = 2, input_sentence_size: int = 10_000_000,
                 num_threads: int | None = None, stream=None) -> dict:
-    """Builds the vocabulary and its settings file in `output_dir`; returns the settings."""
-    if model_type not in MODEL_TYPES:
-        raise UsageError(f"--model_type must be one of {', '.join(MODEL_TYPES)}, got "
-                         f"{model_type!r}")
+    """Builds the vocabulary and its settings file in `output_dir`; returns the settings.
+
+    One run per output_dir (the lock every script takes), and a folder that already holds a
+    vocabulary is refused rather than replaced."""
+    check_options(model_type, vocab_size, character_coverage, max_piece_chars, min_count)
     if not output_dir:
         raise UsageError("--output_dir is required")
-    files = train_spm.expand_inputs(input_files)
+    files = _corpus_files(input_files, output_dir)
+    tf.io.gfile.makedirs(output_dir)
+    with OutputDirLock(output_dir):
+        _refuse_existing(output_dir)
+        return _train(files, output_dir, model_type, vocab_size, do_lower_case,
+                      character_coverage, max_piece_chars, min_count, input_sentence_size,
+                      num_threads, stream)
+
+
+def _train(files, output_dir, model_type, vocab_size, do_lower_case, character_coverage,
+           max_piece_chars, min_count, input_sentence_size, num_threads, stream) -> dict:
     if character_coverage is None:  # the original README's for SentencePiece
         character_coverage = 0.9995 if model_type == "wordpiece" else 0.99995
     start = time.time()
-    tf.io.gfile.makedirs(output_dir)
     if model_type == "wordpiece":
         written = build_wordpiece(files, output_dir, vocab_size, do_lower_case,
                                   character_coverage, max_piece_chars, min_count, stream)
@@ -94,7 +157,7 @@ def train_vocab(input_files, output_dir: str, model_type: str = "wordpiece",
         train_spm.train_sentencepiece(
             files, os.path.join(output_dir, SPM_PREFIX), vocab_size, model_type=model_type,
             character_coverage=character_coverage, input_sentence_size=input_sentence_size,
-            num_threads=num_threads,
+            num_threads=num_threads, strict_utf8=True,
             transform=lambda line: preprocess_text(line, lower=do_lower_case))
         written = {"spm_model_file": SPM_PREFIX + ".model", "vocab_size": vocab_size}
         rules = ("the original's preprocess_text: spaces squeezed, NFKD, accents stripped"
@@ -133,6 +196,8 @@ FLAGS = flags.FLAGS
 
 def define_flags() -> None:
     flags.DEFINE_string("input", None, "Comma-separated text files or globs, one sentence a line.")
+    # The name every other script here uses for its text.
+    flags.DEFINE_alias("input_file", "input")
     flags.DEFINE_string("output_dir", None, "Where the vocabulary and tokenizer_config.json go.")
     flags.DEFINE_enum("model_type", "wordpiece", list(MODEL_TYPES),
                       "wordpiece (vocab.txt, BERT-style) or a SentencePiece unigram/bpe model.")
@@ -157,7 +222,7 @@ def main(argv) -> None:
                          max_piece_chars=FLAGS.max_piece_chars, min_count=FLAGS.min_count,
                          input_sentence_size=FLAGS.input_sentence_size,
                          num_threads=FLAGS.num_threads)
-    check_sample(FLAGS.output_dir, values, train_spm.expand_inputs(FLAGS.input))
+    check_sample(FLAGS.output_dir, values, _corpus_files(FLAGS.input, FLAGS.output_dir))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import collections
 import sys
 import time
 
+from albert_tf.errors import UsageError
 from albert_tf.tokenization.wordpiece import BasicTokenizer
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -113,7 +114,13 @@ def learn_wordpiece(words: collections.Counter, vocab_size: int, *,
     chars = alphabet(words, character_coverage)
     base = list(dict.fromkeys([*special_tokens, *chars, *("##" + c for c in chars)]))
     if vocab_size < len(base):
-        return base[:vocab_size] if vocab_size > len(special_tokens) else base
+        # Cutting the alphabet short would leave characters without their ## form: every
+        # word holding them would become [UNK].
+        raise UsageError(
+            f"--vocab_size={vocab_size} cannot hold the {len(special_tokens)} special tokens "
+            f"and the {len(chars)} characters of --character_coverage={character_coverage:g} "
+            f"with their ## continuations: the minimum for this text is {len(base)}; raise "
+            "--vocab_size or lower --character_coverage")
     pool = [p for p in candidates(words, max_piece_chars, min_count)
             if all(c in set(chars) for c in p.removeprefix("##"))]
     budget = vocab_size - len(base)
