@@ -180,3 +180,23 @@ def test_do_eval_alone_evaluates_only_and_says_so(fixtures_dir, tmp_path):
                           "--max_eval_steps=1")
     assert "--do_eval without --do_train: evaluating only" in log
     assert not list(out.glob("model.ckpt-*")) and (out / "eval_results.txt").exists()
+
+
+@pytest.mark.parametrize("steps", [0, -2])
+def test_max_eval_steps_below_one_is_refused(fixtures_dir, tmp_path, steps):
+    # It evaluated nothing, wrote an empty eval_results.txt and exited 0.
+    with pytest.raises(ValueError, match=f"--max_eval_steps must be at least 1, got {steps}"):
+        options(fixtures_dir / "model", tmp_path / "r.tfrecord", tmp_path / "out",
+                do_eval=True, max_eval_steps=steps)
+
+
+def test_batch_that_accumulation_cannot_split_is_refused_before_anything(fixtures_dir, tmp_path):
+    model_dir = fixtures_dir / "model"
+    records = write_golden_records(model_dir, tmp_path / "golden.tfrecord")
+    with pytest.raises(ValueError, match=r"--train_batch_size=4 cannot be split into "
+                       r"--gradient_accumulation_steps=8 equal micro-batches: use a "
+                       r"--train_batch_size that is a multiple of 8"):
+        run_pretraining(options(model_dir, records, tmp_path / "out", train_batch_size=4,
+                                gradient_accumulation_steps=8))
+    assert not (tmp_path / "out").exists()
+

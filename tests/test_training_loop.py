@@ -155,7 +155,8 @@ def test_batch_not_divisible_by_accumulation_is_a_clear_error(tmp_path):
         optimizer = create_optimizer(0.1, 10, 0)
     trainer = Trainer(runtime, model, optimizer,
                       Objective(lambda o, f: (tf.reduce_mean(o), {})), tmp_path)
-    with pytest.raises(ValueError, match="not divisible by replicas × gradient_accumulation"):
+    with pytest.raises(ValueError, match="--train_batch_size=4 cannot be split into "
+                       "--gradient_accumulation_steps=3 equal micro-batches"):
         trainer.train(tiny_dataset(), 4, 1)
 
 

@@ -31,7 +31,7 @@ from albert_tf.tasks.base import Task
 from albert_tf.tasks.eval_state import CheckpointEvaluator
 from albert_tf.tasks.output_lock import OutputDirLock
 from albert_tf.training.checkpoint_files import BEST_NAME, list_checkpoints
-from albert_tf.training.loop import Trainer
+from albert_tf.training.loop import Trainer, check_batch_split
 from albert_tf.training.memory import GB, check_step_fits
 from albert_tf.training.runtime import Runtime
 from albert_tf.weights.loading import load
@@ -106,6 +106,8 @@ class Driver:
         self.task.validate()  # each task names what it needs, in the original's words
         logging.info("runtime: %s", self.runtime.describe())
         if cfg.do_train:
+            check_batch_split(cfg.schedule.train_batch_size, self.runtime.num_replicas,
+                              cfg.runtime.gradient_accumulation_steps)
             self.check_memory()
         tf.io.gfile.makedirs(self.output_dir)
         is_chief = self.runtime.is_chief

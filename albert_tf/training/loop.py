@@ -8,7 +8,7 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.errors import TrainingError
+from albert_tf.errors import TrainingError, UsageError
 from albert_tf.training.checkpoint_files import CheckpointState
 from albert_tf.training.logs import MetricSums, StepLogger
 from albert_tf.training.steps import EvalStep, Objective, TrainStep
@@ -102,11 +102,8 @@ class Trainer:
         return step
 
     def _check_batch(self, global_batch_size):
-        parts = self.runtime.num_replicas * self.step_builder.accumulation
-        if global_batch_size % parts:
-            raise ValueError(
-                f"global batch size {global_batch_size} is not divisible by replicas × "
-                f"gradient_accumulation_steps = {parts}")
+        check_batch_split(global_batch_size, self.runtime.num_replicas,
+                          self.step_builder.accumulation)
 
     def evaluate(self, dataset_fn, steps):
         """Runs `steps` batches through `task.metric_fn`; returns {name: Σnum/Σden}."""
@@ -115,6 +112,18 @@ class Trainer:
         if self._eval_step is None:
             self._eval_step = EvalStep(self.runtime, self.model, self.task)
         return evaluate_batches(self._eval_step, iter(self._distribute(dataset_fn)), steps)
+
+
+def check_batch_split(global_batch_size: int, replicas: int, accumulation: int) -> None:
+    """Each replica's share of the batch must split into `accumulation` equal micro-batches
+    (the driver checks it before anything is read or written)."""
+    parts = int(replicas) * int(accumulation)
+    if int(global_batch_size) % parts:
+        on = f" on each of {replicas} replicas" if replicas > 1 else ""
+        raise UsageError(
+            f"--train_batch_size={global_batch_size} cannot be split into "
+            f"--gradient_accumulation_steps={accumulation} equal micro-batches{on}: use a "
+            f"--train_batch_size that is a multiple of {parts}, or fewer accumulation steps")
 
 
 def evaluate_batches(eval_step: EvalStep, iterator, steps) -> dict:

@@ -29,3 +29,5 @@ class PretrainingRunConfig(RunConfig):
         # The records' shapes: [CLS] A [SEP] B [SEP], and at least one masked position.
         check_at_least(self, "max_seq_length", 5)
         check_at_least(self, "max_predictions_per_seq", 1)
+        # 0 (or less) evaluated nothing and wrote an empty eval_results.txt.
+        check_at_least(self, "max_eval_steps", 1)
