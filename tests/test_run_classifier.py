@@ -15,6 +15,7 @@ from albert_tf.tasks.classification.processors import get_processor, read_tsv
 from support.configs import GLUE_TINY as TINY
 from support.entry_points import run_entry_point
 from support.flags import script_flag_defaults
+from support.model_folders import assert_self_contained
 from support.serving import run_fresh
 
 SEQ = 32
@@ -89,6 +90,11 @@ def test_eval_results_and_best_checkpoint(run_dir):
     # Nothing was deleted or renamed.
     for step in (3, 6):
         assert (output / f"model.ckpt-{step}.index").exists()
+
+
+def test_output_dir_is_usable_alone(run_dir, spm_model):
+    """--init_checkpoint=<output_dir> needs no --albert_config_file or --spm_model_file."""
+    assert_self_contained(run_dir / "output", TINY, spm_model, labels=["0", "1"])
 
 
 def test_prediction_files(run_dir, data_dir):

@@ -23,6 +23,7 @@ from albert_tf.tasks.token_classification.results import read_conll_tags
 from albert_tf.tasks.token_classification.task import run_ner
 from support.configs import GLUE_TINY
 from support.entry_points import run_entry_point
+from support.model_folders import assert_self_contained
 from support.paths import DATA
 
 SEQ, STRIDE = 32, 12
@@ -116,6 +117,11 @@ def _eval_blocks(path):
     text = path.read_text()
     return [dict(line.split(" = ", 1) for line in block.strip().splitlines() if " = " in line)
             for block in text.split("=" * 50) if block.strip()]
+
+
+def test_output_dir_is_usable_alone(run, spm_model):
+    root, _ = run
+    assert_self_contained(root / "output", GLUE_TINY, spm_model, labels=LABELS)
 
 
 def test_eval_results_and_best_checkpoint(run):

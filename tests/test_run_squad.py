@@ -9,6 +9,7 @@ from albert_tf.tasks.squad import reader
 from albert_tf.tasks.squad.task import SquadRunConfig, run_squad
 from support.configs import READING_TINY
 from support.entry_points import run_entry_point
+from support.model_folders import assert_self_contained
 
 TINY = AlbertConfig(**READING_TINY)
 
@@ -59,6 +60,7 @@ def test_v1_script_trains_and_predicts_every_question(data_dir, spm_model, confi
     results = (out / "eval_results.txt").read_text()
     assert "best f1 = " in results and "best perf happened at step:" in results
     assert (out / "model.ckpt-best.index").exists()
+    assert_self_contained(out, TINY, spm_model)
     # a second, predict-only run from the best checkpoint reuses both feature files
     stamp = (tmp_path / "p.jsonl").stat().st_mtime_ns
     run = SquadRunConfig.from_flat(dict(

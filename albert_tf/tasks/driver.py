@@ -29,6 +29,7 @@ from albert_tf.errors import CheckpointError, InputError, UsageError
 from albert_tf.optimization import create_optimizer
 from albert_tf.tasks.base import Task
 from albert_tf.tasks.eval_state import CheckpointEvaluator
+from albert_tf.tasks.model_files import write_model_files
 from albert_tf.tasks.output_lock import OutputDirLock
 from albert_tf.training.checkpoint_files import BEST_NAME, list_checkpoints
 from albert_tf.training.loop import Trainer, check_batch_split
@@ -113,6 +114,8 @@ class Driver:
         is_chief = self.runtime.is_chief
         with OutputDirLock(self.output_dir, enabled=is_chief):
             self.task.prepare_output_dir(is_chief)
+            if cfg.do_train:  # the folder will hold a model: make it usable alone
+                write_model_files(self.output_dir, cfg, is_chief)
             self.task.prepare_data()
             summary = {}
             if cfg.do_train:

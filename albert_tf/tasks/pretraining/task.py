@@ -15,7 +15,6 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.config import AlbertConfig
 from albert_tf.data.pretraining_dataset import (check_pretraining_files, dataset_fn,
                                                 describe_read_error, input_files)
 from albert_tf.errors import UsageError
@@ -24,12 +23,12 @@ from albert_tf.models import AlbertPretrainer
 from albert_tf.tasks.base import Task, check_model_inputs
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog
+from albert_tf.tasks.model_files import check_or_write_config
 from albert_tf.tasks.pretraining.objective import pretraining_objective
 from albert_tf.tasks.pretraining.config import PretrainingRunConfig
 from albert_tf.training.loop import evaluate_batches
 from albert_tf.training.steps import EvalStep
 
-CONFIG_NAME = "albert_config.json"
 
 
 def format_eval_results(results: dict) -> list[str]:
@@ -105,19 +104,8 @@ class PretrainingTask(Task):
     def prepare_output_dir(self, is_chief):
         """Refuses an output_dir whose albert_config.json describes another model; writes it
         otherwise (before any checkpoint, so the folder always says what its checkpoints hold)."""
-        path = os.path.join(self.config.output_dir, CONFIG_NAME)
-        mine = self.albert_config.to_dict()
-        if tf.io.gfile.exists(path):
-            theirs = AlbertConfig.from_json_file(path).to_dict()  # defaults filled in
-            differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-            if differ:
-                detail = ", ".join(f"{k}: {theirs.get(k)!r} there, {mine.get(k)!r} in "
-                                   f"{self.config.albert_config_file}" for k in differ[:4])
-                raise UsageError(
-                    f"--output_dir {self.config.output_dir} holds a run of another model ({path} "
-                    f"differs in {detail}); use a new --output_dir or the same config")
-        elif is_chief:
-            write_text_atomically(path, self.albert_config.to_json_string())
+        check_or_write_config(self.config.output_dir, self.albert_config,
+                              self.config.albert_config_file, is_chief)
 
     def build_model(self):
         return AlbertPretrainer(self.albert_config)
