@@ -6,11 +6,10 @@ weights get shapes but no values, so even xxlarge takes well under a second).
 
 from __future__ import annotations
 
+import threading
+
 import keras
 import numpy as np
-# Keras keeps variables created in a StatelessScope on one global "to initialize" list; there is
-# no public way to leave ours off it.
-from keras.src.backend.common import global_state
 
 from albert_tf.config import AlbertConfig, preset
 from albert_tf.models import AlbertModel
@@ -40,14 +39,23 @@ def encoder_params(config: AlbertConfig, pooler: bool = True) -> int:
 def _built_without_values(config: AlbertConfig) -> AlbertModel:
     """An `AlbertModel` whose variables have shapes but no values: Keras defers a variable's
     initializer inside a StatelessScope, and counting needs only shapes (drawing xxlarge's 223M
-    random values took minutes). The deferred variables are taken off Keras's global list again,
-    so no later scope initializes them."""
-    pending = list(global_state.get_global_attribute("uninitialized_variables", []) or [])
-    try:
-        with keras.StatelessScope(initialize_variables=False):
-            return AlbertModel(config)
-    finally:
-        global_state.set_global_attribute("uninitialized_variables", pending)
+    random values took minutes). Keras lists deferred variables for the next scope to initialize,
+    per thread: built in a thread of its own, the list ends with the thread."""
+    built = {}
+
+    def build():
+        try:
+            with keras.StatelessScope(initialize_variables=False):
+                built["model"] = AlbertModel(config)
+        except BaseException as error:  # re-raised in the caller's thread
+            built["error"] = error
+
+    thread = threading.Thread(target=build, name="albert_tf-param-count")
+    thread.start()
+    thread.join()
+    if "error" in built:
+        raise built["error"]
+    return built["model"]
 
 
 def ablation_config(embedding_size: int, share_parameters: str) -> AlbertConfig:

@@ -110,7 +110,7 @@ class RunConfig:
     do_predict: bool = False
     export_dir: str | None = None
     # The model's AlbertConfig when it comes from the --init_checkpoint source rather than
-    # --albert_config_file (filled by `convert.resolve.resolve_run_config`; not a flag).
+    # --albert_config_file (filled by `weights.resolve.resolve_run_config`; not a flag).
     albert_config: object = None
     # The flag names given on the command line (`cli.config_from_flags`); None when the config
     # was built in Python. Settings a model records (its casing) yield only to a flag given.

@@ -1,6 +1,6 @@
 """export_saved_model.py's work: every SavedModel a weight source can serve, from any format
-`convert.open_source` reads. It sits above the tasks (an application of them): the classifier
-and SQuAD exports are theirs (`ClassifierServing`, `SquadServing`).
+`weights.readers.open_source` reads. It sits above the tasks (an application of them): the
+classifier and SQuAD exports are theirs (`ClassifierServing`, `SquadServing`).
 
 Under `export_dir`:
 * `encoder/<v>`: TF-Hub encoder signatures (`mlm` and TF Hub's `.mlm` when the source has the

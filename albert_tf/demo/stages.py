@@ -258,7 +258,7 @@ def finetune(options: DemoOptions, spm: dict, pretrained: dict, corpus: dict) ->
 
 def lite(options: DemoOptions, finetuned: dict) -> dict:
     """The fine-tuned classifier's TFLite files (written by the fine-tuning export) on the dev
-    set through `albert_tf.lite.LiteClassifier`: accuracy, size and one-sentence latency."""
+    set through `albert_tf.serving.lite.LiteClassifier`: accuracy, size and one-sentence latency."""
     import numpy as np
 
     directory = options.path("lite")

@@ -21,7 +21,8 @@ from albert_tf.weights.tf1_checkpoint import restore_mismatch_error
 def load_model(config: AlbertConfig, checkpoint, init_from_group0: bool = False):
     """An `AlbertPretrainer` when the source has the masked-LM head (its sentence-order head is
     served only when the source has that too: `"sop" in source.heads`), else an `AlbertModel`.
-    `checkpoint` is any weight source (`convert.open_source`) or an opened `WeightSource`."""
+    `checkpoint` is any weight source (`weights.readers.open_source`) or an opened
+    `WeightSource`."""
     source = checkpoint if isinstance(checkpoint, WeightSource) else \
         open_source(resolve_path(checkpoint))
     pretraining = "mlm" in source.heads

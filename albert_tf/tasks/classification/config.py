@@ -61,7 +61,7 @@ class ClassifierRunConfig(TextTaskConfig):
     cached_dir: str | None = None
     albert_hub_module_handle: str | None = None
     threshold_to_export: float = float("nan")
-    tflite: str = ""  # kinds of TFLite file written beside the export (export/tflite.py)
+    tflite: str = ""  # kinds of TFLite file written beside the export (serving/tflite.py)
     shuffle_buffer: int = 100
     seed: int | None = None
     threshold: float = 0.5  # multi_label: a label is chosen when its probability >= it
