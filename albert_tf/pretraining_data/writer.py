@@ -7,8 +7,6 @@ import json
 import os
 import sys
 
-from absl import logging
-
 from albert_tf import io_utils
 from albert_tf.errors import OutputError, UsageError, first_line
 from albert_tf.pretraining_data.example_encoder import ExampleEncoder  # noqa: F401 - its old home
@@ -116,9 +114,17 @@ def write_json_atomic(path: str, data) -> None:
         raise write_failure(path, error) from None
 
 
+def summary_gist(path: str, summary: dict) -> list[str]:
+    """The summary's gist for the console (two lines); the whole of it is in the file `path`."""
+    outputs = summary["output_files"]
+    shown = outputs[0] + (f" and {len(outputs) - 1} more" if len(outputs) > 1 else "")
+    return [f"wrote {summary['instances']:,} instances to {shown} in {summary['elapsed_s']:.1f} s "
+            f"({summary['documents']:,} documents, {summary['sentences']:,} sentences, "
+            f"{summary['corpus_tokens']:,} tokens, [UNK] {100 * summary['unk_rate']:.2f} %)",
+            f"summary (lengths, masking, sentence order): {path}"]
+
+
 def write_summary(path: str, summary: dict) -> None:
-    """Writes the summary (atomically), prints it on stdout and logs one line."""
+    """Writes the summary (atomically) and prints its gist on stdout."""
     write_json_atomic(path, summary)
-    print(json.dumps(summary, indent=1), flush=True)
-    logging.info("wrote %d instances to %d file(s) in %.1fs; summary: %s", summary["instances"],
-                 len(summary["output_files"]), summary["elapsed_s"], path)
+    print("\n".join(summary_gist(path, summary)), flush=True)
