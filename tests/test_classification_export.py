@@ -2,7 +2,6 @@
 
 import pathlib
 
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -12,6 +11,7 @@ from albert_tf.models import AlbertClassifier
 from albert_tf.tasks.classification import features as F
 from albert_tf.tasks.classification.examples import InputExample
 from albert_tf.tasks.classification.export import export_classifier
+from support.informative import assert_moves, assert_spread, spread_weights
 from support.serving import saved_model_cli
 
 SEQ = 24
@@ -26,12 +26,12 @@ def _tiny_config():
                         hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
 
 
-def _serialized(spm_model, pairs, pair=True):
+def _serialized(spm_model, pairs, pair=True, lower=True):
     tokenizer = tokenization.FullTokenizer(None, True, spm_model)
     records = []
     for i, (a, b) in enumerate(pairs):
-        example = InputExample(str(i), tokenization.preprocess_text(a, lower=True),
-                               tokenization.preprocess_text(b, lower=True) if pair else None, "0")
+        example = InputExample(str(i), tokenization.preprocess_text(a, lower=lower),
+                               tokenization.preprocess_text(b, lower=lower) if pair else None, "0")
         feature = F.convert_single_example(example, ["0", "1"], SEQ, tokenizer)
         records.append(F.feature_to_example(feature, False).SerializeToString())
     return records
@@ -51,8 +51,9 @@ def _answer(export, request):
 
 def test_pair_signatures_agree_with_threshold(spm_model, tmp_path):
     pair, threshold = True, 0.25
-    keras.utils.set_random_seed(3)
     model = AlbertClassifier(_tiny_config(), 3)
+    model(_parse(_serialized(spm_model, PAIRS[:1])))
+    spread_weights(model, seed=3)
     export = export_classifier(model, str(tmp_path / "export"), SEQ, spm_model, True, pair,
                                threshold, label_names=["no", "maybe", "yes"])
     assert pathlib.Path(export).name.isdigit()  # a numeric version folder for TF Serving
@@ -74,6 +75,17 @@ def test_pair_signatures_agree_with_threshold(spm_model, tmp_path):
     # And both equal the in-process Keras model on the Python-tokenized features.
     local = model(_parse(records), training=False)
     np.testing.assert_allclose(default["probabilities"], local["probabilities"].numpy(), atol=1e-5)
+    # The comparisons at 1e-5 can tell: the rows differ by far more, and so does the model on the
+    # pairs swapped, without text_b, not lower-cased, or in reverse order (each a wrong export;
+    # measured 2026-11-29: rows >= 1.5e-2 apart, those four 2.5e-2, 9e-3, 1.5e-2, 2.4e-2 off).
+    assert_spread(text["probabilities"], 1e-3)
+    wrong = {"swapped": [(b, a) for a, b in PAIRS], "no text_b": [(a, "") for a, _ in PAIRS],
+             "reversed": PAIRS[::-1]}
+    for what, pairs in wrong.items():
+        assert_moves(text["probabilities"],
+                     model(_parse(_serialized(spm_model, pairs)))["probabilities"], 1e-3, what)
+    unlowered = model(_parse(_serialized(spm_model, PAIRS, lower=False)))["probabilities"]
+    assert_moves(text["probabilities"], unlowered, 1e-3, "not lower-cased")
     assert default["threshold"] == pytest.approx(threshold) and text["threshold"] == default["threshold"]
 
 

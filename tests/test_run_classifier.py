@@ -8,13 +8,18 @@ import shutil
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from albert_tf import tokenization
+from albert_tf.config import AlbertConfig
+from albert_tf.models import AlbertClassifier
 from albert_tf.tasks.classification import features as F
 from albert_tf.tasks.classification.processors import get_processor, read_tsv
+from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
 from support.configs import GLUE_TINY as TINY
 from support.entry_points import run_entry_point
 from support.flags import script_flag_defaults
+from support.informative import assert_moves, assert_spread, spread_weights
 from support.model_folders import assert_self_contained
 from support.serving import run_fresh
 
@@ -29,12 +34,27 @@ export, request = sys.argv[1], json.load(open(sys.argv[2]))
 model = tf.saved_model.load(export)
 default = model.signatures["serving_default"](
     input=tf.constant([bytes.fromhex(h) for h in request["examples"]]))
-text = model.signatures["serve_text"](text_a=tf.constant(request["text_a"]),
-                                      text_b=tf.constant(request["text_b"]))
+serve = lambda a, b: model.signatures["serve_text"](text_a=tf.constant(a), text_b=tf.constant(b))
+text = serve(request["text_a"], request["text_b"])
 listed = lambda v: [x.decode() for x in v.numpy()] if v.dtype == tf.string else v.numpy().tolist()
+# Wrong ways to ask, which must answer otherwise: the pair swapped, and without text_b.
+wrong = {"swapped": serve(request["text_b"], request["text_a"]),
+         "no_text_b": serve(request["text_a"], [""] * len(request["text_a"]))}
 json.dump({"default": {k: listed(v) for k, v in default.items()},
-           "text": {k: listed(v) for k, v in text.items()}}, open(sys.argv[3], "w"))
+           "text": {k: listed(v) for k, v in text.items()},
+           "wrong": {k: v["probabilities"].numpy().tolist() for k, v in wrong.items()}},
+          open(sys.argv[3], "w"))
 """
+
+
+def _informative_checkpoint(path):
+    """A TF1 checkpoint of an MRPC classifier with spread weights (support/informative.py): from
+    the initializer's spread every test row got 0.52450 ± 2e-6, and the export tests that compare
+    two serving paths could not tell a swapped, dropped or unlowered text_b from the right one."""
+    model = AlbertClassifier(AlbertConfig(**TINY), 2)
+    model({name: tf.zeros([1, SEQ], tf.int32)
+           for name in ("input_ids", "input_mask", "segment_ids")})
+    return save_tf1_checkpoint(spread_weights(model, seed=5), path)
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +63,11 @@ def run_dir(tmp_path_factory, data_dir, spm_model):
     config = root / "albert_config.json"
     config.write_text(json.dumps(TINY))
     output = root / "output"
+    start = _informative_checkpoint(root / "start" / "model.ckpt")
     args = [f"--data_dir={data_dir / 'glue'}", "--task_name=MRPC", f"--albert_config_file={config}",
             f"--spm_model_file={spm_model}", f"--output_dir={output}", f"--max_seq_length={SEQ}",
-            "--do_train", "--do_eval", "--do_predict", f"--export_dir={root / 'export'}",
+            f"--init_checkpoint={start}", "--do_train", "--do_eval", "--do_predict",
+            f"--export_dir={root / 'export'}",
             "--threshold_to_export=0.5", "--tflite=float32,dynamic_int8", "--train_step=6",
             "--save_checkpoints_steps=3",
             "--train_batch_size=8", "--eval_batch_size=64", "--predict_batch_size=64",
@@ -132,6 +154,11 @@ def test_export_in_a_fresh_process(run_dir, data_dir, spm_model, tmp_path):
     # The export serves the best checkpoint: the same numbers as test_results.tsv.
     expected = np.loadtxt(run_dir / "output" / "test_results.tsv", delimiter="\t")[:8]
     np.testing.assert_allclose(got["default"]["probabilities"], expected, atol=1e-5)
+    # Those comparisons at 1e-5 tell inputs apart (support/informative.py): different rows, the
+    # pair swapped and text_b dropped all move the probabilities by 1e-3 or more.
+    assert_spread(expected, 1e-3)
+    for what, probabilities in got["wrong"].items():
+        assert_moves(expected, probabilities, 1e-3, what)
 
 
 def test_tflite_files_classify_raw_text_as_the_export(run_dir, data_dir):
@@ -143,9 +170,16 @@ def test_tflite_files_classify_raw_text_as_the_export(run_dir, data_dir):
     folder = run_dir / "export" / "tflite" / "1"  # versioned with the SavedModel export/1
     full = LiteClassifier.from_folder(folder, kind="float32")
     assert full.label_names == ["0", "1"] and full.max_seq_length == SEQ
-    np.testing.assert_allclose(full.predict(text_a, text_b), expected, atol=1e-4)
+    # Tolerances 10x the errors measured on 2026-11-29 (float32 1.9e-7, dynamic_int8 2.8e-3).
+    np.testing.assert_allclose(full.predict(text_a, text_b), expected, atol=2e-6)
     small = LiteClassifier.from_folder(folder)  # dynamic_int8
-    np.testing.assert_allclose(small.predict(text_a, text_b), expected, atol=0.05)
+    np.testing.assert_allclose(small.predict(text_a, text_b), expected, atol=3e-2)
+    # They can tell: the rows differ by more than float32's tolerance, and a constant 0.5 (or
+    # the pairs swapped, or text_b dropped) would be off by more than each tolerance.
+    assert_spread(expected, 1e-3)
+    assert np.abs(expected - 0.5).max() > 3 * 3e-2
+    assert_moves(expected, full.predict(text_b, text_a), 1e-2, "swapped pairs")
+    assert_moves(expected, full.predict(text_a), 3e-2, "text_a alone")
     assert sorted(os.listdir(folder)) == ["classifier.dynamic_int8.tflite",
                                           "classifier.float32.tflite", "classifier.json",
                                           "spm.model"]
@@ -243,8 +277,6 @@ def test_wordpiece_run_trains_evaluates_and_predicts(wordpiece_run):
 
 
 def _input_ids(path) -> list:
-    import tensorflow as tf
-
     return [list(tf.train.Example.FromString(raw.numpy()).features.feature["input_ids"]
                  .int64_list.value) for raw in tf.data.TFRecordDataset(str(path))]
 
