@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import numbers
 import os
 import re
 import shutil
+import stat
 import uuid
 
 from albert_tf.errors import InputError, OutputError, UsageError
@@ -86,11 +88,43 @@ def exists(path) -> bool:
 
 def file_size(path) -> int:
     path = os.fspath(path)
+    if is_pipe(path):
+        return len(read_bytes(path))
     return os.path.getsize(path) if is_local(path) else _gfile().stat(path).length
+
+
+# A pipe's bytes by path (`--test_file=<(zcat …)`): it can be read only once, and a run reads an
+# input more than once (its sha256 for the cache key, then its text). tf.io.gfile reads a pipe
+# as empty (it reads the size a stat gives), so pipes are read here, whole, on first use.
+_PIPES: dict = {}
+
+
+def is_pipe(path) -> bool:
+    path = os.fspath(path)
+    if not is_local(path):
+        return False
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def read_bytes(path) -> bytes:
+    """All the bytes of `path` (local, remote, or a pipe: read once and kept)."""
+    path = os.fspath(path)
+    if is_pipe(path):
+        if path not in _PIPES:
+            with open(path, "rb") as reader:
+                _PIPES[path] = reader.read()
+        return _PIPES[path]
+    with open_binary(path) as reader:
+        return reader.read()
 
 
 def open_binary(path):
     path = os.fspath(path)
+    if is_pipe(path):
+        return io.BytesIO(read_bytes(path))
     return open(path, "rb") if is_local(path) else _gfile().GFile(path, "rb")
 
 
@@ -339,8 +373,7 @@ def read_utf8(path) -> str:
     """The text of `path` (tf.io.gfile) decoded as UTF-8 (a leading byte-order mark dropped);
     bytes that are not UTF-8 are an `InputError` naming the file, line and column."""
     path = os.fspath(path)
-    with _gfile().GFile(path, "rb") as reader:
-        data = reader.read()
+    data = read_bytes(path)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:

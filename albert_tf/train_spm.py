@@ -83,7 +83,7 @@ class _SentenceReader:
 
     def __iter__(self):
         for index, path in enumerate(self.files):
-            with tf.io.gfile.GFile(path, "rb") as reader:
+            with io_utils.open_binary(path) as reader:  # a pipe too (gfile reads it as empty)
                 offset = 0
                 for line_number, raw in enumerate(reader, 1):
                     try:

@@ -45,7 +45,7 @@ OUTPUT_NAMES = (VOCAB_NAME, SPM_PREFIX + ".model", SPM_PREFIX + ".vocab", settin
 def _lines(files, progress):
     read = 0
     for path in files:
-        with tf.io.gfile.GFile(path, "rb") as reader:
+        with io_utils.open_binary(path) as reader:  # a pipe too (tf.io.gfile reads it as empty)
             offset = 0
             for number, raw in enumerate(reader, 1):
                 try:
@@ -178,7 +178,7 @@ def check_sample(output_dir: str, values: dict, files) -> float:
         os.path.join(output_dir, values["vocab_file"]) if "vocab_file" in values else None,
         values["do_lower_case"],
         os.path.join(output_dir, values["spm_model_file"]) if "spm_model_file" in values else None)
-    with tf.io.gfile.GFile(files[0], "rb") as reader:
+    with io_utils.open_binary(files[0]) as reader:
         lines = []
         for raw in reader:
             line = raw.decode("utf-8", "ignore").strip()

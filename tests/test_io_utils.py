@@ -22,3 +22,22 @@ def test_absolute_path_expands_local_paths_and_keeps_urls_and_none(tmp_path, mon
     assert io_utils.absolute_path("~/x") == os.path.join(str(tmp_path / "home"), "x")
     assert io_utils.absolute_path("gs://bucket/out") == "gs://bucket/out"
     assert io_utils.absolute_path(None) is None
+
+
+def test_a_pipe_is_read_once_and_kept_for_every_reader(tmp_path):
+    # tf.io.gfile reads a pipe (`--test_file=<(zcat …)`) as empty: "no sentences".
+    import hashlib
+
+    from albert_tf.data.feature_cache import file_digest
+    from albert_tf.tasks.classification.processors import read_tsv
+    from albert_tf.tasks.token_classification.data import read_sentences
+    from tests.support.pipes import fifo_with
+
+    conll = "EU\tB-ORG\nrejects\tO\n\nPeter\tB-PER\n".encode()
+    with fifo_with(tmp_path / "tags", conll) as fifo:
+        assert io_utils.is_pipe(fifo) and not io_utils.is_pipe(tmp_path)
+        assert [s.tokens for s in read_sentences(fifo)] == [["EU", "rejects"], ["Peter"]]
+        assert file_digest(fifo) == hashlib.sha256(conll).hexdigest()  # the same bytes again
+        assert io_utils.file_size(fifo) == len(conll)
+    with fifo_with(tmp_path / "tsv", b"a\tb\nc\td\n") as fifo:
+        assert read_tsv(fifo) == [(1, ["a", "b"]), (2, ["c", "d"])]

@@ -175,3 +175,43 @@ def test_the_options_pick_the_engine():
     assert isinstance(picked["exact"], engines.ExactOriginalEngine)
     assert isinstance(picked["beam"], engines.BeamEngine)
     assert [engine.mode for engine in picked.values()] == ["streaming", "exact_original", "beam"]
+
+
+@pytest.mark.parametrize("exact_original", [False, True])
+def test_an_input_that_shrinks_during_the_run_is_an_error(tmp_path, spm_model, monkeypatch,
+                                                          exact_original):
+    corpus = tmp_path / "corpus.txt"
+    _write_corpus(corpus, with_bad_input=False)
+    engine = engines.ExactOriginalEngine if exact_original else engines.StreamingEngine
+    original = engine.write_records
+
+    def shrink_first(self, options, files, *args):
+        # Another program truncates the file after the run took its size.
+        corpus.write_bytes(corpus.read_bytes()[:200])
+        return original(self, options, files, *args)
+
+    monkeypatch.setattr(engine, "write_records", shrink_first)
+    size = corpus.stat().st_size
+    output = tmp_path / "data.tfrecord"
+    with pytest.raises(documents.InputError, match=rf"the input changed while it was read "
+                       rf"\(200 of {size} bytes read; .*corpus.txt: {size} bytes at the start, "
+                       rf"200 now\)"):
+        engines.run(PretrainingDataOptions(
+            input_file=str(corpus), output_file=str(output), spm_model_file=spm_model,
+            max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1, num_workers=1,
+            exact_original=exact_original))
+    assert not output.exists()
+
+
+def test_a_pipe_is_read_not_taken_as_empty(tmp_path, spm_model):
+    from tests.support.pipes import fifo_with
+
+    corpus = tmp_path / "corpus.txt"
+    _write_corpus(corpus, with_bad_input=False)
+    options = dict(spm_model_file=spm_model, max_seq_length=32, max_predictions_per_seq=5,
+                   dupe_factor=1, num_workers=1)
+    from_file = _run(input_file=str(corpus), output_file=str(tmp_path / "a.tfrecord"), **options)
+    with fifo_with(tmp_path / "fifo", corpus.read_bytes()) as fifo:
+        from_pipe = _run(input_file=fifo, output_file=str(tmp_path / "b.tfrecord"), **options)
+    assert from_pipe["instances"] == from_file["instances"] > 0
+    assert from_pipe["input_bytes"] == corpus.stat().st_size

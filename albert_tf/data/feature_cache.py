@@ -22,6 +22,7 @@ from typing import Callable, Sequence
 
 from absl import logging
 
+from albert_tf import io_utils
 from albert_tf.io_utils import atomic_output, write_text_atomically
 
 KEY_SUFFIX = ".key.json"
@@ -40,7 +41,7 @@ def file_digest(path) -> str | None:
     if not path:
         return None
     digest = hashlib.sha256()
-    with _gfile().GFile(os.fspath(path), "rb") as reader:
+    with io_utils.open_binary(path) as reader:  # a pipe too (tf.io.gfile reads it as empty)
         while chunk := reader.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()

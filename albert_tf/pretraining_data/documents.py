@@ -58,7 +58,9 @@ def expand_input_patterns(spec: str) -> list[str]:
 
             matches = sorted(tf.io.gfile.glob(pattern))
         else:
-            matches = sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
+            # A pipe (`<(zcat …)`, /dev/fd/N) is input too.
+            matches = sorted(p for p in glob.glob(pattern)
+                             if os.path.isfile(p) or io_utils.is_pipe(p))
         is_glob = any(ch in pattern for ch in "*?[")
         skipped = [p for p in matches if is_glob and io_utils.is_side_file(p)]
         matches = [p for p in matches if p not in skipped]

@@ -19,6 +19,7 @@ import os
 import tensorflow as tf
 from absl import logging
 
+from albert_tf import io_utils
 from albert_tf.errors import InputError
 from albert_tf.tasks.classification.examples import InputExample, process_text
 
@@ -135,8 +136,7 @@ def read_tsv(path: str) -> list[tuple[int, list[str]]]:
     """(1-based line number, fields) per line; no quote processing, as the original."""
     if not tf.io.gfile.exists(path):
         raise GlueDataError(f"GLUE file not found: {path}")
-    with tf.io.gfile.GFile(path, "rb") as reader:
-        data = reader.read()
+    data = io_utils.read_bytes(path)  # a pipe too (tf.io.gfile reads it as empty)
     if data.startswith(b"\xef\xbb\xbf"):  # MRPC files carry a UTF-8 byte-order mark
         data = data[3:]
     lines = data.split(b"\n")
