@@ -42,10 +42,9 @@ from albert_tf.tasks.classification.export import ClassifierServing
 from albert_tf.tasks.squad.export import SquadServing
 from albert_tf.text import optional as text_optional
 from albert_tf.tokenization import FullTokenizer, unk
-from albert_tf.tokenization.settings import resolve_do_lower_case
 from albert_tf.weights.loading import init_from_checkpoint
 from albert_tf.weights.readers import open_source
-from albert_tf.weights.resolve import resolve_model_files
+from albert_tf.weights.run_inputs import resolve_inputs
 from albert_tf.weights.source import MULTI_LABEL
 
 SAMPLE_TEXT = (["The quick brown fox jumps over the lazy dog.", "ALBERT shares its layers."],
@@ -169,10 +168,14 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
         text_optional.tensorflow_text(f"{flag} (the raw-text exports: preprocessing, "
                                       "serve_text, answer_text)")
 
+    # The source opened once (a path that holds none is an error here, not "no source"), its
+    # config, tokenizer and casing resolved and checked once; everything below uses `files`.
     source = open_source(resolve_path(init_checkpoint))
-    files = resolve_model_files(source.path, resolve_path(albert_config_file),
-                                resolve_path(spm_model_file), resolve_path(vocab_file),
-                                source=source)
+    files = resolve_inputs(init_checkpoint=source.path, source=source,
+                           albert_config_file=resolve_path(albert_config_file),
+                           spm_model_file=resolve_path(spm_model_file),
+                           vocab_file=resolve_path(vocab_file), do_lower_case=do_lower_case,
+                           max_seq_length=max_seq_length)
     config = files.albert_config
     if config is None:
         raise UsageError(f"--albert_config_file is required: {source.path} holds no model config")
@@ -183,11 +186,7 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     if max_seq_length > config.max_position_embeddings:
         raise UsageError(f"--max_seq_length ({max_seq_length}) exceeds the model's "
                          f"max_position_embeddings ({config.max_position_embeddings})")
-    # The casing the tokenizer's settings file (or the source) records, unless the flag is given.
-    default = True if source.do_lower_case is None else bool(source.do_lower_case)
-    do_lower_case = resolve_do_lower_case(default if do_lower_case is None else do_lower_case,
-                                          do_lower_case is not None,
-                                          files.spm_model_file or files.vocab_file, source.path)
+    do_lower_case = files.do_lower_case  # as the tokenizer's settings (or the source) record
     if files.vocab_file and not files.spm_model_file:
         result_unk = unk.vocabulary_check(FullTokenizer(files.vocab_file, do_lower_case),
                                           do_lower_case)

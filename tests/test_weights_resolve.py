@@ -51,11 +51,32 @@ def test_no_source_yet_leaves_the_flags_alone(tmp_path):
     assert files.spm_model_file == "x.model" and files.taken == ()
 
 
-def test_run_classifier_fine_tunes_from_a_hf_folder_without_config_or_spm(tmp_path,
-                                                                          fixtures_dir):
+def _count_hf_opens(monkeypatch) -> dict:
+    """Counts, in this process, how often an HF folder is opened as a weight source and how
+    often its weights file is read."""
+    from albert_tf.weights import readers
+    from albert_tf.weights.readers import hf
+
+    counts = {"opened": 0, "read": 0}
+
+    def counted(key, function):
+        def call(*args, **kwargs):
+            counts[key] += 1
+            return function(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(readers, "READERS", tuple(
+        (name, detect, counted("opened", read) if name == "hf" else read)
+        for name, detect, read in readers.READERS))
+    monkeypatch.setattr(hf, "load_file", counted("read", hf.load_file))
+    return counts
+
+
+def test_run_classifier_fine_tunes_from_a_hf_folder_without_config_or_spm(
+        tmp_path, fixtures_dir, monkeypatch):
     from albert_tf.tasks.classification.config import GlueRunConfig
     from albert_tf.tasks.classification.task import run_glue
-    from albert_tf.weights import init_from_checkpoint
+    from albert_tf.weights import init_from_checkpoint, open_source
 
     folder = tmp_path / "hf"
     shutil.copytree(interop("hf", "pretraining"), folder)
@@ -63,15 +84,20 @@ def test_run_classifier_fine_tunes_from_a_hf_folder_without_config_or_spm(tmp_pa
         data_dir=str(fixtures_dir / "glue" / "data"), task_name="mrpc", do_train=True,
         init_checkpoint=str(folder), output_dir=str(tmp_path / "out"), max_seq_length=32,
         train_batch_size=4, learning_rate=1e-3, train_step=1, save_checkpoints_steps=1))
+    counts = _count_hf_opens(monkeypatch)
     summary = run_glue(config)
-    assert config.albert_config.hidden_size == 32
-    assert config.spm_model_file == str(folder / "spiece.model")
+    # One run: the folder opened once, its model.safetensors read once (it was opened twice
+    # and read twice: by the task's set-up and again by the initial load).
+    assert counts == {"opened": 1, "read": 1}
+    # The caller's config is left as given; the run took the folder's config and spm model.
+    assert config.albert_config is None and config.spm_model_file is None
     assert summary["train"] is not None
     assert (tmp_path / "out" / "model.ckpt-1.index").exists()
     # The run's checkpoint is ours: the encoder came from the folder, the head was trained.
     from albert_tf.models import AlbertClassifier
 
-    model = AlbertClassifier(config.albert_config, 2)
+    model = AlbertClassifier(open_source(folder).config, 2)
+    assert model.config.hidden_size == 32
     assert "heads loaded: classifier" in init_from_checkpoint(model, str(tmp_path / "out"))
 
 
@@ -79,7 +105,7 @@ def test_a_local_tfhub_module_as_hub_handle_is_the_init_checkpoint(tmp_path):
     """--albert_hub_module_handle=<TF-Hub v1 module folder>: its variables are the weights, its
     assets' SentencePiece model the tokenizer; the config still comes from the flag."""
     from albert_tf.weights.tf1_checkpoint import write_tf1_checkpoint
-    from albert_tf.weights.resolve import resolve_run_config
+    from albert_tf.weights.run_inputs import resolve_inputs
     from albert_tf.tasks.classification.config import GlueRunConfig
     from support.interop import odd_config, random_source
 
@@ -95,7 +121,10 @@ def test_a_local_tfhub_module_as_hub_handle_is_the_init_checkpoint(tmp_path):
     (tmp_path / "config.json").write_text(config.to_json_string())
     run = GlueRunConfig.from_flat(dict(albert_hub_module_handle=str(module),
                                        albert_config_file=str(tmp_path / "config.json")))
-    files = resolve_run_config(run)
-    assert run.init_checkpoint == str(module) and files.source.format == "tfhub"
-    assert run.spm_model_file == str(module / "assets" / "30k.model")
-    assert files.source.heads == ("mlm", "sop")
+    inputs = resolve_inputs(run, max_seq_length=32)
+    assert inputs.init_checkpoint == str(module) and inputs.source.format == "tfhub"
+    assert inputs.spm_model_file == str(module / "assets" / "30k.model")
+    assert inputs.source.heads == ("mlm", "sop")
+    assert run.init_checkpoint is None and run.spm_model_file is None  # left as given
+    filled = inputs.run_config(run)
+    assert filled.init_checkpoint == str(module) and filled.albert_config.vocab_size == 1500

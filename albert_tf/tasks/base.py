@@ -16,20 +16,8 @@ from typing import Callable
 from albert_tf.errors import UsageError
 from albert_tf.run_config import OPTIMIZERS, RunConfig
 from albert_tf.training.steps import Objective
-from albert_tf.weights.resolve import resolve_run_config
-
-
-def check_model_inputs(albert_config, max_seq_length: int, vocabulary_size: int | None = None,
-                       vocabulary_file: str | None = None) -> None:
-    """Before the first step: inputs the model cannot embed are named by flag and config key
-    (an index past a table is a crash deep inside the step, or silently wrong on some devices)."""
-    if max_seq_length > albert_config.max_position_embeddings:
-        raise UsageError(f"--max_seq_length ({max_seq_length}) exceeds the model's "
-                         f"max_position_embeddings ({albert_config.max_position_embeddings})")
-    if vocabulary_size is not None and vocabulary_size > albert_config.vocab_size:
-        raise UsageError(f"{vocabulary_file} has {vocabulary_size} pieces but the model's "
-                         f"vocab_size is {albert_config.vocab_size}: ids past it cannot be "
-                         "embedded (a vocabulary of another model?)")
+# check_model_inputs: where the tasks have always imported it from.
+from albert_tf.weights.run_inputs import RunInputs, check_model_inputs, resolve_inputs  # noqa: F401
 
 
 def replica_dataset_fn(input_fn, global_batch_size: int) -> Callable:
@@ -58,10 +46,14 @@ class Task(abc.ABC):
     #: evaluate checkpoints as they are saved during training (with `--do_eval`).
     evaluate_during_training: bool = True
 
-    def __init__(self, config: RunConfig):
-        self.config = config
-        # Config and tokenizer files left out are taken from the --init_checkpoint source.
-        resolve_run_config(config)
+    #: the head this task's model ends in (`weights.heads`), checked against the source's.
+    head: str | None = None
+
+    def __init__(self, config: RunConfig, inputs: RunInputs | None = None):
+        # The model files, casing and labels, resolved once (`Driver.create` passes them);
+        # the task works on a filled copy of `config`, which stays as the caller made it.
+        self.inputs = inputs if inputs is not None else resolve_inputs(config, head=self.head)
+        self.config = self.inputs.run_config(config)
         self.runtime = None  # the driver's Runtime (strategy), for tasks that evaluate with it
 
     # -- set-up ----------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from albert_tf.training.runtime import Runtime
 from albert_tf.weights.loading import load
 from albert_tf.weights.our_checkpoints import checkpoint_step
 from albert_tf.weights.readers import open_source
+from albert_tf.weights.run_inputs import resolve_inputs
 
 
 class StopTraining(Exception):
@@ -65,7 +66,10 @@ class Driver:
         """Sets the runtime up first, then builds the task: a multi-worker strategy must exist
         before TensorFlow runs anything (the task's input checks read files with it)."""
         runtime = runtime or Runtime(config.runtime)
-        task = task_class(config)
+        # The run's inputs (weight source, model config, tokenizer, casing, labels), resolved
+        # and checked once; the task gets them and keeps the caller's config as it is.
+        head = getattr(getattr(task_class, "func", task_class), "head", None)
+        task = task_class(config, inputs=resolve_inputs(config, head=head))
         task.runtime = runtime
         return cls(task, runtime)
 
@@ -88,7 +92,9 @@ class Driver:
         return self.config.output_dir
 
     def load(self, checkpoint, require_head=False) -> str:
-        description = load(self.model, checkpoint, require_head=require_head)
+        # --init_checkpoint is the source the task's inputs opened: not opened (or read) again.
+        description = load(self.model, self.task.inputs.weights(checkpoint),
+                           require_head=require_head)
         logging.info("%s", description)
         return description
 
@@ -180,7 +186,8 @@ class Driver:
         if not path:
             return None
         group0 = getattr(self.config, "init_from_group0", False)
-        return lambda model: load(model, path, init_from_group0=group0)
+        weights = self.task.inputs.weights(path)
+        return lambda model: load(model, weights, init_from_group0=group0)
 
     def _evaluator(self) -> CheckpointEvaluator:
         if self.evaluator is None:  # one per run: evaluations during training continue in it
@@ -213,7 +220,8 @@ class Driver:
 
     def _init_step(self) -> int:
         """The step of `--init_checkpoint` (0 for weights of another format: HF, keras-hub)."""
-        prefix = open_source(self.config.init_checkpoint).checkpoint_prefix
+        source = self.task.inputs.source or open_source(self.config.init_checkpoint)
+        prefix = source.checkpoint_prefix
         return checkpoint_step(prefix) if prefix else 0
 
     def load_trained(self, not_trained) -> tuple:

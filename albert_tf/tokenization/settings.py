@@ -42,12 +42,23 @@ def read_settings(folder_or_file) -> tuple[dict, str] | tuple[None, None]:
     except (OSError, ValueError) as error:
         raise InputError(f"{settings_file}: not a JSON settings file ({error})") from None
     if not isinstance(values, dict):
-        raise InputError(f"{settings_file}: expected a JSON object")
+        raise InputError(f"{settings_file}: holds a JSON {type(values).__name__}, expected an "
+                         "object of tokenizer settings (such as \"do_lower_case\": true)")
     if not folder_given:
         named = [values.get(k) for k in ("vocab_file", "spm_model_file") if values.get(k)]
         if named and os.path.basename(path) not in named:
             return None, None
     return values, settings_file
+
+
+def lower_case_setting(values: dict, path) -> bool | None:
+    """`do_lower_case` of a settings file's `values` (None when absent); any value but a JSON
+    true/false is an error naming the file and the key (the string "false" is true in Python)."""
+    value = values.get("do_lower_case")
+    if value is None or isinstance(value, bool):
+        return value
+    raise InputError(f"{path}: key do_lower_case must be true or false (a JSON boolean), got "
+                     f"{json.dumps(value)}")
 
 
 def recorded_lower_case(*places) -> tuple[bool, str] | tuple[None, None]:
@@ -57,7 +68,7 @@ def recorded_lower_case(*places) -> tuple[bool, str] | tuple[None, None]:
         if not place or io_utils.is_remote(place):
             continue
         values, path = read_settings(place)
-        if values is not None and isinstance(values.get("do_lower_case"), bool):
+        if values is not None and lower_case_setting(values, path) is not None:
             return values["do_lower_case"], path
     return None, None
 

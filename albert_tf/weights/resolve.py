@@ -2,8 +2,8 @@
 when left out, the ones the `--init_checkpoint` source holds (a Hugging Face or keras-hub folder,
 a TF-Hub module's assets, an original release folder, a run's output_dir).
 
-Every entry point takes its files from here (the tasks through `Task.__init__`,
-export_saved_model directly), so the rule is one: a flag given wins, a flag left out is filled
+Every entry point takes its files from here (through `run_inputs.resolve_inputs`, which adds
+the casing, the labels and the checks between them), so the rule is one: a flag given wins, a flag left out is filled
 from the source, and a flag that contradicts the source is one error naming the config key.
 """
 
@@ -17,7 +17,6 @@ from absl import logging
 
 from albert_tf import io_utils
 from albert_tf.config import AlbertConfig
-from albert_tf.tokenization.settings import flag_given, resolve_do_lower_case
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.source import SourceError, WeightSource
 
@@ -101,37 +100,3 @@ def resolve_model_files(init_checkpoint=None, albert_config_file=None, spm_model
     if taken:
         logging.info("from --init_checkpoint: %s", "; ".join(taken))
     return ModelFiles(config, spm_model_file, vocab_file, source, tuple(taken))
-
-
-def resolve_run_config(config, need_tokenizer: bool = True) -> ModelFiles:
-    """Fills a task's run config in place: `albert_config` (the `AlbertConfig` object) and, when
-    neither tokenizer flag was given, `spm_model_file` / `vocab_file` from the source. A local
-    TF-Hub v1 module folder given as `--albert_hub_module_handle` is the `--init_checkpoint`."""
-    handle = getattr(config, "albert_hub_module_handle", None)
-    if handle and not config.init_checkpoint and os.path.isfile(
-            os.path.join(handle, "tfhub_module.pb")):
-        config.init_checkpoint = handle
-    files = resolve_model_files(
-        config.init_checkpoint, config.albert_config_file,
-        getattr(config, "spm_model_file", None), getattr(config, "vocab_file", None),
-        need_tokenizer=need_tokenizer and hasattr(config, "spm_model_file"))
-    config.albert_config = files.albert_config
-    if hasattr(config, "spm_model_file"):
-        config.spm_model_file, config.vocab_file = files.spm_model_file, files.vocab_file
-    if hasattr(config, "do_lower_case"):
-        config.do_lower_case = resolve_casing(config, files)
-    return files
-
-
-def resolve_casing(config, files: ModelFiles) -> bool:
-    """`do_lower_case` as the model records it (`tokenization.settings`): the settings file
-    beside the tokenizer file, else the weight source's (a Hugging Face folder's
-    tokenizer_config.json); a flag given that contradicts it is an error."""
-    places = (getattr(config, "spm_model_file", None) or getattr(config, "vocab_file", None),
-              files.source.path if files.source is not None else None)
-    value = resolve_do_lower_case(config.do_lower_case,
-                                  flag_given(config, "do_lower_case", True), *places)
-    if value != config.do_lower_case:
-        logging.info("do_lower_case=%s, as the model's tokenizer settings record",
-                     str(value).lower())
-    return value

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 import tensorflow as tf
@@ -21,6 +21,27 @@ from albert_tf.errors import UsageError
 
 class SourceError(UsageError):
     """A path that holds no weights we can read, or weights that contradict their own config."""
+
+
+class _ReadWithWeights:
+    """A `WeightSource` field that a reader may fill only when the weights are read (what the
+    weights hold: their arrays, the heads found in them, a head's size): reading the field reads
+    the weights first, once (`WeightSource.read_weights`)."""
+
+    def __init__(self, default):
+        self.default = default
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, source, owner=None):
+        if source is None:  # the dataclass default
+            return self.default
+        source.read_weights()
+        return source.__dict__.get(self.name, self.default)
+
+    def __set__(self, source, value):
+        source.__dict__[self.name] = value
 
 
 @dataclasses.dataclass
@@ -34,30 +55,51 @@ class WeightSource:
     `heads`: the subset of `heads.HEADS` present. `num_labels`/`labels`: a classifier (or token
     classifier) head's size and label names (HF `id2label`) when known. Tokenizer files are
     absolute paths or None.
+
+    A reader that converts weights (HF, keras-hub) reads them when first needed, not when it
+    opens the source: it passes `weights_reader`, which returns the values of the fields that
+    depend on the weights (`arrays`, `heads`, `num_labels`, `labels`, `problem_type`, `filled`);
+    the first read of any of them calls it, once. Config and tokenizer files cost no weight read.
     """
 
     path: str
     format: str  # "tf1", "tfhub", "albert_tf", "hf", "keras_hub"
     config: object = None
-    arrays: Mapping[str, np.ndarray] | None = None
+    arrays: Mapping[str, np.ndarray] | None = _ReadWithWeights(None)
     checkpoint_prefix: str | None = None
-    heads: tuple = ()
-    num_labels: int | None = None
-    labels: list | None = None
+    heads: tuple = _ReadWithWeights(())
+    num_labels: int | None = _ReadWithWeights(None)
+    labels: list | None = _ReadWithWeights(None)
     # HF's `problem_type` of a classifier head: "multi_label_classification" for a sigmoid per
     # label (our multi-label runs: their labels.json says so), else None (softmax / regression).
-    problem_type: str | None = None
+    problem_type: str | None = _ReadWithWeights(None)
     spm_model_file: str | None = None
     vocab_file: str | None = None
     do_lower_case: bool | None = None
     # TF1 names the reader made up because the format has no such weight (HF's QA and MLM
     # models have no pooler: zeros, which the span/MLM outputs never read).
-    filled: tuple = ()
+    filled: tuple = _ReadWithWeights(())
     # The sequence length the source's own text preprocessor packs to (keras-hub's
     # preprocessor.json), when it has one: its raw-text outputs truncate there.
     sequence_length: int | None = None
     # Caveats the reader wants shown wherever the source is described (one sentence each).
     notes: tuple = ()
+    weights_reader: Callable[[], dict] | None = dataclasses.field(
+        default=None, repr=False, compare=False)
+
+    def read_weights(self) -> None:
+        """Reads the weights now if the reader left them for first need; a no-op afterwards."""
+        reader = self.__dict__.get("weights_reader")
+        if reader is None:
+            return
+        values = reader()  # raises (a damaged file) without marking the weights as read
+        self.weights_reader = None
+        for name, value in values.items():
+            setattr(self, name, value)
+
+    @property
+    def weights_read(self) -> bool:
+        return self.__dict__.get("weights_reader") is None
 
     def describe(self) -> str:
         heads = ", ".join(self.heads) if self.heads else "none"

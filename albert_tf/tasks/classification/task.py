@@ -60,8 +60,14 @@ class ClassificationTask(Task):
     """Fine-tunes, evaluates, predicts and exports a classifier of `source`'s examples (by
     default the source `--task_name` names: `sources.source_for`)."""
 
-    def __init__(self, config: ClassifierRunConfig, source: ExampleSource | None = None):
-        super().__init__(config)
+    head = "classifier"
+
+    def __init__(self, config: ClassifierRunConfig, source: ExampleSource | None = None,
+                 inputs=None):
+        super().__init__(config, inputs)
+        config = self.config  # the filled copy (the caller's is left as given)
+        if source is not None:  # made for the caller's config: it reads the filled one
+            source.config = config
         self.source = source if source is not None else source_for(config)
         self.validate()
         self.source.open()

@@ -69,8 +69,9 @@ class PretrainingTask(Task):
     best_initial_value = 0.0  # as the original: an accuracy of 0 is never kept as best
     evaluate_during_training = False  # the original scores the latest checkpoint once
 
-    def __init__(self, config: PretrainingRunConfig):
-        super().__init__(config)
+    def __init__(self, config: PretrainingRunConfig, inputs=None):
+        super().__init__(config, inputs)
+        config = self.config  # the filled copy (the caller's is left as given)
         given = config.flags_given
         if given is not None and config.do_eval and "do_train" not in given:
             # The original also trains here (its --do_train defaults to true): docs/differences.md.

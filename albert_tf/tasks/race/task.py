@@ -24,8 +24,9 @@ from albert_tf.training.steps import Objective
 class RaceTask(Task):
     best_metric = "eval_accuracy"
 
-    def __init__(self, config: RaceRunConfig):
-        super().__init__(config)
+    def __init__(self, config: RaceRunConfig, inputs=None):
+        super().__init__(config, inputs)
+        config = self.config  # the filled copy (the caller's is left as given)
         self.validate()
         self.albert_config = config.load_albert_config()
         if config.max_seq_length > self.albert_config.max_position_embeddings:

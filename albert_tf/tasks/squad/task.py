@@ -36,8 +36,9 @@ def build_model(run: SquadRunConfig, config: AlbertConfig):
 class SquadTask(Task):
     best_metric = "f1"
 
-    def __init__(self, config: SquadRunConfig):
-        super().__init__(config)
+    def __init__(self, config: SquadRunConfig, inputs=None):
+        super().__init__(config, inputs)
+        config = self.config  # the filled copy (the caller's is left as given)
         self.validate()  # before the SentencePiece model is loaded
         self.albert_config = config.load_albert_config()
         config.validate(self.albert_config)

@@ -36,7 +36,6 @@ from albert_tf.tasks.token_classification.export import export_token_classifier,
 from albert_tf.tasks.token_classification.metrics import tagging_metrics
 from albert_tf.tokenization import unk
 from albert_tf.training.steps import Objective
-from albert_tf.weights.readers import open_source
 
 CACHE_NAMES = {"train": "ner_train.tf_record", "dev": "ner_eval.tf_record",
                "test": "ner_predict.tf_record"}
@@ -48,8 +47,11 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
 
 
 class NerTask(Task):
-    def __init__(self, config: NerRunConfig):
-        super().__init__(config)
+    head = "token_classifier"
+
+    def __init__(self, config: NerRunConfig, inputs=None):
+        super().__init__(config, inputs)
+        config = self.config  # the filled copy (the caller's is left as given)
         self.validate()
         self.albert_config = config.load_albert_config()
         self.tokenizer = tokenization.FullTokenizer(config.vocab_file, config.do_lower_case,
@@ -107,11 +109,9 @@ class NerTask(Task):
         recorded = read_labels(cfg.output_dir)
         if recorded is not None:
             return recorded
-        init = cfg.init_checkpoint
-        if init and (os.path.exists(init) or os.path.exists(init + ".index")):
-            source = open_source(init)
-            if "token_classifier" in source.heads and source.labels:
-                return list(source.labels)
+        source = self.inputs.source  # the --init_checkpoint opened once for the run
+        if source is not None and "token_classifier" in source.heads and source.labels:
+            return list(source.labels)
         if cfg.train_file:
             return D.resolve_labels(self.read_split("train"), cfg.train_file, None)
         raise UsageError(f"no tags: {cfg.output_dir} has no labels.json (written by a training "

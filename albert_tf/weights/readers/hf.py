@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
 from safetensors.numpy import load_file
 
 from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.tokenization.settings import lower_case_setting, read_settings
 from albert_tf.weights import hf_names as hn
 from albert_tf.weights.arrays import drop_identity_projection, fill_pooler
 from albert_tf.weights.source import SourceError, WeightSource, folder_json, read_json
@@ -123,33 +125,64 @@ def hf_to_tf1(tensors: dict, config, label: str, architecture=None) -> tuple[dic
     return arrays, tuple(heads)
 
 
-def _labels(values, num_labels):
-    id2label = values.get("id2label")
-    if not isinstance(id2label, dict):
+def check_label_keys(values: dict, label: str) -> None:
+    """The label keys of an HF config.json, checked by type when the folder is opened: id2label
+    (and label2id) a mapping of names, num_labels an integer."""
+    for key in ("id2label", "label2id"):
+        if key in values and not isinstance(values[key], dict):
+            raise SourceError(f"{label}: key {key} must be a JSON object (id → name), got a "
+                              f"{type(values[key]).__name__}")
+    names = values.get("id2label") or {}
+    bad = [k for k, v in names.items() if not isinstance(v, str) or not str(k).isdigit()]
+    if bad:
+        raise SourceError(f"{label}: key id2label maps ids (\"0\", \"1\", ...) to names; "
+                          f"{bad[0]!r} → {names[bad[0]]!r} is not one")
+    count = values.get("num_labels")
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
+        raise SourceError(f"{label}: key num_labels must be an integer, got {json.dumps(count)}")
+
+
+def _labels(values, num_labels, label):
+    """The names of a head's `num_labels` outputs from `id2label`; an id it leaves out is an
+    error naming it (a folder whose config names some labels but not all)."""
+    id2label = {int(k): v for k, v in (values.get("id2label") or {}).items()}
+    if not id2label:
         return None
-    try:
-        labels = [id2label.get(str(i), id2label.get(i)) for i in range(num_labels)]
-    except AttributeError:
-        return None
-    return labels if all(isinstance(x, str) for x in labels) else None
+    missing = [i for i in range(num_labels) if i not in id2label]
+    if missing:
+        raise SourceError(
+            f"{label}: key id2label names ids {sorted(id2label)} but the head has {num_labels} "
+            f"outputs: id {missing[0]} has no label")
+    return [id2label[i] for i in range(num_labels)]
 
 
 def _do_lower_case(folder):
     # HF's AlbertTokenizer lower-cases unless its tokenizer_config.json says otherwise.
-    path = os.path.join(folder, "tokenizer_config.json")
-    if os.path.isfile(path):
-        return bool(read_json(path).get("do_lower_case", True))
-    return True
+    values, path = read_settings(folder)
+    recorded = None if values is None else lower_case_setting(values, path)
+    return True if recorded is None else recorded
 
 
 def read_hf(path: str) -> WeightSource:
-    """An HF ALBERT folder as a `WeightSource` (TF1 names; see `hf_names`)."""
+    """An HF ALBERT folder as a `WeightSource` (TF1 names; see `hf_names`). The config and the
+    tokenizer settings are read now; the weights when first needed (`WeightSource`)."""
     label = os.path.join(path, CONFIG)
     values = read_json(label)
     if values.get("model_type") != "albert":
         raise SourceError(f"{label}: model_type is {values.get('model_type')!r}; only 'albert' "
                           f"models can be read")
     config = config_from_hf(values, label)
+    check_label_keys(values, label)
+    spm = os.path.join(path, SPM)
+    return WeightSource(
+        path=path, format="hf", config=config,
+        spm_model_file=spm if os.path.isfile(spm) else None,
+        do_lower_case=_do_lower_case(path),
+        weights_reader=lambda: _read_weights(path, values, config, label))
+
+
+def _read_weights(path, values, config, label) -> dict:
+    """The `WeightSource` fields that come from the weights (see `read_hf`)."""
     architecture = (values.get("architectures") or [None])[0]
     arrays, heads = hf_to_tf1(load_hf_tensors(path), config, path, architecture)
     drop_identity_projection(arrays, config, path)
@@ -159,10 +192,6 @@ def read_hf(path: str) -> WeightSource:
                           ("token_classifier", "token_classifier/output_weights")):
         if head in heads:
             num_labels = int(arrays[weights].shape[0])
-            labels = _labels(values, num_labels)
-    spm = os.path.join(path, SPM)
-    return WeightSource(
-        path=path, format="hf", config=config, arrays=arrays, heads=heads, num_labels=num_labels,
-        problem_type=values.get("problem_type") if "classifier" in heads else None,
-        labels=labels, spm_model_file=spm if os.path.isfile(spm) else None,
-        do_lower_case=_do_lower_case(path), filled=filled)
+            labels = _labels(values, num_labels, label)
+    return dict(arrays=arrays, heads=heads, num_labels=num_labels, labels=labels, filled=filled,
+                problem_type=values.get("problem_type") if "classifier" in heads else None)

@@ -142,35 +142,43 @@ def masked_lm_to_tf1(task_weights_file: str) -> dict:
 
 def read_keras_hub(path: str) -> WeightSource:
     """A keras-hub preset folder as a `WeightSource`: the backbone, plus the classifier head of
-    an AlbertTextClassifier or the MLM head of an AlbertMaskedLM preset."""
+    an AlbertTextClassifier or the MLM head of an AlbertMaskedLM preset. The config and the
+    task's class are read now, the weights when first needed (`WeightSource`)."""
     config = config_from_keras_hub(read_json(os.path.join(path, CONFIG)),
                                    os.path.join(path, CONFIG))
     weights = os.path.join(path, WEIGHTS)
     if not os.path.isfile(weights):
         raise SourceError(f"{path}: no {WEIGHTS}")
-    arrays = backbone_to_tf1(weights, config)
-    drop_identity_projection(arrays, config, path)
-    heads, num_labels, notes, labels = (), None, (), None
+    task, notes = None, ()
     task_file = os.path.join(path, TASK)
     if os.path.isfile(task_file) and os.path.isfile(os.path.join(path, TASK_WEIGHTS)):
-        task = read_json(task_file)
-        if task.get("class_name") == "AlbertTextClassifier":
-            arrays.update(classifier_to_tf1(os.path.join(path, TASK_WEIGHTS)))
-            num_labels = int(arrays["output_weights"].shape[0])
-            heads = ("classifier",)
-            labels = label_names(path, num_labels)  # written beside it by our converter
-        elif task.get("class_name") == "AlbertMaskedLM":
-            arrays.update(masked_lm_to_tf1(os.path.join(path, TASK_WEIGHTS)))
-            heads = ("mlm",)
-            notes = (f"keras-hub's MLM head normalises with epsilon "
-                     f"{kn.MLM_LAYER_NORM_EPSILON}, ALBERT's with 1e-12: MLM logits differ "
-                     f"slightly from keras-hub's",)
+        task = read_json(task_file).get("class_name")
+    if task == "AlbertMaskedLM":
+        notes = (f"keras-hub's MLM head normalises with epsilon {kn.MLM_LAYER_NORM_EPSILON}, "
+                 f"ALBERT's with 1e-12: MLM logits differ slightly from keras-hub's",)
     spm = os.path.join(path, SPM)
     preprocessor = os.path.join(path, "preprocessor.json")
     length = (read_json(preprocessor).get("config", {}).get("sequence_length")
               if os.path.isfile(preprocessor) else None)
     # keras-hub's AlbertTokenizer feeds raw text to SentencePiece: no lower-casing.
     return WeightSource(
-        path=path, format="keras_hub", config=config, arrays=arrays, heads=heads,
-        num_labels=num_labels, labels=labels, spm_model_file=spm if os.path.isfile(spm) else None,
-        do_lower_case=False, notes=notes, sequence_length=length)
+        path=path, format="keras_hub", config=config,
+        spm_model_file=spm if os.path.isfile(spm) else None, do_lower_case=False, notes=notes,
+        sequence_length=length, weights_reader=lambda: _read_weights(path, config, task))
+
+
+def _read_weights(path, config, task) -> dict:
+    """The `WeightSource` fields that come from the weights (see `read_keras_hub`)."""
+    arrays = backbone_to_tf1(os.path.join(path, WEIGHTS), config)
+    drop_identity_projection(arrays, config, path)
+    values = dict(heads=(), num_labels=None, labels=None)
+    if task == "AlbertTextClassifier":
+        arrays.update(classifier_to_tf1(os.path.join(path, TASK_WEIGHTS)))
+        num_labels = int(arrays["output_weights"].shape[0])
+        # written beside it by our converter
+        values.update(heads=("classifier",), num_labels=num_labels,
+                      labels=label_names(path, num_labels))
+    elif task == "AlbertMaskedLM":
+        arrays.update(masked_lm_to_tf1(os.path.join(path, TASK_WEIGHTS)))
+        values["heads"] = ("mlm",)
+    return dict(values, arrays=arrays)
