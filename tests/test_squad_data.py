@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from albert_tf.errors import InputError
 from albert_tf.tasks.squad import data, feature_io
+from support.golden import SQUAD_SEEDED_ORDER
 
 SETTINGS = data.FeatureSettings(max_seq_length=64, doc_stride=16, max_query_length=16)
 
@@ -91,6 +92,27 @@ def test_train_features_follow_their_source(files, spm_model):
     before = _count(out)
     assert data.prepare_train_features(second, out, spm_model, settings) < 8
     assert _count(out) < before
+
+
+def test_train_features_are_the_originals_in_its_seeded_order(fixtures_dir, files, spm_model):
+    """The golden features (written in reading order) regrouped per question in the order the
+    original's random.Random(12345) shuffle gives (support.golden)."""
+    first, _, tmp_path = files
+    settings = data.FeatureSettings(max_seq_length=64, doc_stride=16, max_query_length=16,
+                                    version_2_with_negative=True)
+    out = str(tmp_path / "train.tfrecord")
+    data.prepare_train_features(first, out, spm_model, settings)
+    golden = json.loads((fixtures_dir / "squad" / "squad_golden.json").read_text())["train"]
+    per_question = []
+    for feature in golden["features"]:
+        if feature["doc_span_index"] == 0:
+            per_question.append([])
+        per_question[-1].append(feature["input_ids"])
+    order = [e["qas_id"] for e in golden["examples"]]
+    want = [ids for qas_id in SQUAD_SEEDED_ORDER for ids in per_question[order.index(qas_id)]]
+    got = [list(tf.train.Example.FromString(raw.numpy()).features.feature["input_ids"]
+                .int64_list.value) for raw in tf.data.TFRecordDataset(out)]
+    assert len(per_question) == 8 and got == want
 
 
 def test_v1_training_on_v2_data_names_the_flag(files, spm_model):

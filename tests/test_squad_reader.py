@@ -6,6 +6,7 @@ import logging
 import pytest
 
 from albert_tf.tasks.squad import reader
+from support.golden import SQUAD_SEEDED_ORDER
 
 
 def _write(tmp_path, data, name="data.json"):
@@ -80,10 +81,14 @@ def test_split_by_article_keeps_every_question_once(data_dir):
     assert reader.examples_from_json(train, is_training=True)  # one answer each now
 
 
-def test_shuffle_is_deterministic():
-    items = list(range(20))
-    assert reader.shuffle_training_examples(items) == reader.shuffle_training_examples(items)
-    assert reader.shuffle_training_examples(items) != items
+def test_shuffle_is_the_originals_seeded_order(fixtures_dir):
+    examples = reader.read_squad_examples(fixtures_dir / "squad" / "squad_v2_tiny.json", True)
+    shuffled = reader.shuffle_training_examples(examples)
+    assert [e.qas_id for e in shuffled] == SQUAD_SEEDED_ORDER
+    assert [e.qas_id for e in examples][0] == "q1_early"  # the input list is left as it was
+    # The same seed on every call, not one drawn per process or per call.
+    assert reader.shuffle_training_examples(list(range(20))) == [
+        16, 18, 3, 8, 19, 10, 7, 14, 12, 1, 5, 2, 15, 17, 4, 6, 11, 9, 0, 13]
 
 
 def test_v1_training_on_v2_data_says_which_flag(tmp_path):

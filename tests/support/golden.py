@@ -1,9 +1,16 @@
-"""The original's golden pretraining batch and 3-step training run (fixtures/original/model)."""
+"""The original's golden pretraining batch and 3-step training run (fixtures/original/model),
+and the order it gives the golden SQuAD training questions."""
 
 import json
 import pathlib
 
 import numpy as np
+
+# The order the original's run_squad gives the golden training questions (fixtures/original/
+# squad): it shuffles them with random.Random(12345) before writing features
+# (original-albert-spec.md, SQuAD "Flow").
+SQUAD_SEEDED_ORDER = ["q4_impossible", "q2_late", "c3_impossible", "q5_long_question",
+                      "q3_middle", "q1_early", "c1_accents", "c2_number"]
 
 
 def golden_features(model_dir):
