@@ -24,18 +24,24 @@ class AlbertTaskModel(keras.Model):
     What the rest of the package knows about a head is read from its class (one registry:
     `albert_tf.models.HEAD_CLASSES`):
     `HEAD_ID`: the head's id. `HEADS`: the weight-source heads the model holds (what
-    `WeightSource.heads` lists; each keys its TF1 name rows in
-    `albert_tf.weights.tf1_names.HEAD_ROWS`): `(HEAD_ID,)`, but `("mlm", "sop")` for the
-    pretrainer, whose two heads a source may hold one without the other.
+    `WeightSource.heads` lists): `(HEAD_ID,)`, but `("mlm", "sop")` for the pretrainer, whose
+    two heads a source may hold one without the other.
+    `FORMATS`: {head: `HeadFormats`} for each of `HEADS`: its TF1, HF and keras-hub names.
     `TFLITE_NAME` / `TFLITE_OUTPUTS`: the TFLite file's name and output names; `()` when the
     model has no TFLite form.
+    `SERVING`: how `export_saved_model.py` exports the head: `"<module>:<function>"` or the
+    function, called as `function(cls, inputs)` with a `serving.head_export.HeadInputs`, returning a
+    `HeadExport`; None when the head has no export of its own (the pretrainer's heads are
+    served by the encoder's export).
     """
 
     HEAD_ARGUMENTS: tuple = ()
     HEAD_ID: str = ""
     HEADS: tuple = ()
+    FORMATS: dict = {}
     TFLITE_NAME: str = ""
     TFLITE_OUTPUTS: tuple = ()
+    SERVING = None
 
     def __init__(self, config: AlbertConfig, encoder: AlbertModel | None = None, **kwargs):
         super().__init__(**kwargs)

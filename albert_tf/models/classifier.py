@@ -1,8 +1,7 @@
 """The original's sequence classifier: ALBERT pooled output → dropout 0.1 → `output_weights`.
 
 `output_weights` [C, H] and `output_bias` [C] live at the checkpoint root, stored in TF1
-layout ([out, in]), so an original fine-tuned checkpoint loads by name
-(`albert_tf.weights.tf1_names.CLASSIFIER_HEAD`).
+layout ([out, in]), so an original fine-tuned checkpoint loads by name (`FORMATS`).
 With one output (STS-B) the model is a regressor and its loss is the squared error. With
 `multi_label=True` every class is a yes/no of its own: a sigmoid per class, binary
 cross-entropy, and a class is predicted when its probability is at least `threshold`.
@@ -17,6 +16,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.models.base import AlbertTaskModel
 from albert_tf.models.encoder import AlbertModel
+from albert_tf.models.formats import HeadFormats, KerasHubHead
 
 # Fixed by the original's head whatever the config says (also for dropout-free v2 models).
 HEAD_DROPOUT = 0.1
@@ -33,8 +33,22 @@ class AlbertClassifier(AlbertTaskModel):
     HEAD_ARGUMENTS = ("num_labels", "multi_label", "threshold")
     HEAD_ID = "classifier"
     HEADS = (HEAD_ID,)
+    FORMATS = {HEAD_ID: HeadFormats(
+        # The original's GLUE head sits at the checkpoint root.
+        tf1=(("output_weights", "output_weights", ("num_labels", "hidden_size")),
+             ("output_bias", "output_bias", ("num_labels",))),
+        hf=(("classifier.weight", "output_weights", False),
+            ("classifier.bias", "output_bias", False)),
+        hf_class="AlbertForSequenceClassification",
+        # AlbertTextClassifier: pooled output → dropout → `logits` dense, whose kernel is
+        # [H, C] (transposed from TF1's [C, H]).
+        keras_hub=KerasHubHead(
+            "AlbertTextClassifier",
+            layers=(("dense", "logits", ((0, "output_weights"), (1, "output_bias"))),
+                    ("dropout", "output_dropout", ()))))}
     TFLITE_NAME = "classifier"
     TFLITE_OUTPUTS = ("probabilities",)
+    SERVING = "albert_tf.tasks.classification.export:export_head"
 
     def __init__(self, config: AlbertConfig, num_labels: int, encoder: AlbertModel | None = None,
                  multi_label: bool = False, threshold: float = 0.5, **kwargs):

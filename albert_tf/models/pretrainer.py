@@ -9,6 +9,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.layers import MaskedLMHead, SentenceOrderHead
 from albert_tf.models.base import AlbertTaskModel
 from albert_tf.models.encoder import AlbertModel
+from albert_tf.models.formats import HeadFormats, KerasHubHead
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -24,6 +25,44 @@ class AlbertPretrainer(AlbertTaskModel):
 
     HEAD_ID = "pretraining"
     HEADS = ("mlm", "sop")
+    FORMATS = {
+        # The MLM decoder is tied to the word embeddings: only its bias is a weight of its own.
+        "mlm": HeadFormats(
+            tf1=(("cls/predictions/transform/dense/kernel", "masked_lm.transform.kernel",
+                  ("hidden_size", "embedding_size")),
+                 ("cls/predictions/transform/dense/bias", "masked_lm.transform.bias",
+                  ("embedding_size",)),
+                 ("cls/predictions/transform/LayerNorm/beta", "masked_lm.layer_norm.beta",
+                  ("embedding_size",)),
+                 ("cls/predictions/transform/LayerNorm/gamma", "masked_lm.layer_norm.gamma",
+                  ("embedding_size",)),
+                 ("cls/predictions/output_bias", "masked_lm.output_bias", ("vocab_size",))),
+            hf=(("predictions.dense.weight", "cls/predictions/transform/dense/kernel", True),
+                ("predictions.dense.bias", "cls/predictions/transform/dense/bias", False),
+                ("predictions.LayerNorm.weight", "cls/predictions/transform/LayerNorm/gamma",
+                 False),
+                ("predictions.LayerNorm.bias", "cls/predictions/transform/LayerNorm/beta", False),
+                ("predictions.bias", "cls/predictions/output_bias", False)),
+            hf_class="AlbertForPreTraining",
+            # AlbertMaskedLM's `mlm_head` holds the output bias and two sub-layers.
+            keras_hub=KerasHubHead(
+                "AlbertMaskedLM", holder="mlm_head",
+                holder_vars=((0, "cls/predictions/output_bias"),),
+                layers=(("_intermediate_dense", "intermediate_dense", (
+                    (0, "cls/predictions/transform/dense/kernel"),
+                    (1, "cls/predictions/transform/dense/bias"))),
+                        ("_intermediate_layer_norm", "intermediate_layer_norm", (
+                            (0, "cls/predictions/transform/LayerNorm/gamma"),
+                            (1, "cls/predictions/transform/LayerNorm/beta")))))),
+        "sop": HeadFormats(
+            tf1=(("cls/seq_relationship/output_weights", "sentence_order.output_weights",
+                  (2, "hidden_size")),
+                 ("cls/seq_relationship/output_bias", "sentence_order.output_bias", (2,))),
+            hf=(("sop_classifier.classifier.weight", "cls/seq_relationship/output_weights",
+                 False),
+                ("sop_classifier.classifier.bias", "cls/seq_relationship/output_bias", False)),
+            hf_class="AlbertForPreTraining"),
+    }
     # Its TFLite file is the encoder's (the heads are for training).
     TFLITE_NAME = AlbertModel.TFLITE_NAME
     TFLITE_OUTPUTS = AlbertModel.TFLITE_OUTPUTS

@@ -4,7 +4,7 @@
 v1.1 head masks nothing).
 `AlbertSquadV2`: masked start log-probs, end log-probs conditioned on a start (teacher-forced in
 training, beam over start_n_top × end_n_top at inference) and an answerability logit.
-Their TF1 checkpoint names are `albert_tf.weights.tf1_names.SQUAD_V1_HEAD` and `SQUAD_V2_HEAD`.
+Their names in each weight format are their `FORMATS`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import LayerNorm
 from albert_tf.models.base import AlbertTaskModel
 from albert_tf.models.encoder import AlbertModel
+from albert_tf.models.formats import HeadFormats
 
 NEG_INF = 1e30
 
@@ -33,8 +34,15 @@ class AlbertSquadV1(AlbertTaskModel):
 
     HEAD_ID = "squad_v1"
     HEADS = (HEAD_ID,)
+    FORMATS = {HEAD_ID: HeadFormats(
+        tf1=(("cls/squad/output_weights", "output_weights", (2, "hidden_size")),
+             ("cls/squad/output_bias", "output_bias", (2,))),
+        hf=(("qa_outputs.weight", "cls/squad/output_weights", False),
+            ("qa_outputs.bias", "cls/squad/output_bias", False)),
+        hf_class="AlbertForQuestionAnswering", hf_pooler=False)}
     TFLITE_NAME = "squad"
     TFLITE_OUTPUTS = ("start_logits", "end_logits")
+    SERVING = "albert_tf.tasks.squad.export:export_head"
 
     def __init__(self, config: AlbertConfig, encoder: AlbertModel | None = None, **kwargs):
         kwargs.setdefault("name", "squad_v1")
@@ -83,6 +91,21 @@ class AlbertSquadV2(AlbertTaskModel):
     HEAD_ARGUMENTS = ("start_n_top", "end_n_top", "dropout_prob")
     HEAD_ID = "squad_v2"
     HEADS = (HEAD_ID,)
+    # Hugging Face and keras-hub have no such head. The answerability layer has no bias.
+    FORMATS = {HEAD_ID: HeadFormats(tf1=(
+        ("start_logits/dense/kernel", "start_dense.kernel", ("hidden_size", 1)),
+        ("start_logits/dense/bias", "start_dense.bias", (1,)),
+        ("end_logits/dense_0/kernel", "end_dense_0.kernel", ("2*hidden_size", "hidden_size")),
+        ("end_logits/dense_0/bias", "end_dense_0.bias", ("hidden_size",)),
+        ("end_logits/LayerNorm/beta", "end_layer_norm.beta", ("hidden_size",)),
+        ("end_logits/LayerNorm/gamma", "end_layer_norm.gamma", ("hidden_size",)),
+        ("end_logits/dense_1/kernel", "end_dense_1.kernel", ("hidden_size", 1)),
+        ("end_logits/dense_1/bias", "end_dense_1.bias", (1,)),
+        ("answer_class/dense_0/kernel", "answer_dense_0.kernel", ("2*hidden_size", "hidden_size")),
+        ("answer_class/dense_0/bias", "answer_dense_0.bias", ("hidden_size",)),
+        ("answer_class/dense_1/kernel", "answer_dense_1.kernel", ("hidden_size", 1)),
+    ))}
+    SERVING = "albert_tf.tasks.squad.export:export_head"
     # No TFLite form: the answerability beam search needs dynamic shapes.
 
     def __init__(self, config: AlbertConfig, start_n_top: int = 5, end_n_top: int = 5,

@@ -1,9 +1,9 @@
 """Token classifier (NER, POS, any tag set): ALBERT sequence output → dropout → one linear layer
 per position, as Hugging Face's `AlbertForTokenClassification`.
 
-TF1 names (`weights.tf1_names.TOKEN_CLASSIFIER_HEAD`): `token_classifier/output_weights`
-[num_labels, H] and `token_classifier/output_bias` [num_labels], in the [out, in] layout of the
-original's `output_weights`. A scope of their own, because the GLUE classifier's root
+TF1 names (`FORMATS`): `token_classifier/output_weights` [num_labels, H] and
+`token_classifier/output_bias` [num_labels], in the [out, in] layout of the original's
+`output_weights`. A scope of their own, because the GLUE classifier's root
 `output_weights` must not load into this head (or this head into it). In our own training
 checkpoints the attributes are `token_output_weights` / `token_output_bias`, which no other
 model has, so a reader tells a token classifier's output_dir from a classifier's.
@@ -19,6 +19,7 @@ from albert_tf.layers.dense import matmul_last
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.models.base import AlbertTaskModel
 from albert_tf.models.encoder import AlbertModel
+from albert_tf.models.formats import HeadFormats
 
 HEAD_INIT_STDDEV = 0.02
 
@@ -32,8 +33,18 @@ class AlbertTokenClassifier(AlbertTaskModel):
     HEAD_ARGUMENTS = ("num_labels", "dropout_prob")
     HEAD_ID = "token_classifier"
     HEADS = (HEAD_ID,)
+    FORMATS = {HEAD_ID: HeadFormats(
+        tf1=(("token_classifier/output_weights", "token_output_weights",
+              ("num_labels", "hidden_size")),
+             ("token_classifier/output_bias", "token_output_bias", ("num_labels",))),
+        # AlbertForTokenClassification: the same `classifier` names as a sequence classifier,
+        # applied to every position; no pooler.
+        hf=(("classifier.weight", "token_classifier/output_weights", False),
+            ("classifier.bias", "token_classifier/output_bias", False)),
+        hf_class="AlbertForTokenClassification", hf_pooler=False)}
     TFLITE_NAME = "token_classifier"
     TFLITE_OUTPUTS = ("probabilities",)
+    SERVING = "albert_tf.tasks.token_classification.export:export_head"
 
     def __init__(self, config: AlbertConfig, num_labels: int, dropout_prob: float = 0.1,
                  encoder: AlbertModel | None = None, **kwargs):

@@ -1,4 +1,4 @@
-"""TFLite files of an encoder, classifier or SQuAD model: TFLite builtin ops only.
+"""TFLite files of an encoder or a model with a head: TFLite builtin ops only.
 
 `export_tflite(model, output_dir, max_seq_length, kinds, name=...)` writes
 `<output_dir>/<name>.<kind>.tflite` for each kind in `KINDS`, plus the tokenizer file and a
@@ -30,7 +30,7 @@ from albert_tf.errors import AlbertError, OutputError
 # The kinds are checked with the flags, before TensorFlow loads; re-exported under their names here.
 from albert_tf.run_config import TFLITE_KINDS as KINDS  # noqa: F401
 from albert_tf.run_config import parse_tflite_kinds as parse_kinds  # noqa: F401
-from albert_tf.models import AlbertClassifier, AlbertModel, AlbertPretrainer, AlbertSquadV1
+from albert_tf.models import HEAD_CLASSES, AlbertModel, AlbertPretrainer
 from albert_tf.serving.lite import interpreter_runner
 from albert_tf.serving.saved_model import (SAVE_OPTIONS, ServingModule, track_captured_variables,
                                            tracing_for_save)
@@ -47,16 +47,16 @@ class TFLiteExportError(AlbertError, ValueError):
 
 
 def default_heads(model) -> tuple[str, tuple[str, ...]]:
-    """(file name, output names) for our model types: encoder, classifier, SQuAD v1.1."""
-    if isinstance(model, (AlbertModel, AlbertPretrainer)):
-        return "encoder", ("pooled_output", "sequence_output")
-    if isinstance(model, AlbertClassifier):
-        return "classifier", ("probabilities",)
-    if isinstance(model, AlbertSquadV1):
-        return "squad", ("start_logits", "end_logits")
+    """(file name, output names) of a model's TFLite form, as its class names them
+    (`TFLITE_NAME`, `TFLITE_OUTPUTS`: the encoder, the pretrainer's encoder, classifier, SQuAD
+    v1.1, token classifier)."""
+    cls = type(model)
+    if getattr(cls, "TFLITE_OUTPUTS", ()):
+        return cls.TFLITE_NAME, tuple(cls.TFLITE_OUTPUTS)
+    with_tflite = [c.__name__ for c in (AlbertModel, *HEAD_CLASSES) if c.TFLITE_OUTPUTS]
     raise TFLiteExportError(
-        f"no TFLite export for a {type(model).__name__} (encoder, classifier and SQuAD v1.1 "
-        "models only; SQuAD v2's beam search needs dynamic shapes)")
+        f"no TFLite export for a {cls.__name__} (models with one: {', '.join(with_tflite)}; "
+        "SQuAD v2's beam search needs dynamic shapes)")
 
 
 def _default_call(model):

@@ -1,16 +1,17 @@
 """Which heads a model has and which heads a checkpoint holds, both read from the head classes
-(`albert_tf.models.HEAD_CLASSES`, their `HEADS`) and the heads' TF1 name rows
-(`tf1_names.HEAD_ROWS`): nothing here lists the heads again."""
+(`albert_tf.models.HEAD_CLASSES`, their `HEADS` and `FORMATS`): nothing here lists the heads
+again."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from albert_tf.models import HEAD_CLASSES, AlbertModel
+from albert_tf.models.formats import SequenceView, head_formats
 from albert_tf.weights.tf1_names import HEAD_ROWS
 
 # Every head a weight source may hold (`WeightSource.heads`), in the order they are listed.
-HEADS = tuple(head for cls in HEAD_CLASSES for head in cls.HEADS)
+HEADS = SequenceView(lambda: (head for cls in HEAD_CLASSES for head in cls.HEADS))
 
 
 def model_heads(model) -> tuple:
@@ -44,9 +45,9 @@ def _held(found: dict, key) -> tuple[tuple, int | None]:
                for name, rank in keys):
             heads.append(head)
     num_labels = None
-    for head in ("classifier", "token_classifier"):  # heads sized by their labels
-        if head in heads:
-            num_labels = int(found[key(HEAD_ROWS[head][0])[0]][0])
+    for head, formats in head_formats().items():  # heads sized by their labels
+        if head in heads and formats.labelled:
+            num_labels = int(found[key(formats.tf1[0])[0]][0])
     return tuple(heads), num_labels
 
 

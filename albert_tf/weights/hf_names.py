@@ -4,8 +4,10 @@ Each row: (HF name, TF1 name, transpose). torch `Linear` stores its weight [out,
 dense kernel is [in, out], so those rows are transposed. TF1 `output_weights` of the heads are
 already [out, in] and are not. Encoder rows sit under `albert.` in every model with a head and
 at the root in a bare `AlbertModel`; block rows under `BLOCK_PREFIX` (HF) / the TF1 block prefix.
+Head rows are the head classes' own (`albert_tf.models`, `FORMATS`); `HEADS` gathers them.
 """
 
+from albert_tf.models.formats import MappingView, SequenceView, head_formats
 from albert_tf.weights.tf1_names import BLOCK_PREFIX as TF1_BLOCK_PREFIX
 
 ENCODER_PREFIX = "albert."
@@ -51,39 +53,10 @@ POOLER = (
     ("pooler.bias", "bert/pooler/dense/bias", False),
 )
 
-# Heads sit at the model root. The MLM decoder is tied to the word embeddings (HF saves only
-# its bias, as `predictions.bias`).
-HEADS = {
-    "mlm": (
-        ("predictions.dense.weight", "cls/predictions/transform/dense/kernel", True),
-        ("predictions.dense.bias", "cls/predictions/transform/dense/bias", False),
-        ("predictions.LayerNorm.weight", "cls/predictions/transform/LayerNorm/gamma", False),
-        ("predictions.LayerNorm.bias", "cls/predictions/transform/LayerNorm/beta", False),
-        ("predictions.bias", "cls/predictions/output_bias", False),
-    ),
-    "sop": (
-        ("sop_classifier.classifier.weight", "cls/seq_relationship/output_weights", False),
-        ("sop_classifier.classifier.bias", "cls/seq_relationship/output_bias", False),
-    ),
-    "classifier": (
-        ("classifier.weight", "output_weights", False),
-        ("classifier.bias", "output_bias", False),
-    ),
-    # AlbertForMultipleChoice: one score per choice from the pooled output, as the RACE head.
-    "multiple_choice": (
-        ("classifier.weight", "output_weights", False),
-        ("classifier.bias", "output_bias", False),
-    ),
-    "squad_v1": (
-        ("qa_outputs.weight", "cls/squad/output_weights", False),
-        ("qa_outputs.bias", "cls/squad/output_bias", False),
-    ),
-    # AlbertForTokenClassification: the same `classifier` names, applied to every position.
-    "token_classifier": (
-        ("classifier.weight", "token_classifier/output_weights", False),
-        ("classifier.bias", "token_classifier/output_bias", False),
-    ),
-}
+# Heads sit at the model root; their rows are each head class's own (`FORMATS[head].hf`,
+# `albert_tf/models/`), gathered here by head id each time the table is read. The MLM decoder
+# is tied to the word embeddings (HF saves only its bias, as `predictions.bias`).
+HEADS = MappingView(lambda: {head: f.hf for head, f in head_formats().items() if f.hf})
 
 # Saved by some versions, never weights of their own: the tied decoder (checked against the
 # word table / output bias when present) and torch buffers.
@@ -91,24 +64,43 @@ TIED = {"predictions.decoder.weight": "bert/embeddings/word_embeddings",
         "predictions.decoder.bias": "cls/predictions/output_bias"}
 BUFFERS = ("embeddings.position_ids", "embeddings.token_type_ids")
 
-# The HF class that holds each set of heads (what the writer names in `architectures`).
-ARCHITECTURES = {
-    "AlbertModel": (),
-    "AlbertForPreTraining": ("mlm", "sop"),
-    "AlbertForMaskedLM": ("mlm",),
-    "AlbertForSequenceClassification": ("classifier",),
-    "AlbertForQuestionAnswering": ("squad_v1",),
-    "AlbertForMultipleChoice": ("multiple_choice",),
-    "AlbertForTokenClassification": ("token_classifier",),
-}
-# Classes whose `classifier` is not a sequence classifier on the pooled output.
-CLASSIFIER_HEAD_OF = {"AlbertForMultipleChoice": "multiple_choice",
-                      "AlbertForTokenClassification": "token_classifier"}
-# The heads HF saves as `classifier.*`: which one a file holds follows its `architectures`.
-CLASSIFIER_HEADS = ("classifier", "multiple_choice", "token_classifier")
-# Which classes carry a pooler.
-WITHOUT_POOLER = ("AlbertForMaskedLM", "AlbertForQuestionAnswering",
-                  "AlbertForTokenClassification")
+# The classes without a task head: the encoder alone, the MLM head without the SOP head (both
+# format facts of HF's), and AlbertForPreTraining (the pretrainer's heads' `hf_class`).
+PRETRAINING_CLASSES = ("AlbertModel", "AlbertForMaskedLM", "AlbertForPreTraining")
+
+
+def _architectures() -> dict:
+    result = {"AlbertModel": (), "AlbertForMaskedLM": ("mlm",)}
+    for head, formats in head_formats().items():
+        if formats.hf:
+            result[formats.hf_class] = result.get(formats.hf_class, ()) + (head,)
+    return result
+
+
+# The HF class that holds each set of heads (what the writer names in `architectures`):
+# `AlbertForPreTraining` holds mlm and sop; each task head its own class.
+ARCHITECTURES = MappingView(_architectures)
+
+
+def _shared_names() -> dict:
+    """{head: the first head with the same HF names} for heads HF stores under one name."""
+    first, result = {}, {}
+    for head, rows in HEADS.items():
+        key = tuple(row[0] for row in rows)
+        result[head] = first.setdefault(key, head)
+    return {head: owner for head, owner in result.items()
+            if list(result.values()).count(owner) > 1}
+
+
+# The heads HF saves under one set of names (`classifier.*`): which one a file holds follows
+# its `architectures`, and classes whose heads share those names map to their own head.
+CLASSIFIER_HEADS = SequenceView(lambda: tuple(_shared_names()))
+CLASSIFIER_HEAD_OF = MappingView(lambda: {
+    head_formats()[head].hf_class: head for head, owner in _shared_names().items()
+    if head != owner})
+# Which classes carry no pooler.
+WITHOUT_POOLER = SequenceView(lambda: ("AlbertForMaskedLM",) + tuple(
+    f.hf_class for f in head_formats().values() if f.hf and not f.hf_pooler))
 
 # HF `hidden_act` → ours. HF `gelu` is the exact erf form, which neither the original nor our
 # layers compute; `gelu_new`, `gelu_pytorch_tanh` and `gelu_fast` are the tanh form (ours `gelu`).

@@ -8,6 +8,8 @@ reshape is "in" for attention q/k/v kernels [H, heads, d] / biases [heads, d] an
 the attention output kernel [heads, d, H]; TF1 keeps them 2-D / 1-D.
 """
 
+from albert_tf.models.formats import MappingView, SequenceView, head_formats
+
 # Top-level layers of AlbertBackbone in h5 key order (key, layer name, TF1 rows).
 BACKBONE = (
     ("add", "embeddings_add", ()),
@@ -59,23 +61,21 @@ BLOCK = (
 # Sub-layers keras names itself (`dropout`, `dropout_1`, … one per block, in a fresh process).
 AUTO_NAMED = ("dropout", "softmax")
 
+# The keras-hub tasks of our heads: each head class's own (`FORMATS[head].keras_hub`,
+# `albert_tf/models/`), gathered by head id each time the table is read. keras-hub has two
+# ALBERT tasks with a head of ours: AlbertTextClassifier (the classifier) and AlbertMaskedLM
+# (the MLM head); the writer and reader know their files' layout.
+TASKS = MappingView(lambda: {head: f.keras_hub for head, f in head_formats().items()
+                             if f.keras_hub is not None})
+
 # AlbertTextClassifier's task.weights.h5: pooled output → dropout → `logits` dense.
-CLASSIFIER = (
-    ("dense", "logits", ((0, "output_weights"), (1, "output_bias"))),  # kernel [H, C]: transposed
-    ("dropout", "output_dropout", ()),
-)
+CLASSIFIER = TASKS["classifier"].layers
 
 # AlbertMaskedLM's task.weights.h5: the `mlm_head` (tied to the token embedding) holds the
 # output bias itself and two sub-layers. Its LayerNorm epsilon is keras-hub's 1e-5 (ours 1e-12).
-MLM_HEAD_NAME = "mlm_head"
-MLM_HEAD = ((0, "cls/predictions/output_bias"),)
-MLM_HEAD_LAYERS = (
-    ("_intermediate_dense", "intermediate_dense", (
-        (0, "cls/predictions/transform/dense/kernel"), (1, "cls/predictions/transform/dense/bias"))),
-    ("_intermediate_layer_norm", "intermediate_layer_norm", (
-        (0, "cls/predictions/transform/LayerNorm/gamma"),
-        (1, "cls/predictions/transform/LayerNorm/beta"))),
-)
+MLM_HEAD_NAME = TASKS["mlm"].holder
+MLM_HEAD = TASKS["mlm"].holder_vars
+MLM_HEAD_LAYERS = TASKS["mlm"].layers
 MLM_LAYER_NORM_EPSILON = 1e-5
 
 # keras-hub config keys → ours. Dropout is one rate for both of ours; the activation is fixed
@@ -88,7 +88,7 @@ CONFIG_KEYS = {
     "num_segments": "type_vocab_size",
 }
 BACKBONE_CLASS = "AlbertBackbone"
-TASK_CLASSES = ("AlbertTextClassifier", "AlbertMaskedLM")
+TASK_CLASSES = SequenceView(lambda: (task.task_class for task in TASKS.values()))
 KERAS_HUB_VERSION = "0.32.0"  # the preset format we write (what the fixtures were saved with)
 
 

@@ -64,12 +64,14 @@ def encoder_entries(encoder, required=True) -> list[Entry]:
 
 def head_rows(model) -> tuple:
     """The name-table rows of the head of `model` (a pretrainer or task model), relative to it:
-    those of the heads its class names in `HEADS` (a subclass keeps its parent's)."""
+    the TF1 rows of the heads its class names in `HEADS`, from its `FORMATS` (a subclass keeps
+    its parent's)."""
     heads = getattr(type(model), "HEADS", ())
-    if not heads:
-        raise TypeError(f"{type(model).__name__} has no TF1 names: give its class HEADS, ids "
-                        f"of albert_tf.weights.tf1_names.HEAD_ROWS")
-    return sum((names.HEAD_ROWS[head] for head in heads), ())
+    formats = getattr(type(model), "FORMATS", {})
+    if not heads or any(head not in formats for head in heads):
+        raise TypeError(f"{type(model).__name__} has no TF1 names: give its class HEADS and "
+                        f"FORMATS (see albert_tf.models.formats)")
+    return sum((formats[head].tf1 for head in heads), ())
 
 
 def model_entries(model) -> list[Entry]:

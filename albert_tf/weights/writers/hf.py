@@ -11,23 +11,18 @@ import numpy as np
 from safetensors.numpy import save_file
 
 from albert_tf.io_utils import atomic_output
+from albert_tf.models.formats import head_formats
 from albert_tf.weights import hf_names as hn
 from albert_tf.weights.arrays import identity_projection, require
 from albert_tf.weights.source import SourceError
 from albert_tf.weights.writers.common import WriteReport, prepare, refuse_fixed_keys, unused_names
 
 
-# Task heads win over the pretraining heads: the first row whose head is present names the class.
-_ARCHITECTURES = (("classifier", "AlbertForSequenceClassification"),
-                  ("token_classifier", "AlbertForTokenClassification"),
-                  ("squad_v1", "AlbertForQuestionAnswering"),
-                  ("multiple_choice", "AlbertForMultipleChoice"))
-
-
 def architecture_for(heads) -> str:
-    """The HF class for a set of heads."""
-    for head, architecture in _ARCHITECTURES:
-        if head in heads:
+    """The HF class for a set of heads: task heads win over the pretraining heads, the first
+    (in `HEAD_CLASSES` order) present naming the class."""
+    for architecture, held in hn.ARCHITECTURES.items():
+        if architecture not in hn.PRETRAINING_CLASSES and all(head in heads for head in held):
             return architecture
     if "mlm" in heads:
         return "AlbertForPreTraining" if "sop" in heads else "AlbertForMaskedLM"
@@ -94,10 +89,11 @@ def write_hf(source, output, config=None, spm_model_file=None) -> WriteReport:
     architecture = architecture_for(prepared.heads)
     tensors, used = hf_tensors(prepared.arrays, config, architecture, source.path)
     labels = None
-    if architecture in ("AlbertForSequenceClassification", "AlbertForTokenClassification"):
-        num_labels = tensors["classifier.weight"].shape[0]
-        labels = source.labels or [f"LABEL_{i}" for i in range(num_labels)]
     written = hn.ARCHITECTURES[architecture]
+    labelled = [head_formats()[head] for head in written if head_formats()[head].labelled]
+    if labelled:  # a head with one output per label: HF names them in id2label
+        num_labels = prepared.arrays[labelled[0].tf1[0][0]].shape[0]
+        labels = source.labels or [f"LABEL_{i}" for i in range(num_labels)]
     report = WriteReport(os.fspath(output), "hf", architecture, written,
                          tuple(h for h in prepared.heads if h not in written),
                          unused=unused_names(prepared.arrays, used))
