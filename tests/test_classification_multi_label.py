@@ -239,3 +239,50 @@ def test_hf_conversion_carries_the_multi_label_problem_type(trained, data, tmp_p
     assert config["id2label"] == {str(i): name for i, name in enumerate(LABELS)}
     back = open_source(str(tmp_path / "hf"))
     assert back.problem_type == "multi_label_classification" and back.labels == LABELS
+
+
+def test_a_label_holding_the_separator_is_refused_before_training(data, spm_model, tmp_path):
+    # "economy,uk" written in test_predictions.tsv reads as two labels.
+    root, _ = data
+    rows = [{"text": "Rates rise in London", "labels": ["economy,uk"]},
+            {"text": "Cup final ends in a draw", "labels": ["sport"]}]
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = run_entry_point("run_classifier.py", [
+        "--task_name=jsonl", "--task_type=multi_label", f"--train_file={tmp_path / 'd.jsonl'}",
+        "--label_column=labels", f"--albert_config_file={root / 'albert_config.json'}",
+        f"--spm_model_file={spm_model}", f"--max_seq_length={SEQ}", "--do_train",
+        "--train_step=1", "--train_batch_size=2", f"--output_dir={tmp_path / 'out'}"])
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and lines[-1] == (
+        "error: label 'economy,uk' contains --label_separator ',': a predicted set holding it "
+        "could not be told apart from two labels; rename the label or pass another "
+        "--label_separator"), done.stderr[-2000:]
+    assert not (tmp_path / "out" / "labels.json").exists()
+    assert not list((tmp_path / "out").glob("model.ckpt-*"))
+
+
+@pytest.mark.parametrize("flag, message", [
+    ("--threshold=0.7", "--threshold is used only with --task_type=multi_label and this run "
+                        "has --task_type=classification"),
+    ("--label_separator=;", "--label_separator is used only with --task_type=multi_label"),
+    ("--window_pooling=max", "--window_pooling is used only with --long_document=windows and "
+                             "this run has --long_document=first"),
+])
+def test_a_flag_a_single_label_run_would_ignore_is_an_error(tmp_path, flag, message):
+    done = run_entry_point("run_classifier.py", [
+        "--task_name=tsv", f"--train_file={tmp_path / 'train.tsv'}", "--do_train",
+        f"--output_dir={tmp_path / 'out'}", flag])
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode != 0 and len(lines) == 1, done.stderr[-2000:]
+    assert lines[0].startswith(f"error: {message}"), lines[0]
+
+
+def test_text_classifier_arguments_it_would_ignore_are_refused():
+    from albert_tf.errors import UsageError
+    from albert_tf.tasks.classification.api_settings import ApiSettings
+
+    with pytest.raises(UsageError, match="^threshold is used only with multi_label=True"):
+        ApiSettings.resolve({"threshold": 0.7}, {}, 64)
+    with pytest.raises(UsageError, match="^window_pooling is used only with long_document"):
+        ApiSettings.resolve({"window_pooling": "max"}, {}, 64)
+    assert ApiSettings.resolve({"threshold": 0.7, "multi_label": True}, {}, 64).threshold == 0.7

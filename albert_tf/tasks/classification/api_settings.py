@@ -42,6 +42,12 @@ class ApiSettings:
                                  f"{settings.threshold}")
         except UsageError as bad:
             raise error(str(bad)) from None
+        # An argument this classifier would ignore without a word.
+        if given.get("threshold") is not None and not settings.multi_label:
+            raise error("threshold is used only with multi_label=True (a single-label "
+                        "classifier picks the most probable label)")
+        if given.get("window_pooling") is not None and settings.long_document != "windows":
+            raise error("window_pooling is used only with long_document='windows'")
         return settings
 
     def run_fields(self) -> dict:

@@ -78,6 +78,23 @@ class ClassifierRunConfig(TextTaskConfig):
         if not 0.0 < float(self.threshold) < 1.0:
             raise ClassifierRunError(f"--threshold must be between 0 and 1 (exclusive), got "
                                      f"{self.threshold}")
+        self._refuse_unused_flags()
+
+    def _refuse_unused_flags(self) -> None:
+        """A flag given on the command line that this kind of run would ignore without a word
+        is an error naming it (`TextClassifier` checks its arguments in `ApiSettings`)."""
+        given = self.flags_given or ()
+        unused = []
+        if not self.files.multi_label:
+            unused += [(f"--{name}", "--task_type=multi_label",
+                        f"--task_type={self.files.task_type}")
+                       for name in ("threshold", "label_separator") if name in given]
+        if self.long_document != "windows" and "window_pooling" in given:
+            unused.append(("--window_pooling", "--long_document=windows",
+                           f"--long_document={self.long_document}"))
+        for flag, needs, has in unused[:1]:
+            raise ClassifierRunError(f"{flag} is used only with {needs} and this run has {has}: "
+                                     f"leave it out, or pass {needs}")
 
     @property
     def stride(self) -> int:

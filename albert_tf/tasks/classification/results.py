@@ -134,6 +134,13 @@ def check_or_write_labels(output_dir: str, labels: list[str], write: bool = True
     same order, and the same task type (a model trained with other labels would serve wrong
     names). `settings` (multi-label, long documents) make it an object (`read_label_file`)."""
     path = os.path.join(output_dir, LABELS_FILE)
+    separator = (settings or {}).get("label_separator")
+    for name in labels if separator else ():
+        if separator in name:
+            # test_predictions.tsv and the export's `labels` join a set's names with it.
+            raise UsageError(f"label {name!r} contains --label_separator {separator!r}: a "
+                             "predicted set holding it could not be told apart from two labels; "
+                             "rename the label or pass another --label_separator")
     existing, recorded = read_label_file(output_dir)
     if existing is not None:
         if existing != list(labels):
