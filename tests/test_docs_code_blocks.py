@@ -7,10 +7,12 @@ drifts from it fails here:
 - `python`: run, a page's blocks in order in one namespace as a notebook runs them, in a folder
   holding the files they name (FILES) and given the data they assume (INPUTS). Calls that train
   or export (seconds each) are bound against the real method's signature instead of run
-  (STAND_INS), and `albert_tf.preset` gives a tiny config (ALBERT-base costs seconds here). A block that cannot run here carries `<!-- no-run: why -->` on the line before;
-  the reason must name a test that runs those calls or what the block needs (NEEDS), and the
-  block's own imports still run.
+  (STAND_INS), and `albert_tf.preset` gives a tiny config (ALBERT-base costs seconds here). A
+  block that cannot run here carries `<!-- no-run: why -->` on the line before; the reason must
+  name a test that runs those calls or what the block needs (NEEDS), and the block's own imports
+  still run.
 - `json`, `csv`, `tsv`: parsed; `text`: console output, not checked. Every block has a language.
+- A command in a code span of a line (`python ...`, `albert-...`) is checked as a shell block's.
 """
 
 from __future__ import annotations
@@ -423,3 +425,18 @@ def test_python_blocks_run(page, snippet_folder, monkeypatch):
             if key in block.text:
                 namespace.update(values())
         exec(code, namespace)
+
+
+# A command in a line's code span (`python ...`, `albert-...`) is checked as a block's is.
+INLINE = re.compile(r"`((?:python3? (?:-m albert_tf\.|-m pytest|-c |[\w/]+\.py)|albert-[a-z])[^`]*)`")
+
+
+def test_inline_commands_parse(monkeypatch):
+    for page in PAGES:
+        for n, line in enumerate(page.read_text(encoding="utf-8").split("\n"), 1):
+            for command in INLINE.findall(line):
+                try:
+                    for tokens in commands(command):
+                        check_command(tokens, monkeypatch)
+                except (AssertionError, ValueError) as error:
+                    raise AssertionError(f"{page.name}:{n}: `{command}`: {error}") from error
