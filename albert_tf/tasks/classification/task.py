@@ -34,7 +34,7 @@ from albert_tf.tasks.classification.sources import ExampleSource, source_for
 from albert_tf.tasks.classification.windows import pool
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog
-from albert_tf.tasks.inference import predict_function
+from albert_tf.tasks.inference import array_batches, predict_function
 from albert_tf.training.steps import Objective
 
 # The cached feature file of each split (the original's names).
@@ -182,6 +182,12 @@ class ClassificationTask(Task):
             self._features[split] = (data, count, examples)
         return self._features[split]
 
+    def use_examples(self, splits: dict, pair: bool) -> None:
+        """Other examples held in memory for the same model (a Python API's next call):
+        the source's splits replaced, their features built on first use."""
+        self.source.replace(splits, pair)
+        self._features.clear()
+
     def report_unk(self, split: str, examples) -> None:
         """The [UNK] rate of a split's texts in one log line."""
         unk.report_sample(self.tokenizer, examples, lambda e: (e.text_a, e.text_b),
@@ -229,10 +235,10 @@ class ClassificationTask(Task):
         return Objective(loss_fn)
 
     # ---------------------------------------------------------------- eval / predict
-    def predict_logits(self, model, data, batch_size) -> dict[str, np.ndarray]:
+    def predict_logits(self, model, data, batch_size, with_loss=True) -> dict[str, np.ndarray]:
         """Runs the model over features (a feature file or `split_features` arrays); numpy
         logits/probabilities/predictions with labels and is_real_example, and `loss` (the mean
-        of the per-batch mean losses)."""
+        of the per-batch mean losses; NaN without `with_loss`: a prediction needs none)."""
         if self._predict_fn is None:
             self._predict_fn = predict_function(model, self.config.runtime.jit_compile)
         keys = ("logits", "probabilities", "predictions")
@@ -240,24 +246,28 @@ class ClassificationTask(Task):
                                                   else ())
         collected = {k: [] for k in keys + fed}
         batch_losses = []
-        for batch in self._input_fn(data, training=False)(batch_size):
+        batches = (array_batches(data, batch_size) if isinstance(data, dict)
+                   else self._input_fn(data, training=False)(batch_size))
+        for batch in batches:
             outputs = self._predict_fn(batch)
             for key in keys:
                 collected[key].append(outputs[key].numpy())
             for key in fed:
                 collected[key].append(batch[key].numpy())
-            losses = per_example_loss(outputs["logits"], batch["label_ids"], self.source.regression,
-                                      self.source.multi_label)
-            batch_losses.append(float(tf.reduce_mean(losses)))
+            if with_loss:
+                losses = per_example_loss(outputs["logits"], batch["label_ids"],
+                                          self.source.regression, self.source.multi_label)
+                batch_losses.append(float(tf.reduce_mean(losses)))
         result = {k: np.concatenate(v) for k, v in collected.items()}
         result["loss"] = float(np.mean(batch_losses)) if batch_losses else float("nan")
         return result
 
-    def split_outputs(self, model, split: str, batch_size: int) -> dict[str, np.ndarray]:
+    def split_outputs(self, model, split: str, batch_size: int,
+                      with_loss: bool = True) -> dict[str, np.ndarray]:
         """`predict_logits` over the features of `split`, one row per example (a long
         document's windows pooled: `pool_windows`)."""
         data, _, examples = self.split_features(split)
-        out = self.predict_logits(model, data, batch_size)
+        out = self.predict_logits(model, data, batch_size, with_loss)
         return self.pool_windows(out, len(examples)) if self.layout.windows else out
 
     def pool_windows(self, out: dict, num_examples: int) -> dict:
@@ -273,8 +283,8 @@ class ClassificationTask(Task):
                 "is_real_example": np.ones(num_examples, np.int32),
                 "windows": np.bincount(index, minlength=num_examples)}
 
-    def evaluate(self, model) -> dict:
-        out = self.split_outputs(model, "dev", self.config.schedule.eval_batch_size)
+    def evaluate(self, model, batch_size: int | None = None) -> dict:
+        out = self.split_outputs(model, "dev", batch_size or self.config.schedule.eval_batch_size)
         result = self.source.metrics(out)
         result["loss"] = out["loss"]
         return result
