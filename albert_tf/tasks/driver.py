@@ -50,7 +50,8 @@ class Driver:
     """Runs `task` as its config's do_train / do_eval / do_predict / export_dir say.
 
     `checkpoint_hooks`: more `hook(step, path)` calls after each checkpoint saved in training
-    (after its evaluation, whose result is `evaluator.last`)."""
+    (after its evaluation, whose result is `evaluator.last`); `step_hooks`: `hook(step, loss)`
+    after each training step (a Python API's progress bar)."""
 
     def __init__(self, task: Task, runtime=None):
         self.task = task
@@ -59,6 +60,7 @@ class Driver:
         self._model = None
         self.evaluator = None
         self.checkpoint_hooks = []
+        self.step_hooks = []
         self.optimizer = None  # training's, once built (checkpoint hooks may read it)
 
     @classmethod
@@ -162,6 +164,8 @@ class Driver:
         self.optimizer = optimizer
         trainer = Trainer(self.runtime, model, optimizer, task.objective(), self.output_dir,
                           keep_checkpoint_max=schedule.keep_checkpoint_max or None)
+        if self.step_hooks:
+            trainer.train_step = self._with_step_hooks(trainer)
         hooks = list(self.checkpoint_hooks)
         if task.does_evaluate and task.evaluate_during_training:
             hooks.insert(0, self._evaluator().on_checkpoint)
@@ -178,6 +182,17 @@ class Driver:
         except StopTraining as stop:
             logging.info("training stopped at step %d: %s", trainer.step, stop)
             return None
+
+    def _with_step_hooks(self, trainer):
+        """The trainer's step, then `step_hooks` with the step reached and its loss."""
+        step_fn = trainer.train_step
+
+        def step_then_hooks(iterator):
+            result = step_fn(iterator)
+            for hook in self.step_hooks:
+                hook(trainer.step, result[0])
+            return result
+        return step_then_hooks
 
     def _initializer(self):
         """What the trainer calls on a fresh run (not when resuming): `--init_checkpoint`
@@ -227,7 +242,9 @@ class Driver:
     def load_trained(self, not_trained) -> tuple:
         """(task, model, prefix) with the prediction checkpoint loaded, its trained head
         required, for a Python API to serve from. When only `--init_checkpoint` is there and it
-        holds no trained head, raises `not_trained(prefix)` (the API's "fit first") instead."""
+        holds no trained head, raises `not_trained(prefix)` (the API's "fit first") instead.
+        labels.json is checked against the task's labels, never written: serving writes
+        nothing."""
         prefix = self.prediction_checkpoint()
         try:
             self.load(prefix, require_head=True)
@@ -235,7 +252,7 @@ class Driver:
             if prefix != self.config.init_checkpoint or "no trained head" not in str(error):
                 raise
             raise not_trained(prefix) from None
-        self.task.prepare_output_dir(True)
+        self.task.prepare_output_dir(False)
         return self.task, self.model, prefix
 
     def prediction_checkpoint(self) -> str:

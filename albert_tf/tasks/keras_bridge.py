@@ -1,5 +1,5 @@
 """What `TextClassifier.fit` takes from Keras users: a `tf.data.Dataset` of (text, label)
-examples, and Keras callbacks run on the driver's training.
+examples, Keras callbacks run on the driver's training, and Keras' `verbose=` progress.
 
 The driver trains with its own loop (the original's optimizers, checkpoints by the original's
 names), and `fit` saves one checkpoint per epoch, so the callbacks see epochs: `on_train_begin`,
@@ -108,3 +108,43 @@ class KerasCallbacks:
         if kind is None:
             self.list.on_train_end(dict(self.logs))
         return False
+
+
+class FitProgress:
+    """`fit(verbose=...)` as Keras prints it: 0 nothing, 1 a progress bar per epoch (`Epoch
+    i/n`, steps, ETA, the mean training loss so far), 2 one line per epoch; the epoch's
+    evaluation (`eval_accuracy`, ...) joins its last line when there is validation data.
+    `step` goes into `driver.step_hooks`, `epoch_end` into `driver.checkpoint_hooks` (after
+    the evaluation, before other hooks that may stop training)."""
+
+    def __init__(self, verbose: int, driver, epochs: int, steps_per_epoch: int,
+                 first_step: int):
+        self.verbose, self.driver = int(verbose), driver
+        self.epochs, self.steps_per_epoch = int(epochs), int(steps_per_epoch)
+        self.first_step = int(first_step)
+        self.bar, self.at = None, 0
+
+    def step(self, step, loss) -> None:
+        if not self.verbose:
+            return
+        epoch, at = divmod(int(step) - self.first_step - 1, self.steps_per_epoch)
+        if self.bar is None or at == 0:
+            self.close()
+            print(f"Epoch {epoch + 1}/{self.epochs}", flush=True)  # as Keras' fit prints it
+            self.bar = keras.utils.Progbar(self.steps_per_epoch, verbose=self.verbose)
+        self.at = at + 1
+        self.bar.update(self.at, [("loss", float(loss))], finalize=False)
+
+    def epoch_end(self, step, path) -> None:
+        """After a checkpoint: an epoch's last step ends its bar, with its evaluation."""
+        del step, path
+        if self.bar is None or self.at < self.steps_per_epoch:
+            return
+        result = self.driver.evaluator.last if self.driver.evaluator is not None else None
+        self.close({k: float(v) for k, v in (result or {}).items()
+                    if np.ndim(v) == 0 and not isinstance(v, (str, bytes))})
+
+    def close(self, logs=None) -> None:
+        if self.bar is not None:
+            self.bar.update(self.at, list((logs or {}).items()), finalize=True)
+            self.bar = None

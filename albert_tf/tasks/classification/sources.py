@@ -325,6 +325,10 @@ class MemorySource(OwnDataSource):
         self.splits = splits
         self.pair = bool(pair)
 
+    def replace(self, splits: dict, pair: bool) -> None:
+        """Other examples for the same labels (each call of a Python API kept in memory)."""
+        self.splits, self.pair, self._examples = splits, bool(pair), {}
+
     @property
     def name(self) -> str:
         return "memory"

@@ -15,24 +15,22 @@ those at or above `threshold`; `long_document="windows"` reads every window of a
 
 Nothing here trains or scores on its own: `fit` runs `ClassificationTask` on the texts (a
 `MemorySource`: no data file is written) through the `Driver` (the output_dir lock, labels.json,
-checkpoints that are never non-finite, evaluation of each checkpoint and `model.ckpt-best`);
-`evaluate` and `predict` load the driver's prediction checkpoint (best, else latest) into the
-task's model and use the task's features and metrics, in memory; `export` is the driver's
-export. Everything lands in `output_dir` (a new temporary folder by default), the folder
-`run_classifier.py --output_dir` would use.
+checkpoints that are never non-finite, evaluation of each checkpoint and `model.ckpt-best`),
+printing Keras' progress (`verbose=`); `evaluate` and `predict` use the task's features and
+metrics on the driver's prediction checkpoint (best, else latest), with the model and tokenizer
+kept in memory between calls (`tasks.python_api`): they write nothing; `export` is the task's
+export of that model. Everything lands in `output_dir` (a new temporary folder by default), the
+folder `run_classifier.py --output_dir` would use.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
-import tempfile
 
 import numpy as np
 
-from albert_tf.config import PRESETS, AlbertConfig, preset
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.run_config import ScheduleConfig
@@ -43,25 +41,25 @@ from albert_tf.tasks.classification.files import case_clash
 from albert_tf.tasks.classification.sources import MemorySource
 from albert_tf.tasks.classification.task import classification_driver
 from albert_tf.tasks.keras_bridge import KerasCallbacks, as_examples, is_dataset
-from albert_tf.tasks.output_lock import OutputDirLock
-from albert_tf.training.checkpoint_files import list_checkpoints
+from albert_tf.tasks.python_api import PythonApi, is_preset
 from albert_tf.weights.model_folder import SPM_NAMES, VOCAB_NAMES
 from albert_tf.weights.our_checkpoints import checkpoint_step
-from albert_tf.weights.resolve import resolve_model_files
-from albert_tf.weights.source import SourceError
 
 
 class TextClassifierError(UsageError):
     """Arguments of the Python API that cannot work (the message names the argument)."""
 
 
-class TextClassifier:
+class TextClassifier(PythonApi):
     """A classifier of texts (or text pairs) into named classes; see the module docstring.
 
     `labels`: the class names in id order; else `num_classes` (names "0".."n-1"); else the sorted
     set of the labels given to the first `fit` (then recorded in `<output_dir>/labels.json`, which
     a classifier reopened on the same output_dir reads back).
     """
+
+    error = TextClassifierError
+    kind = head = "classifier"
 
     def __init__(self, albert_config_file: str, init_checkpoint: str | None,
                  spm_model_file: str | None = None, vocab_file: str | None = None,
@@ -88,8 +86,7 @@ class TextClassifier:
             if int(num_classes) < 2:
                 raise TextClassifierError(f"num_classes= must be at least 2, got {num_classes}")
             labels = [str(i) for i in range(int(num_classes))]
-        self.output_dir = os.path.abspath(output_dir or tempfile.mkdtemp(prefix="albert_tf_clf_"))
-        os.makedirs(self.output_dir, exist_ok=True)
+        self._open_output_dir(output_dir, "albert_tf_clf_")
         recorded, settings = results.read_label_file(self.output_dir)
         self.settings = ApiSettings.resolve(
             dict(multi_label=multi_label, threshold=threshold, long_document=long_document,
@@ -101,9 +98,7 @@ class TextClassifier:
             raise TextClassifierError(f"{self.output_dir}/labels.json holds the labels {recorded} "
                                       f"but labels= is {labels}; use another output_dir")
         self.labels = labels if labels is not None else recorded
-        self.albert_config_file = self._config_file(
-            albert_config_file if not isinstance(albert_config_file, (str, os.PathLike))
-            else os.fspath(albert_config_file))
+        self.albert_config_file = self._config_file(albert_config_file)
         self.init_checkpoint = init_checkpoint
         self.spm_model_file = spm_model_file
         self.vocab_file = vocab_file
@@ -140,45 +135,17 @@ class TextClassifier:
         `settings`: multi_label, threshold, long_document, doc_stride, window_pooling.
         """
         path = os.fspath(path)
-        if path in PRESETS or f"{path}_v2" in PRESETS:
+        if is_preset(path):
             raise TextClassifierError(
                 f"{path!r} is a preset: a configuration without weights (nothing is downloaded); "
                 "pass the folder of a released model (albert_config.json + checkpoint + "
                 f"30k-clean.model), or a checkpoint prefix with albert_config_file={path!r}")
-        if not os.path.isdir(path) and not os.path.exists(path + ".index"):
-            raise TextClassifierError(f"{path}: neither a model folder nor a checkpoint prefix "
-                                      f"(no {path}.index)")
-        try:  # any weight source: a release folder, a run's output_dir, HF, keras-hub, TF-Hub
-            is_preset = albert_config_file in PRESETS or f"{albert_config_file}_v2" in PRESETS
-            files = resolve_model_files(path, None if is_preset else albert_config_file,
-                                        spm_model_file, vocab_file)
-        except SourceError as error:
-            raise TextClassifierError(str(error)) from None
+        # any weight source: a release folder, a run's output_dir, HF, keras-hub, TF-Hub
+        path, files = cls._model_files(path, albert_config_file, spm_model_file, vocab_file)
         checkpoint = files.source.checkpoint_prefix or path
-        if albert_config_file is None:
-            if files.albert_config is None:
-                raise TextClassifierError(f"{path} holds no model config (albert_config.json, "
-                                          "config.json); pass albert_config_file= (a file or a "
-                                          "preset name)")
-            albert_config_file = files.albert_config  # written to the output_dir
-        spm_model_file, vocab_file = files.spm_model_file, files.vocab_file
-        return cls(albert_config_file, checkpoint, spm_model_file, vocab_file, labels, num_classes,
-                   max_seq_length, output_dir, do_lower_case, seed, **settings)
-
-    def _config_file(self, value) -> str:
-        """A preset name, or the `AlbertConfig` a weight source holds (an HF folder's
-        config.json), becomes `<output_dir>/albert_config.json`."""
-        if isinstance(value, AlbertConfig):
-            path = os.path.join(self.output_dir, "albert_config.json")
-            value.to_json_file(path)
-            return path
-        if os.path.isfile(value):
-            return os.path.abspath(value)
-        if value in PRESETS or f"{value}_v2" in PRESETS:
-            path = os.path.join(self.output_dir, "albert_config.json")
-            preset(value).to_json_file(path)
-            return path
-        raise TextClassifierError(f"albert_config_file={value!r}: no such file and not a preset")
+        return cls(albert_config_file or files.albert_config, checkpoint, files.spm_model_file,
+                   files.vocab_file, labels, num_classes, max_seq_length, output_dir,
+                   do_lower_case, seed, **settings)
 
     # ---------------------------------------------------------------- arguments
     @staticmethod
@@ -262,19 +229,19 @@ class TextClassifier:
     # ---------------------------------------------------------------- the API
     def fit(self, texts, labels=None, epochs: int = 1, batch_size: int = 32,
             learning_rate: float = 2e-5, validation_data=None, warmup_proportion: float = 0.1,
-            optimizer: str = "adamw", keep_checkpoint_max: int = 5, callbacks=None) -> dict:
+            optimizer: str = "adamw", keep_checkpoint_max: int = 5, callbacks=None,
+            verbose="auto") -> dict:
         """Fine-tunes for `epochs` more epochs (a checkpoint per epoch; with `validation_data`
         = (texts, labels), each is evaluated and the best kept as `model.ckpt-best`, which
         predict and export then use). A second `fit` continues from the last checkpoint.
         `texts` (and `validation_data`) may also be a `tf.data.Dataset` of (text, label) or
         ((text_a, text_b), label) elements, `labels` then None; `callbacks`: Keras callbacks,
-        called per epoch (`tasks.keras_bridge`). Returns the driver's summary."""
+        called per epoch (`tasks.keras_bridge`); `verbose`: Keras' (0 silent, 1 or "auto" a
+        progress bar, 2 one line per epoch). Returns the driver's summary."""
+        verbose = self._verbosity(verbose)
         texts, labels = as_examples(texts, labels, "texts")
         if is_dataset(validation_data):
             validation_data = as_examples(validation_data, None, "validation_data")
-        if int(epochs) < 1 or int(batch_size) < 1:
-            raise TextClassifierError(f"epochs and batch_size must be at least 1, got "
-                                      f"{epochs} and {batch_size}")
         texts, names, pair = self._examples(texts, labels)
         splits = {"train": (texts, names)}
         known = self.labels, self.is_pair
@@ -303,11 +270,8 @@ class TextClassifier:
         except TextClassifierError:
             self.labels, self.is_pair = known
             raise
-        steps_per_epoch = math.ceil(len(texts) / int(batch_size))
-        saved = list_checkpoints(self.output_dir)
-        start = saved[-1][0] if saved else 0
-        new_steps = steps_per_epoch * int(epochs)
         try:
+            steps_per_epoch, start, new_steps = self._schedule(len(texts), epochs, batch_size)
             schedule = ScheduleConfig(
                 train_batch_size=int(batch_size), eval_batch_size=int(batch_size),
                 learning_rate=float(learning_rate), optimizer=optimizer,
@@ -322,7 +286,7 @@ class TextClassifier:
                     bridge = keras_calls.enter_context(KerasCallbacks(
                         callbacks, driver, epochs, steps_per_epoch, start))
                     driver.checkpoint_hooks.append(bridge.hook)
-                summary = driver.run()
+                summary = self._train(driver, verbose, epochs, steps_per_epoch, start)
         except BaseException:
             self.labels, self.is_pair = known
             raise
@@ -332,21 +296,16 @@ class TextClassifier:
                               json.dumps({"pair": pair}) + "\n")
         return summary
 
-    def _check_ready(self):
-        if self.labels is None:
-            raise TextClassifierError("the classifier has no labels yet: fit it first, or pass "
-                                      "labels=[...] or num_classes= to from_pretrained")
+    def _serving_driver(self, pair: bool):
+        """The driver of a `ClassificationTask` to serve from (its examples come per call)."""
+        return self._driver(self._run_config(do_predict=True), {}, pair)
 
-    @contextlib.contextmanager
-    def _served(self, splits: dict, pair: bool, config):
-        """(task, model holding the served checkpoint (the driver's choice), its prefix) for
-        `splits`, under the output_dir lock; nothing in output_dir changes."""
-        with OutputDirLock(self.output_dir):
-            driver = self._driver(config, splits, pair)
-            served = driver.load_trained(lambda prefix: TextClassifierError(
-                f"the classifier is not fine-tuned yet: call fit() first ({prefix} holds no "
-                f"trained classifier head; {self.output_dir} has no checkpoint)"))
-            yield served
+    def _served_task(self, splits: dict, pair: bool) -> tuple:
+        """(task, model holding the served checkpoint (the driver's choice), its prefix) with
+        `splits` ({split: (texts, labels)}) as its examples; nothing is written."""
+        task, model, prefix = self._serve(pair)
+        task.use_examples(splits, pair)
+        return task, model, prefix
 
     def evaluate(self, texts, labels, batch_size: int = 32) -> dict:
         """The metrics of the served model (best, else latest checkpoint) on these examples:
@@ -354,9 +313,8 @@ class TextClassifier:
         Nothing in output_dir changes (eval_results.txt records `fit`'s evaluations)."""
         self._check_ready()
         texts, names, pair = self._examples(texts, labels)
-        config = self._run_config(ScheduleConfig(eval_batch_size=int(batch_size)), do_eval=True)
-        with self._served({"dev": (texts, names)}, pair, config) as (task, model, prefix):
-            result = task.evaluate(model)
+        task, model, prefix = self._served_task({"dev": (texts, names)}, pair)
+        result = task.evaluate(model, int(batch_size))
         return {**{k: float(v) for k, v in result.items()}, "global_step": checkpoint_step(prefix)}
 
     def predict(self, texts, batch_size: int = 32):
@@ -364,10 +322,8 @@ class TextClassifier:
         list of names per text (those at or above the threshold) and sigmoid probabilities."""
         self._check_ready()
         texts, _, pair = self._examples(texts)
-        config = self._run_config(ScheduleConfig(predict_batch_size=int(batch_size)),
-                                  do_predict=True)
-        with self._served({"test": (texts, None)}, pair, config) as (task, model, _):
-            out = task.split_outputs(model, "test", int(batch_size))
+        task, model, _ = self._served_task({"test": (texts, None)}, pair)
+        out = task.split_outputs(model, "test", int(batch_size), with_loss=False)
         real = out["is_real_example"] > 0
         names = task.label_names()
         if self.multi_label:
@@ -380,13 +336,6 @@ class TextClassifier:
         """`run_classifier.py --export_dir`'s SavedModel (serving_default and serve_text with
         probabilities, predictions and labels) in `<export_dir>/<version>`; returns that path."""
         self._check_ready()
-        export_dir = os.path.abspath(os.fspath(export_dir))
-        if os.path.exists(export_dir) and not os.path.isdir(export_dir):
-            raise TextClassifierError(f"{export_dir}: exists and is not a folder (exports go "
-                                      f"to {export_dir}/<version>)")
-        config = self._run_config(export_dir=export_dir)
-        return self._driver(config, {}, bool(self.is_pair)).run()["export"]
-
-    def __repr__(self):
-        return (f"TextClassifier(labels={self.labels}, max_seq_length={self.max_seq_length}, "
-                f"output_dir={self.output_dir!r})")
+        export_dir = self._export_dir(export_dir)
+        task, model, _ = self._served_task({}, bool(self.is_pair))
+        return self._export(task, model, export_dir)

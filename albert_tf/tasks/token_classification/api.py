@@ -10,45 +10,46 @@ code as `run_ner.py` (the sibling of `TextClassifier`):
 A sentence is a list of tokens, or a string (its whitespace-separated words); tags are one list
 of tag names per sentence. `fit` writes the examples to a JSONL file and runs `NerTask` through
 the `Driver` (the output_dir lock, labels.json, checkpoints, evaluation of each checkpoint and
-`model.ckpt-best`); `evaluate` and `predict` load the driver's prediction checkpoint (best, else
-latest) and use the task's windows and metrics; `export` is the driver's export. Everything
-lands in `output_dir` (a new temporary folder by default), the folder `run_ner.py --output_dir`
-would use.
+`model.ckpt-best`), printing Keras' progress (`verbose=`); `evaluate` and `predict` use the
+task's windows and metrics on the driver's prediction checkpoint (best, else latest), with the
+model and tokenizer kept in memory between calls (`tasks.python_api`): they write nothing;
+`export` is the task's export of that model. Everything lands in `output_dir` (a new temporary
+folder by default), the folder `run_ner.py --output_dir` would use.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 
 import keras
 
-from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
 from albert_tf.tasks.classification.results import read_labels
 from albert_tf.tasks.driver import Driver
-from albert_tf.tasks.output_lock import OutputDirLock
+from albert_tf.tasks.python_api import PythonApi
 from albert_tf.tasks.token_classification.config import NerRunConfig
+from albert_tf.tasks.token_classification.data import Sentence
 from albert_tf.tasks.token_classification.task import NerTask
 from albert_tf.training.checkpoint_files import list_checkpoints
 from albert_tf.weights.our_checkpoints import checkpoint_step
-from albert_tf.weights.resolve import resolve_model_files
-from albert_tf.weights.source import SourceError
 
 
 class TokenClassifierError(UsageError):
     """Arguments of the Python API that cannot work (the message names the argument)."""
 
 
-class TokenClassifier:
+class TokenClassifier(PythonApi):
     """A tagger of words (NER, POS, any tag set); see the module docstring.
 
     `labels`: the tags in id order; else the sorted set of the tags given to the first `fit`
     (then recorded in `<output_dir>/labels.json`, which a tagger reopened on the same output_dir
     reads back).
     """
+
+    error = TokenClassifierError
+    kind, head, label_word = "tagger", "token classifier", "tags"
 
     def __init__(self, albert_config_file, init_checkpoint: str | None,
                  spm_model_file: str | None = None, vocab_file: str | None = None,
@@ -63,20 +64,13 @@ class TokenClassifier:
             if len(set(labels)) != len(labels) or len(labels) < 2:
                 raise TokenClassifierError(f"labels= must name at least 2 distinct tags, got "
                                            f"{labels}")
-        self.output_dir = os.path.abspath(output_dir or tempfile.mkdtemp(prefix="albert_tf_ner_"))
-        os.makedirs(self.output_dir, exist_ok=True)
+        self._open_output_dir(output_dir, "albert_tf_ner_")
         recorded = read_labels(self.output_dir)
         if labels is not None and recorded is not None and recorded != labels:
             raise TokenClassifierError(f"{self.output_dir}/labels.json holds the tags {recorded} "
                                        f"but labels= is {labels}; use another output_dir")
         self.labels = labels if labels is not None else recorded
-        if isinstance(albert_config_file, AlbertConfig):  # a weight source's own config
-            path = os.path.join(self.output_dir, "albert_config.json")
-            albert_config_file.to_json_file(path)
-            albert_config_file = path
-        if not os.path.isfile(os.fspath(albert_config_file)):
-            raise TokenClassifierError(f"albert_config_file={albert_config_file!r}: no such file")
-        self.albert_config_file = os.path.abspath(os.fspath(albert_config_file))
+        self.albert_config_file = self._config_file(albert_config_file)
         self.init_checkpoint = init_checkpoint
         self.spm_model_file, self.vocab_file = spm_model_file, vocab_file
         self.max_seq_length, self.doc_stride = int(max_seq_length), doc_stride
@@ -90,17 +84,8 @@ class TokenClassifier:
         folder, e.g. an `AlbertForTokenClassification` whose `id2label` gives the tags, a
         keras-hub preset, a TF-Hub module), or a checkpoint prefix with `albert_config_file=`.
         Other keyword arguments go to the constructor."""
-        path = os.fspath(path)
-        if not os.path.isdir(path) and not os.path.exists(path + ".index"):
-            raise TokenClassifierError(f"{path}: neither a model folder nor a checkpoint prefix "
-                                       f"(no {path}.index)")
-        try:
-            files = resolve_model_files(path, albert_config_file, spm_model_file, vocab_file)
-        except SourceError as error:
-            raise TokenClassifierError(str(error)) from None
+        path, files = cls._model_files(path, albert_config_file, spm_model_file, vocab_file)
         config = albert_config_file or files.albert_config
-        if config is None:
-            raise TokenClassifierError(f"{path} holds no model config; pass albert_config_file=")
         source = files.source
         if labels is None and "token_classifier" in source.heads and source.labels:
             labels = list(source.labels)
@@ -167,21 +152,18 @@ class TokenClassifier:
         return Driver.create(NerTask, config)
 
     def _data_dir(self):
-        """A folder for this call's data files (removed afterwards)."""
+        """A folder for fit's data files (removed afterwards)."""
         return tempfile.TemporaryDirectory(prefix="api_data_", dir=self.output_dir)
-
-    def _check_ready(self):
-        if self.labels is None:
-            raise TokenClassifierError("the tagger has no tags yet: fit it first, or pass "
-                                       "labels=[...]")
 
     # ---------------------------------------------------------------- the API
     def fit(self, sentences, tags, epochs: int = 1, batch_size: int = 32,
             learning_rate: float = 5e-5, validation_data=None, warmup_proportion: float = 0.1,
-            optimizer: str = "adamw", keep_checkpoint_max: int = 5) -> dict:
+            optimizer: str = "adamw", keep_checkpoint_max: int = 5, verbose="auto") -> dict:
         """Fine-tunes for `epochs` more epochs (a checkpoint per epoch; with `validation_data`
         = (sentences, tags) each is evaluated and the best kept as `model.ckpt-best`, which
-        evaluate, predict and export then use). Returns the driver's summary."""
+        evaluate, predict and export then use); `verbose`: Keras' (0 silent, 1 or "auto" a
+        progress bar, 2 one line per epoch). Returns the driver's summary."""
+        verbose = self._verbosity(verbose)
         if int(epochs) < 1 or int(batch_size) < 1:
             raise TokenClassifierError(f"epochs and batch_size must be at least 1, got {epochs} "
                                        f"and {batch_size}")
@@ -192,10 +174,7 @@ class TokenClassifier:
                 raise TokenClassifierError("validation_data: expected (sentences, tags)")
             dev_rows = self._rows(*validation_data, "validation_data[0]", "validation_data[1]")
         # One step per batch of sentences: a long sentence's extra windows only add to it.
-        steps_per_epoch = math.ceil(len(rows) / int(batch_size))
-        saved = list_checkpoints(self.output_dir)
-        start = saved[-1][0] if saved else 0
-        new_steps = steps_per_epoch * int(epochs)
+        steps_per_epoch, start, new_steps = self._schedule(len(rows), epochs, batch_size)
         with self._data_dir() as folder:
             values = dict(train_file=self._write(folder, "train.jsonl", rows), do_train=True,
                           train_batch_size=int(batch_size), eval_batch_size=int(batch_size),
@@ -207,53 +186,49 @@ class TokenClassifier:
                           log_every_steps=max(1, steps_per_epoch))
             if dev_rows is not None:
                 values.update(dev_file=self._write(folder, "dev.jsonl", dev_rows), do_eval=True)
-            summary = self._driver(self._config(**values)).run()
+            summary = self._train(self._driver(self._config(**values)), verbose, epochs,
+                                  steps_per_epoch, start)
         self.labels = read_labels(self.output_dir)
         return summary
 
-    def _served(self, folder, rows, file_flag: str, **changes):
-        """(task, model holding the prediction checkpoint, its prefix) for `rows` as the
-        `file_flag` split; nothing in output_dir changes."""
+    # Names the in-memory sentences in messages: never read (`NerTask.use_sentences`).
+    MEMORY = "sentences"
+
+    def _serving_driver(self):
         if not self.init_checkpoint and not list_checkpoints(self.output_dir):
             raise TokenClassifierError(f"the tagger is not fine-tuned yet: call fit() first "
                                        f"({self.output_dir} has no checkpoint)")
-        name = file_flag.replace("_file", ".jsonl")
-        config = self._config(cached_dir=folder, **{file_flag: self._write(folder, name, rows)},
-                              **changes)
-        driver = self._driver(config)
-        served = driver.load_trained(lambda prefix: TokenClassifierError(
-            f"the tagger is not fine-tuned yet: call fit() first ({prefix} holds no trained "
-            f"token classifier head; {self.output_dir} has no checkpoint)"))
-        return served
+        return self._driver(self._config(do_predict=True, test_file=self.MEMORY))
+
+    def _served_task(self, split: str, rows) -> tuple:
+        """(task, model holding the prediction checkpoint, its prefix) with `rows` as its
+        `split`; nothing is written."""
+        task, model, prefix = self._serve()
+        task.use_sentences(split, [Sentence(row["tokens"], row.get("tags"),
+                                            [i + 1] * len(row["tokens"]), self.MEMORY)
+                                   for i, row in enumerate(rows)])
+        return task, model, prefix
 
     def evaluate(self, sentences, tags, batch_size: int = 32) -> dict:
         """The metrics of the served model (best, else latest checkpoint) on these sentences:
         eval_results.txt's keys (eval_f1, eval_precision, eval_recall, eval_f1_<TYPE>,
         eval_accuracy, eval_loss) and global_step."""
         self._check_ready()
-        rows = self._rows(sentences, tags)
-        with OutputDirLock(self.output_dir), self._data_dir() as folder:
-            task, model, prefix = self._served(folder, rows, "dev_file", do_eval=True,
-                                               eval_batch_size=int(batch_size))
-            result = task.evaluate(model)
+        task, model, prefix = self._served_task("dev", self._rows(sentences, tags))
+        result = task.evaluate(model, int(batch_size))
         return {**{k: float(v) for k, v in result.items()}, "global_step": checkpoint_step(prefix)}
 
     def predict(self, sentences, batch_size: int = 32) -> list[list[str]]:
         """The tag of every token (a string sentence: of every whitespace-separated word)."""
         self._check_ready()
-        rows = self._rows(sentences)
-        with OutputDirLock(self.output_dir), self._data_dir() as folder:
-            task, model, _ = self._served(folder, rows, "test_file", do_predict=True,
-                                          predict_batch_size=int(batch_size))
-            ids, _ = task.predict_tags(model, "test", int(batch_size))
+        task, model, _ = self._served_task("test", self._rows(sentences))
+        ids, _ = task.predict_tags(model, "test", int(batch_size))
         return task.tag_names(ids)
 
     def export(self, export_dir: str) -> str:
         """run_ner.py --export_dir's SavedModel (serving_default on ids, serve_text on raw
         text) in `<export_dir>/<version>`; returns that path."""
         self._check_ready()
-        return self._driver(self._config(export_dir=os.path.abspath(export_dir))).run()["export"]
-
-    def __repr__(self):
-        return (f"TokenClassifier(labels={self.labels}, max_seq_length={self.max_seq_length}, "
-                f"output_dir={self.output_dir!r})")
+        export_dir = self._export_dir(export_dir)
+        task, model, _ = self._serve()
+        return self._export(task, model, export_dir)

@@ -19,6 +19,7 @@ window gives) [S], and `example_index` (the sentence's index in its file).
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 from albert_tf import tokenization
@@ -121,6 +122,15 @@ def sentence_records(sentences, labels, pieces: WordPieces, max_seq_length: int,
         label_ids = None if sentence.tags is None else [index[t] for t in sentence.tags]
         yield from sentence_windows(number, [pieces(w) for w in sentence.tokens], label_ids,
                                     max_seq_length, stride, pieces.cls_id, pieces.sep_id)
+
+
+def record_arrays(records) -> dict:
+    """Records as int32 arrays, one row each, as `input_fn_builder` reads them back from their
+    file: for sentences held in memory, which need no file."""
+    records = list(records)
+    arrays = {key: np.array([r[key] for r in records], np.int32) for key in SEQUENCE_KEYS}
+    arrays["example_index"] = np.array([r["example_index"] for r in records], np.int32)
+    return arrays
 
 
 def cache_key(split, source_file, max_seq_length, stride, tokenizer, do_lower_case,

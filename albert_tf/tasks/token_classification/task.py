@@ -27,7 +27,7 @@ from albert_tf.tasks.base import Task, check_model_inputs, replica_dataset_fn
 from albert_tf.tasks.classification.files import parse_label_list
 from albert_tf.tasks.classification.results import check_or_write_labels, read_labels
 from albert_tf.tasks.driver import Driver
-from albert_tf.tasks.inference import predict_function
+from albert_tf.tasks.inference import array_batches, predict_function
 from albert_tf.tasks.token_classification import data as D
 from albert_tf.tasks.token_classification import features as F
 from albert_tf.tasks.token_classification import results as R
@@ -142,8 +142,9 @@ class NerTask(Task):
                 D.check_tags(sentences, self.labels, from_flag=bool(self.config.label_list))
         return self._sentences[split]
 
-    def split_features(self, split: str) -> tuple[str, int, list]:
-        """(keyed feature file, record count, sentences) of `split`, built once per run."""
+    def split_features(self, split: str) -> tuple:
+        """(keyed feature file, record count, sentences) of `split`, built once per run (arrays
+        instead of the file for sentences held in memory: `use_sentences`)."""
         if split not in self._features:
             cfg = self.config
             sentences = self.read_split(split)
@@ -157,6 +158,19 @@ class NerTask(Task):
                                       cfg.stride, path, key)
             self._features[split] = (path, count, self.read_split(split))
         return self._features[split]
+
+    def use_sentences(self, split: str, sentences: list) -> None:
+        """`Sentence`s held in memory as `split` (a Python API's call): their windows become
+        arrays; no file is read or written."""
+        cfg = self.config
+        if split == "dev":
+            D.check_tags(sentences, self.labels, from_flag=bool(cfg.label_list))
+        fed = sentences if split != "test" else [D.Sentence(s.tokens, None, s.lines, s.path)
+                                                 for s in sentences]
+        arrays = F.record_arrays(F.sentence_records(fed, self.labels, self.pieces,
+                                                    cfg.max_seq_length, cfg.stride))
+        self._sentences[split] = sentences
+        self._features[split] = (arrays, len(arrays["input_ids"]), sentences)
 
     def prepare_data(self):
         cfg = self.config
@@ -193,10 +207,12 @@ class NerTask(Task):
         word from its home window (`features.home_window`)."""
         if self._predict_fn is None:
             self._predict_fn = predict_function(model, self.config.runtime.jit_compile)
-        path, _, sentences = self.split_features(split)
+        data, _, sentences = self.split_features(split)
         predicted = [np.full(len(s.tokens), -1, np.int64) for s in sentences]
         losses = []
-        for batch in F.input_fn_builder(path, self.config.max_seq_length, False)(batch_size):
+        batches = (array_batches(data, batch_size) if isinstance(data, dict)
+                   else F.input_fn_builder(data, self.config.max_seq_length, False)(batch_size))
+        for batch in batches:
             logits = self._predict_fn(batch)["logits"].numpy()
             rows, columns = np.nonzero(batch["is_max_context"].numpy())
             chosen = logits[rows, columns]
@@ -216,8 +232,9 @@ class NerTask(Task):
     def tag_names(self, ids) -> list[list[str]]:
         return [[self.labels[i] for i in sentence] for sentence in ids]
 
-    def evaluate(self, model) -> dict:
-        ids, loss = self.predict_tags(model, "dev", self.config.schedule.eval_batch_size)
+    def evaluate(self, model, batch_size: int | None = None) -> dict:
+        ids, loss = self.predict_tags(model, "dev",
+                                      batch_size or self.config.schedule.eval_batch_size)
         gold = [s.tags for s in self.read_split("dev")]
         return {**tagging_metrics(gold, self.tag_names(ids)), "eval_loss": loss}
 

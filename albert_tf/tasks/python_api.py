@@ -1,0 +1,180 @@
+"""What the Python APIs (`TextClassifier`, `TokenClassifier`) share: the output_dir and model
+files they start from, their labels, `fit(verbose=...)`, the served model kept in memory, and
+export.
+
+The served model: the first `predict` / `evaluate` / `export` builds the task's model (or takes
+the one `fit` trained), loads the prediction checkpoint (best, else latest) and keeps both, with
+the task's Python tokenizer. Later calls only tokenize their texts and run the model: no task,
+no model, no checkpoint restore, no file. The checkpoint is loaded again (into the same model)
+after a `fit`, or when the output_dir changed since (another process trained there).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import tempfile
+
+from albert_tf import io_utils
+from albert_tf.config import PRESETS, AlbertConfig, preset
+from albert_tf.errors import UsageError
+from albert_tf.tasks.keras_bridge import FitProgress
+from albert_tf.tasks.output_lock import OutputDirLock
+from albert_tf.training.checkpoint_files import list_checkpoints
+from albert_tf.weights.resolve import resolve_model_files
+from albert_tf.weights.source import SourceError
+
+VERBOSE = {0: "silent", 1: "a progress bar per epoch", 2: "one line per epoch"}
+
+
+def is_preset(name) -> bool:
+    return isinstance(name, str) and (name in PRESETS or f"{name}_v2" in PRESETS)
+
+
+@dataclasses.dataclass
+class Served:
+    """A driver whose task and model serve the API's calls; `stamp`: the output_dir's state
+    when its checkpoint was loaded (None: not loaded yet)."""
+
+    driver: object
+    stamp: object = None
+    prefix: str | None = None
+
+
+class PythonApi:
+    """The base of the Python APIs (see the module docstring). Subclasses set `error` (their
+    UsageError type), `kind` (the word for the model in messages) and `_serving_driver`."""
+
+    error = UsageError
+    kind = "model"          # what the messages call the model
+    head = "model"          # and its trained head
+    label_word = "labels"
+    _served: Served | None = None
+
+    # ---------------------------------------------------------------- construction
+    def _open_output_dir(self, output_dir, prefix: str) -> str:
+        self.output_dir = os.path.abspath(output_dir or tempfile.mkdtemp(prefix=prefix))
+        os.makedirs(self.output_dir, exist_ok=True)
+        return self.output_dir
+
+    def _config_file(self, value) -> str:
+        """A config file's absolute path; an `AlbertConfig` (a weight source's own, an HF
+        folder's config.json) or a preset name becomes `<output_dir>/albert_config.json`."""
+        if isinstance(value, AlbertConfig) or is_preset(value):
+            path = os.path.join(self.output_dir, "albert_config.json")
+            (value if isinstance(value, AlbertConfig) else preset(value)).to_json_file(path)
+            return path
+        value = os.fspath(value)
+        if os.path.isfile(value):
+            return os.path.abspath(value)
+        raise self.error(f"albert_config_file={value!r}: no such file"
+                         f"{' and not a preset' if self.kind == 'classifier' else ''}")
+
+    @classmethod
+    def _model_files(cls, path, albert_config_file=None, spm_model_file=None, vocab_file=None):
+        """(path, `ModelFiles`) of a weight source (a release folder, a run's output_dir, HF,
+        keras-hub, TF-Hub) or a checkpoint prefix; the config is the source's unless given."""
+        path = os.fspath(path)
+        if not os.path.isdir(path) and not os.path.exists(path + ".index"):
+            raise cls.error(f"{path}: neither a model folder nor a checkpoint prefix "
+                            f"(no {path}.index)")
+        try:
+            files = resolve_model_files(path, None if is_preset(albert_config_file)
+                                        else albert_config_file, spm_model_file, vocab_file)
+        except SourceError as error:
+            raise cls.error(str(error)) from None
+        if albert_config_file is None and files.albert_config is None:
+            raise cls.error(f"{path} holds no model config (albert_config.json, config.json); "
+                            "pass albert_config_file=")
+        return path, files
+
+    # ---------------------------------------------------------------- labels
+    def _check_ready(self):
+        if self.labels is None:
+            raise self.error(f"the {self.kind} has no {self.label_word} yet: fit it first, or pass "
+                             "labels=[...]" + (" or num_classes= to from_pretrained"
+                                               if self.kind == "classifier" else ""))
+
+    # ---------------------------------------------------------------- fit
+    def _verbosity(self, verbose) -> int:
+        """Keras' `verbose=`: 0, 1, 2 or "auto" (1)."""
+        if verbose == "auto":
+            return 1
+        if isinstance(verbose, bool) or not isinstance(verbose, int) or verbose not in VERBOSE:
+            raise self.error("verbose= must be 0 (silent), 1 (a progress bar), 2 (one line per "
+                             f"epoch) or 'auto', got {verbose!r}")
+        return verbose
+
+    def _schedule(self, count: int, epochs: int, batch_size: int) -> tuple[int, int, int]:
+        """(steps per epoch, first step, new steps) of a `fit` on `count` examples: a second
+        fit continues from the last checkpoint of output_dir."""
+        if int(epochs) < 1 or int(batch_size) < 1:
+            raise self.error(f"epochs and batch_size must be at least 1, got {epochs} and "
+                             f"{batch_size}")
+        steps_per_epoch = math.ceil(count / int(batch_size))
+        saved = list_checkpoints(self.output_dir)
+        return steps_per_epoch, saved[-1][0] if saved else 0, steps_per_epoch * int(epochs)
+
+    def _train(self, driver, verbose: int, epochs: int, steps_per_epoch: int,
+               first_step: int) -> dict:
+        """`driver.run()` with the progress `verbose` asks for; its task and model then serve
+        the next calls (the prediction checkpoint is loaded into that model, not a new one)."""
+        self._served = None
+        progress = FitProgress(verbose, driver, epochs, steps_per_epoch, first_step)
+        driver.step_hooks.append(progress.step)
+        driver.checkpoint_hooks.insert(0, progress.epoch_end)
+        try:
+            summary = driver.run()
+        finally:
+            progress.close()
+        driver.optimizer = None  # serving needs the model only
+        self._served = Served(driver)
+        return summary
+
+    # ---------------------------------------------------------------- serving
+    def _stamp(self):
+        """The output_dir's modification time: a checkpoint saved, copied or removed there
+        changes it (serving writes nothing there)."""
+        try:
+            return os.stat(self.output_dir).st_mtime_ns
+        except OSError:  # a remote folder (gs://): kept as loaded
+            return None
+
+    def _not_trained(self, prefix):
+        return self.error(f"the {self.kind} is not fine-tuned yet: call fit() first ({prefix} "
+                          f"holds no trained {self.head} head; {self.output_dir} has no "
+                          "checkpoint)")
+
+    def _serve(self, *args) -> tuple:
+        """(task, model, checkpoint prefix) serving this call: kept from the last call (or
+        `fit`) while the output_dir is unchanged; else the prediction checkpoint loaded into
+        the kept model, or into a new one (`_serving_driver(*args)`) on the first call."""
+        served = self._served
+        stamp = self._stamp()
+        if served is None or served.stamp is None or served.stamp != stamp:
+            driver = served.driver if served is not None else self._serving_driver(*args)
+            with OutputDirLock(self.output_dir):
+                _, _, prefix = driver.load_trained(self._not_trained)
+            served = self._served = Served(driver, self._stamp(), prefix)
+        return served.driver.task, served.driver.model, served.prefix
+
+    def _serving_driver(self, *args):
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- export
+    def _export_dir(self, export_dir) -> str:
+        export_dir = os.path.abspath(os.fspath(export_dir))
+        if os.path.exists(export_dir) and not os.path.isdir(export_dir):
+            raise self.error(f"{export_dir}: exists and is not a folder (exports go to "
+                             f"{export_dir}/<version>)")
+        return export_dir
+
+    def _export(self, task, model, export_dir) -> str:
+        """The task's export of the served model in `<export_dir>/<version>`."""
+        with OutputDirLock(self.output_dir):
+            return task.export(model, io_utils.absolute_path(export_dir))
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(labels={self.labels}, "
+                f"max_seq_length={self.max_seq_length}, output_dir={self.output_dir!r})")
