@@ -12,6 +12,7 @@ import pytest
 from support.interop import (assert_close, expected, inputs, interop, odd_config, random_source,
                              tfhub_module)
 from support.serving import serve_in_fresh_process
+from support.source_reads import counting_hf_reads
 
 LENGTH = 20  # the fixtures' sequence length (keras-hub's preprocessor was built for it)
 
@@ -57,8 +58,10 @@ def served(tmp_path_factory):
     results, requests = {}, {}
     for name, flags in sources.items():
         path = str(hub) if name == "tfhub" else interop(*name.split("/"))
-        result = export_source(path, root / name.replace("/", "_"), max_seq_length=LENGTH,
-                               verify=False, **flags)
+        with counting_hf_reads() as counts:
+            result = export_source(path, root / name.replace("/", "_"), max_seq_length=LENGTH,
+                                   verify=False, **flags)
+        result["hf_reads"] = counts
         results[name] = result
         ids = {"input_word_ids": feed["input_ids"], "input_mask": feed["input_mask"],
                "input_type_ids": feed["segment_ids"]}
@@ -83,6 +86,13 @@ def served(tmp_path_factory):
     hub_expected = hub_model({**feed, "masked_lm_positions": np.tile(
         np.arange(LENGTH, dtype=np.int32), (3, 1))})
     return results, outputs, hub_expected, root
+
+
+def test_an_export_opens_its_hf_folder_once_and_reads_its_weights_once(served):
+    results = served[0]
+    # The classifier export loads the encoder, then the classifier, from the one source.
+    assert results["hf/classifier"]["hf_reads"] == {"opened": 1, "read": 1}
+    assert results["keras_hub/classifier"]["hf_reads"] == {"opened": 0, "read": 0}
 
 
 def test_hf_pretraining_serves_transformers_outputs(served):
