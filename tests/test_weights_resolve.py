@@ -7,6 +7,7 @@ import shutil
 import pytest
 
 from support.interop import interop
+from support.source_reads import counting_hf_reads
 
 
 def test_hf_folder_supplies_config_and_spm_model():
@@ -51,29 +52,8 @@ def test_no_source_yet_leaves_the_flags_alone(tmp_path):
     assert files.spm_model_file == "x.model" and files.taken == ()
 
 
-def _count_hf_opens(monkeypatch) -> dict:
-    """Counts, in this process, how often an HF folder is opened as a weight source and how
-    often its weights file is read."""
-    from albert_tf.weights import readers
-    from albert_tf.weights.readers import hf
-
-    counts = {"opened": 0, "read": 0}
-
-    def counted(key, function):
-        def call(*args, **kwargs):
-            counts[key] += 1
-            return function(*args, **kwargs)
-        return call
-
-    monkeypatch.setattr(readers, "READERS", tuple(
-        (name, detect, counted("opened", read) if name == "hf" else read)
-        for name, detect, read in readers.READERS))
-    monkeypatch.setattr(hf, "load_file", counted("read", hf.load_file))
-    return counts
-
-
-def test_run_classifier_fine_tunes_from_a_hf_folder_without_config_or_spm(
-        tmp_path, fixtures_dir, monkeypatch):
+def test_run_classifier_fine_tunes_from_a_hf_folder_without_config_or_spm(tmp_path,
+                                                                          fixtures_dir):
     from albert_tf.tasks.classification.config import GlueRunConfig
     from albert_tf.tasks.classification.task import run_glue
     from albert_tf.weights import init_from_checkpoint, open_source
@@ -84,8 +64,8 @@ def test_run_classifier_fine_tunes_from_a_hf_folder_without_config_or_spm(
         data_dir=str(fixtures_dir / "glue" / "data"), task_name="mrpc", do_train=True,
         init_checkpoint=str(folder), output_dir=str(tmp_path / "out"), max_seq_length=32,
         train_batch_size=4, learning_rate=1e-3, train_step=1, save_checkpoints_steps=1))
-    counts = _count_hf_opens(monkeypatch)
-    summary = run_glue(config)
+    with counting_hf_reads() as counts:
+        summary = run_glue(config)
     # One run: the folder opened once, its model.safetensors read once (it was opened twice
     # and read twice: by the task's set-up and again by the initial load).
     assert counts == {"opened": 1, "read": 1}

@@ -14,7 +14,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.weights.resolve import resolve_model_files
+from albert_tf.weights.run_inputs import resolve_inputs
 from albert_tf.data import schema
 from albert_tf.errors import InputError, UsageError
 from albert_tf.io_utils import glob_inputs, is_local
@@ -146,10 +146,11 @@ def load_encoder(init_checkpoint, albert_config_file=None, spm_model_file=None, 
     local = is_local(init_checkpoint)
     if local and not (os.path.exists(init_checkpoint) or glob.glob(init_checkpoint + ".*")):
         raise InputError(f"--init_checkpoint={init_checkpoint}: no such file or folder")
-    files = resolve_model_files(init_checkpoint, albert_config_file, spm_model_file, vocab_file)
-    if files.albert_config is None:
+    inputs = resolve_inputs(init_checkpoint=init_checkpoint, albert_config_file=albert_config_file,
+                            spm_model_file=spm_model_file, vocab_file=vocab_file)
+    if inputs.albert_config is None:
         raise UsageError(f"--init_checkpoint={init_checkpoint} holds no model config: pass "
                          "--albert_config_file")
-    encoder = AlbertModel(files.albert_config)
-    init_from_checkpoint(encoder, files.source if files.source is not None else init_checkpoint)
-    return encoder, (files.spm_model_file, files.vocab_file)
+    encoder = AlbertModel(inputs.albert_config)
+    init_from_checkpoint(encoder, inputs.weights(init_checkpoint))  # the source opened once
+    return encoder, (inputs.spm_model_file, inputs.vocab_file)

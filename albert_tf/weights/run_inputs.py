@@ -116,8 +116,10 @@ class RunInputs:
         """`labels` (what the run uses, from `where`) against the model's own, order included.
         A training run may give its head other labels (its new task's), but not the model's in
         another order: that would rename every id."""
+        if not labels:
+            return
         own, origin = self.model_labels()
-        if not labels or own is None:
+        if own is None:
             return
         labels = [str(n) for n in labels]
         if labels == own:
@@ -183,7 +185,8 @@ def resolve_inputs(config=None, *, init_checkpoint=None, albert_config_file=None
     trains = bool(field("do_train", trains))
     _check_head(inputs, trains)
     run_labels = _label_list(labels if labels is not None else _config_labels(config))
-    own, origin = inputs.model_labels()
+    # The model's own labels are in its weights (a head's size): read only when they matter.
+    own, origin = inputs.model_labels() if run_labels or head in NAMED_HEADS else (None, None)
     inputs.check_labels(run_labels, labels_flag, trains)
     inputs.labels = run_labels or own
     inputs.origins["labels"] = labels_flag if run_labels else origin

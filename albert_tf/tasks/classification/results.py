@@ -104,6 +104,22 @@ def _read_labels_file(output_dir: str):
                              "--output_dir") from None
 
 
+# The settings labels.json may record beside the names, and the JSON type of each.
+SETTING_TYPES = {"task_type": (str,), "label_separator": (str,), "long_document": (str,),
+                 "window_pooling": (str,), "threshold": (int, float), "doc_stride": (int,)}
+
+
+def check_setting_types(settings: dict, path: str) -> None:
+    """Each setting of labels.json of its JSON type, else one error naming the file and the key
+    (a hand-edited `"doc_stride": "auto"` or `"threshold": "high"`)."""
+    for key, types in SETTING_TYPES.items():
+        value = settings.get(key)
+        if value is None or (isinstance(value, types) and not isinstance(value, bool)):
+            continue
+        kind = "a number" if float in types else "an integer" if int in types else "a string"
+        raise UsageError(f"{path}: key {key} must be {kind}, got {json.dumps(value)}")
+
+
 def read_label_file(output_dir: str) -> tuple[list[str] | None, dict]:
     """(label names, settings) of `<output_dir>/labels.json`: a JSON list of names (a
     single-label classifier reading the first window, as always), or an object with `labels`
@@ -117,6 +133,7 @@ def read_label_file(output_dir: str) -> tuple[list[str] | None, dict]:
     if isinstance(value, dict):
         settings = {k: v for k, v in value.items() if k != "labels"}
         value = value.get("labels")
+        check_setting_types(settings, path)
     if not isinstance(value, list) or not all(isinstance(label, str) for label in value):
         raise UsageError(f"{path}: expected a JSON list of label names (or an object whose "
                          "\"labels\" is one)")
