@@ -92,6 +92,9 @@ def test_damaged_tflite_files_are_named_not_a_crash(folders, tmp_path):
      .encode(), ["classifier.json", "key do_lower_case"]),
     (json.dumps({"files": {"float32": "classifier.float32.tflite"}, "do_lower_case": True})
      .encode(), ["classifier.json", "tokenizer"]),
+    (json.dumps({"files": {"float32": "classifier.float32.tflite"}, "do_lower_case": True,
+                 "spm_model_file": "spm.model", "multi_label": True, "threshold": "high"})
+     .encode(), ["classifier.json", "key threshold must be a number between 0 and 1"]),
 ])
 def test_corrupt_json_is_one_error_naming_file_and_key(folders, tmp_path, content, words):
     folder = _copy(folders, tmp_path)

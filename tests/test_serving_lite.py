@@ -85,3 +85,29 @@ def test_int8_classifier_keeps_its_accuracy(tmp_path):
                 for kind in ("float32", "dynamic_int8")}
     assert accuracy["float32"] >= 0.9, accuracy  # it did learn the task
     assert abs(accuracy["dynamic_int8"] - accuracy["float32"]) <= 0.01, accuracy
+
+
+def test_multi_label_file_classifies_into_label_sets(tmp_path, spm_model):
+    names = ["economy", "sport", "uk"]
+    model = AlbertClassifier(tiny_config(vocab_size=SPM_VOCAB_SIZE), 3, multi_label=True,
+                             threshold=0.5)
+    export_tflite(model, tmp_path, SEQ, "float32", spm_model_file=spm_model, label_names=names)
+    classifier = LiteClassifier.from_folder(tmp_path, kind="float32")
+    texts = TEXTS + ["Cup final in London", "Rates rise"]
+    probabilities = classifier.predict(texts)
+    assert classifier.multi_label and probabilities.shape == (4, 3)
+    # A set per text (it was one name per text), as the export's own threshold chooses.
+    assert classifier.classify(texts) == [[n for n, p in zip(names, row) if p >= 0.5]
+                                          for row in probabilities]
+    # docs/multi-label.md: predict_labels picks the single most probable label.
+    assert classifier.predict_labels(texts) == [names[i] for i in probabilities.argmax(-1)]
+
+
+def test_a_token_classifier_file_is_refused_on_open(tmp_path, spm_model):
+    from albert_tf.models import AlbertTokenClassifier
+
+    written = export_tflite(AlbertTokenClassifier(tiny_config(vocab_size=SPM_VOCAB_SIZE), 3),
+                            tmp_path, SEQ, "float32", spm_model_file=spm_model)
+    with pytest.raises(InputError, match=rf"token_classifier.float32.tflite: its probabilities "
+                       rf"have shape \[1, {SEQ}, 3\], one row per piece: a token-classifier file"):
+        LiteClassifier(written["float32"], spm_model_file=spm_model)

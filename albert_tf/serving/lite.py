@@ -151,32 +151,52 @@ class LiteEncoder(_LiteTextModel):
 
 
 class LiteClassifier(_LiteTextModel):
-    """`predict(texts)` → probabilities [B,C]; `classify(texts)` → label names (class ids when
-    the export has none)."""
+    """`predict(texts)` → probabilities [B,C]; `classify(texts)` → a label name per text (class
+    ids when the export has none), or for a multi-label file the set of names at or above its
+    threshold; `predict_labels(texts)` → the single most probable label per text."""
 
     FILE_NAME = "classifier"
     OUTPUTS = ("probabilities",)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        shape = self.model.runner.get_output_details()["probabilities"]["shape"]
+        if len(shape) != 2:  # a token classifier's are per piece: [batch, seq, classes]
+            raise InputError(f"{self.path}: its probabilities have shape "
+                             f"{[int(n) for n in shape]}, one row "
+                             "per piece: a token-classifier file, not a text classifier's "
+                             "[batch, classes]; run it with interpreter_runner")
         names = self.label_names
-        if names is not None:
-            shape = self.model.runner.get_output_details()["probabilities"]["shape"]
-            if len(names) != int(shape[-1]):
-                raise InputError(f"{self.path}: {len(names)} label names in its JSON (key "
-                                 f"label_names) for {int(shape[-1])} classes")
+        if names is not None and len(names) != int(shape[-1]):
+            raise InputError(f"{self.path}: {len(names)} label names in its JSON (key "
+                             f"label_names) for {int(shape[-1])} classes")
 
     @property
     def label_names(self):
         return self.metadata.get("label_names")
 
+    @property
+    def multi_label(self) -> bool:
+        return bool(self.metadata.get("multi_label"))
+
     def predict(self, texts, text_pairs=None) -> np.ndarray:
         return self.run(texts, text_pairs)["probabilities"]
 
-    def classify(self, texts, text_pairs=None) -> list:
-        ids = np.argmax(self.predict(texts, text_pairs), axis=-1)
+    def _name(self, index: int):
         names = self.label_names
-        return [names[i] if names else int(i) for i in ids]
+        return names[index] if names else int(index)
+
+    def predict_labels(self, texts, text_pairs=None) -> list:
+        """The most probable label of each text (a name, or a class id without names)."""
+        return [self._name(i) for i in np.argmax(self.predict(texts, text_pairs), axis=-1)]
+
+    def classify(self, texts, text_pairs=None) -> list:
+        """A label per text; a multi-label file: the labels at or above its threshold."""
+        if not self.multi_label:
+            return self.predict_labels(texts, text_pairs)
+        threshold = self.metadata["threshold"]
+        return [[self._name(i) for i in np.flatnonzero(row >= threshold)]
+                for row in self.predict(texts, text_pairs)]
 
 
 # An output name that only one kind of file has → what to use for it instead.
@@ -236,4 +256,11 @@ def read_metadata(path: str) -> dict:
     if names is not None and not (isinstance(names, list) and all(isinstance(n, str)
                                                                    for n in names)):
         raise InputError(f"{path}: key label_names must be a list of names")
+    if meta.get("multi_label") is not None and not isinstance(meta["multi_label"], bool):
+        raise InputError(f"{path}: key multi_label must be true or false")
+    threshold = meta.get("threshold")
+    if meta.get("multi_label") and not (isinstance(threshold, (int, float)) and
+                                        not isinstance(threshold, bool) and 0 < threshold < 1):
+        raise InputError(f"{path}: key threshold must be a number between 0 and 1 (a "
+                         "multi-label file chooses the labels at or above it)")
     return meta

@@ -238,6 +238,8 @@ def export_tflite(model, output_dir, max_seq_length: int, kinds, name: str | Non
             metadata[key] = os.path.basename(target)
         if label_names is not None:
             metadata["label_names"] = [str(n) for n in label_names]
+        if getattr(model, "multi_label", False):  # sigmoids: a reader chooses a set of labels
+            metadata.update(multi_label=True, threshold=float(model.threshold))
         written["metadata"] = os.path.join(output_dir, f"{name}.json")
         io_utils.write_text_atomically(written["metadata"], json.dumps(metadata, indent=2) + "\n")
     except BaseException:
