@@ -3,8 +3,10 @@
 import json
 import os
 
-from albert_tf.demo.run import run_demo
+from albert_tf.demo.run import SAMPLE_SENTENCES, run_demo
 from albert_tf.demo.stages import DemoOptions, demo_schedule
+from albert_tf.weights.readers import open_source
+from albert_tf.weights.resolve import resolve_model_files
 
 
 def _options(output_dir):
@@ -24,12 +26,32 @@ def test_demo_runs_end_to_end_and_reuses_finished_stages(tmp_path, monkeypatch, 
                 "fine-tuned dev accuracy", "majority class", "export", "serve it",
                 "TFLite int8 (device)", "TFLite float32", "int8 TFLite"):
         assert row in table
+    # A header for each of the 7 stages, no JSON, the sample sentences whole with their
+    # expected label; INFO records went to demo.log, not the console.
+    headers = [line.split(":")[0] for line in table.splitlines() if line.startswith("[")]
+    assert headers == [f"[{i}/7] {name}" for i, name in enumerate(
+        ("corpus", "sentencepiece", "create_pretraining_data", "pretraining", "fine-tuning",
+         "serve", "tflite"), 1)]
+    assert "{" not in table and "I1" not in table
+    assert "      100 %  step 4/4" in table  # progress lines (stdout is no terminal here)
+    words = " ".join(table.split())  # the table wraps long sentences
+    for sentence in SAMPLE_SENTENCES:
+        assert sentence in words
+    assert table.count("expected: language reference") == 2
+    assert "step 4/4" in (tmp_path / "out" / "demo.log").read_text()
     assert summary["corpus"]["sentences"] > 1000 and summary["records"]["train_instances"] > 100
     assert 0 <= summary["pretraining"]["masked_lm_accuracy"] <= 1
     assert 0 <= summary["fine_tuning"]["eval_accuracy"] <= 1
     export = summary["fine_tuning"]["export_dir"]
     assert os.path.exists(os.path.join(export, "saved_model.pb"))
-    assert len(summary["predictions"]) == 4 and {p["label"] for p in summary["predictions"]} <= {0, 1}
+    # Label names from the export, and a folder that later commands need no other flag for.
+    names = {"language reference", "library docstring"}
+    assert len(summary["predictions"]) == 4 and {p["label"] for p in summary["predictions"]} <= names
+    assert {p["label"] for p in summary["tflite_predictions"]} <= names
+    for folder in ("finetune/model", "pretrain/model"):
+        files = resolve_model_files(init_checkpoint=str(tmp_path / "out" / folder))
+        assert files.albert_config.vocab_size == options.vocab_size and files.spm_model_file
+    assert open_source(str(tmp_path / "out" / "finetune" / "model")).labels == sorted(names)
     # The int8 file classifies the same sentences, and its dev accuracy is printed beside the
     # float32 file's, which is the run's own evaluation of the same weights.
     assert len(summary["tflite_predictions"]) == 4

@@ -1,69 +1,105 @@
-"""Runs the demo's stages in order and prints the closing table."""
+"""Runs the demo's stages in order and prints the closing summary."""
 
 from __future__ import annotations
 
 import json
 import os
+import textwrap
 import time
 
 import numpy as np
 
 from albert_tf.demo import stages
+from albert_tf.demo.console import Console, demo_logging
 from albert_tf.demo.stages import DemoOptions
-from albert_tf.serving.verify import verify_in_fresh_process
 from albert_tf.serving.lite import LiteClassifier
+from albert_tf.serving.verify import verify_in_fresh_process
 
-SAMPLE_SENTENCES = (
-    "The expression is evaluated once and the resulting object is bound to the target name.",
-    "Return a new list containing all items from the iterable in ascending order.",
-    "If the class defines a method with this name, it is called when the instance is created.",
-    "Open the file and return a stream; raise OSError upon failure.",
+# (sentence, index of its label in stages.PYTHON_LABELS): a language-reference sentence or a
+# standard-library docstring, none of them in the corpus.
+SAMPLES = (
+    ("The expression is evaluated once and the resulting object is bound to the target name.", 0),
+    ("Return a new list containing all items from the iterable in ascending order.", 1),
+    ("If the class defines a method with this name, it is called when the instance is created.", 0),
+    ("Open the file and return a stream; raise OSError upon failure.", 1),
 )
+SAMPLE_SENTENCES = tuple(sentence for sentence, _ in SAMPLES)
+WIDTH = 78
 
 
 def classify_in_fresh_process(export_dir: str, sentences) -> list[dict]:
-    """What a serving client sees: the export loaded anew, raw text in (signature `serve_text`)."""
+    """What a serving client sees: the export loaded anew, raw text in (signature `serve_text`),
+    label names out."""
     out = verify_in_fresh_process(export_dir, {"serve_text": {"text_a": np.array(sentences)}})["serve_text"]
-    return [{"sentence": s, "label": int(p), "probability": float(max(q))}
-            for s, p, q in zip(sentences, out["predictions"], out["probabilities"])]
+    return [{"sentence": s, "label": _text(name), "probability": float(max(q))}
+            for s, name, q in zip(sentences, out["labels"], out["probabilities"])]
+
+
+def _text(value) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
 def classify_with_tflite(folder: str, sentences) -> list[dict]:
     """What a device app does: the int8 .tflite file, our Python tokenizer, raw text in."""
     classifier = LiteClassifier.from_folder(folder, kind="dynamic_int8")
     probabilities = classifier.predict(list(sentences))
-    return [{"sentence": s, "label": int(np.argmax(q)), "probability": float(max(q))}
-            for s, q in zip(sentences, probabilities)]
+    return [{"sentence": s, "label": classifier.label_names[int(np.argmax(q))],
+             "probability": float(max(q))} for s, q in zip(sentences, probabilities)]
 
 
-def run_demo(options: DemoOptions) -> dict:
+def serve(options: DemoOptions, finetuned: dict, console: Console) -> list[dict]:
+    """Stage 6 (never reused: it is the check that the export serves)."""
+    console.header(6, "serve", f"the export classifies {len(SAMPLES)} new sentences")
     start = time.time()
+    with console.part("loading it in a fresh process (as TF Serving would)",
+                      expected_s=stages.FRESH_PROCESS_S):
+        predictions = classify_in_fresh_process(finetuned["export_dir"], SAMPLE_SENTENCES)
+    expected = expected_labels(options)
+    right = sum(p["label"] == e for p, e in zip(predictions, expected)) if expected else None
+    score = f": {right} of {len(SAMPLES)} as expected" if right is not None else ""
+    console.note(f"done in {time.time() - start:.0f} s{score}")
+    return predictions
+
+
+def expected_labels(options: DemoOptions) -> list | None:
+    """The samples' labels (None for the user's own text, whose labels they are not)."""
+    if options.input_file:
+        return None
+    return [stages.PYTHON_LABELS[label] for _, label in SAMPLES]
+
+
+def run_demo(options: DemoOptions, console: Console | None = None) -> dict:
+    start = time.time()
+    console = console or Console(stages.STAGES)
     os.makedirs(options.output_dir, exist_ok=True)
-    print(f"albert-tf demo: writing everything under {options.output_dir}", flush=True)
-    corpus = stages.build_corpus(options)
-    spm = stages.train_vocabulary(options, corpus)
-    records = stages.make_records(options, spm)
-    pretrained = stages.pretrain(options, records)
-    finetuned = stages.finetune(options, spm, pretrained, corpus)
-    lite = stages.lite(options, finetuned)
-    predictions = classify_in_fresh_process(finetuned["export_dir"], SAMPLE_SENTENCES)
-    lite_predictions = classify_with_tflite(lite["folder"], SAMPLE_SENTENCES)
+    log_path = options.path("demo.log")
+    console.line(f"albert-tf demo: writing everything under {options.output_dir} "
+                 f"(full log: {log_path})")
+    with demo_logging(console, log_path):
+        corpus = stages.build_corpus(options, console)
+        spm = stages.train_vocabulary(options, corpus, console)
+        records = stages.make_records(options, spm, console)
+        pretrained = stages.pretrain(options, spm, records, console)
+        finetuned = stages.finetune(options, pretrained, corpus, console)
+        predictions = serve(options, finetuned, console)
+        lite = stages.lite(options, finetuned, console)
+        lite_predictions = classify_with_tflite(lite["folder"], SAMPLE_SENTENCES)
     summary = {"corpus": corpus, "records": records, "pretraining": pretrained,
                "fine_tuning": finetuned, "predictions": predictions, "tflite": lite,
                "tflite_predictions": lite_predictions,
+               "expected_labels": expected_labels(options),
                "wall_seconds": round(time.time() - start, 1),
                "stage_seconds": round(sum(stage["seconds"] for stage in (
                    corpus, spm, records, pretrained, finetuned, lite)), 1)}
-    with open(os.path.join(options.output_dir, "demo_summary.json"), "w") as f:
+    with open(options.path("demo_summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
-    print(format_table(summary, options))
+    console.line(format_table(summary, options))
     return summary
 
 
 def format_table(summary: dict, options: DemoOptions) -> str:
     corpus, pre, fine = summary["corpus"], summary["pretraining"], summary["fine_tuning"]
     lite = summary["tflite"]
-    names = {0: "language reference", 1: "library docstring"}
     export_base = os.path.dirname(fine["export_dir"])
     rows = [
         ("corpus", f"{corpus['bytes'] / 1e6:.2f} MB, {corpus['documents']} documents, "
@@ -74,6 +110,8 @@ def format_table(summary: dict, options: DemoOptions) -> str:
         ("held-out SOP accuracy", f"{pre['sentence_order_accuracy']:.3f} (chance 0.5)"),
         ("fine-tuned dev accuracy", f"{fine['eval_accuracy']:.3f} (majority class "
                                     f"{fine['majority_baseline']:.3f})"),
+        ("model folder", f"{fine['output_dir']} (config, tokenizer, labels: "
+                         "--init_checkpoint alone is enough)"),
         ("export", fine["export_dir"]),
         ("serve it", f"docker run -p 8501:8501 -v {export_base}:/models/demo "
                      f"-e MODEL_NAME=demo tensorflow/serving"),
@@ -88,15 +126,23 @@ def format_table(summary: dict, options: DemoOptions) -> str:
                       f"{summary['stage_seconds']:.0f} s when they ran"),
     ]
     width = max(len(k) for k, _ in rows)
-    lines = ["", "=" * 78] + [f"{k:<{width}}  {v}" for k, v in rows] + ["-" * 78]
-    if corpus["source"].startswith("Python"):
-        lines.append("task: which part of Python's documentation a sentence comes from")
-    python = corpus["source"].startswith("Python")
-    lines.append(f"  {'SavedModel':<18} {'':4}  {'int8 TFLite':<18} {'':4}  sentence")
-    for p, q in zip(summary["predictions"], summary["tflite_predictions"]):
-        label = names.get(p["label"], p["label"]) if python else p["label"]
-        small = names.get(q["label"], q["label"]) if python else q["label"]
-        lines.append(f"  {label:<18} {p['probability']:.2f}  {small:<18} {q['probability']:.2f}  "
-                     f"{p['sentence'][:24]}")
-    lines.append("=" * 78)
+    lines = ["", "=" * WIDTH] + [f"{k:<{width}}  {v}" for k, v in rows] + ["-" * WIDTH]
+    lines += sample_lines(summary)
+    lines.append("=" * WIDTH)
     return "\n".join(lines)
+
+
+def sample_lines(summary: dict) -> list[str]:
+    """Each sample sentence in full, then what the export and the int8 file answered (and the
+    expected label, when known)."""
+    expected = summary.get("expected_labels") or [None] * len(summary["predictions"])
+    lines = ["new sentences, classified by the SavedModel and by the int8 TFLite file:"]
+    for i, (p, q, e) in enumerate(zip(summary["predictions"], summary["tflite_predictions"],
+                                      expected), 1):
+        lines += textwrap.wrap(p["sentence"], WIDTH, initial_indent=f"{i}. ",
+                               subsequent_indent="   ")
+        mark = "" if e is None else ("  ok" if p["label"] == e else "  WRONG")
+        answer = f"   SavedModel: {p['label']} ({p['probability']:.2f}); int8: {q['label']} " \
+                 f"({q['probability']:.2f})"
+        lines.append(answer + ("" if e is None else f"; expected: {e}{mark}"))
+    return lines

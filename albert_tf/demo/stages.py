@@ -1,5 +1,6 @@
 """The demo's stages. Each runs the same library call as the matching command-line script and
-records its result in `<stage>/stage.json`; a re-run with the same settings reuses it."""
+records its result in `<stage>/stage.json`; a re-run with the same settings reuses it. Each
+prints a header, its progress and a closing line through the demo's `Console`."""
 
 from __future__ import annotations
 
@@ -9,21 +10,31 @@ import os
 import shutil
 import time
 
+import numpy as np
 from absl import logging
 
 from albert_tf.config import AlbertConfig
 from albert_tf.demo import corpus as corpus_lib
+from albert_tf.demo.console import Console
 from albert_tf.pretraining_data import engines as pretraining_data
 from albert_tf.pretraining_data.options import PretrainingDataOptions
 from albert_tf.run_config import ScheduleConfig
 from albert_tf.serving.lite import LiteClassifier
-from albert_tf.tasks.classification.config import GlueRunConfig
-from albert_tf.tasks.classification.task import run_glue
+from albert_tf.tasks.classification.config import ClassifierRunConfig
+from albert_tf.tasks.classification.task import run_classifier
+from albert_tf.tasks.model_files import write_tokenizer_files
 from albert_tf.tasks.pretraining.task import PretrainingRunConfig, run_pretraining
 from albert_tf.train_spm import train_sentencepiece
 
 # The TFLite files the fine-tuning export writes (the demo compares int8 with float32).
 TFLITE_KINDS = "float32,dynamic_int8"
+# The task's label names (corpus.REFERENCE, corpus.LIBRARY), for Python's documentation and for
+# a user's text split in two.
+PYTHON_LABELS = ("language reference", "library docstring")
+OWN_TEXT_LABELS = ("odd document", "even document")
+# Rough lengths on 2 CPU cores, for the "time left" of parts that report no progress.
+EXPORT_S, FRESH_PROCESS_S = 25.0, 15.0
+STAGES = 7
 
 
 def demo_schedule(steps: int, batch_size: int, learning_rate: float,
@@ -67,11 +78,19 @@ class DemoOptions:
         return os.path.join(self.output_dir, *parts)
 
 
-class Stage:
-    """Runs `fn()` unless `<dir>/stage.json` holds a result made with the same `settings`."""
+def label_names(options: DemoOptions) -> tuple:
+    return OWN_TEXT_LABELS if options.input_file else PYTHON_LABELS
 
-    def __init__(self, name: str, directory: str, settings: dict):
-        self.name, self.directory, self.settings = name, directory, settings
+
+class Stage:
+    """Runs `fn()` unless `<dir>/stage.json` holds a result made with the same `settings`;
+    `number`, `what`: its header; `gist(result)`: its closing line."""
+
+    def __init__(self, number: int, name: str, what: str, directory: str, settings: dict,
+                 console: Console, gist=None):
+        self.number, self.name, self.what = number, name, what
+        self.directory, self.settings, self.console = directory, settings, console
+        self.gist = gist
         self.marker = os.path.join(directory, "stage.json")
 
     def cached(self):
@@ -82,14 +101,14 @@ class Stage:
         return record["result"] if record.get("settings") == self.settings else None
 
     def run(self, fn) -> dict:
+        self.console.header(self.number, self.name, self.what)
         result = self.cached()
         if result is not None:
-            print(f"[{self.name}] reusing finished stage in {self.directory}", flush=True)
+            self.console.note(f"reusing finished stage in {self.directory}")
             return result
         if os.path.exists(self.directory):  # unfinished, or made with other settings
             shutil.rmtree(self.directory)
         os.makedirs(self.directory)
-        print(f"[{self.name}] running ...", flush=True)
         start = time.time()
         result = fn()
         result["seconds"] = round(time.time() - start, 1)
@@ -97,7 +116,8 @@ class Stage:
         with open(tmp, "w") as f:
             json.dump({"settings": self.settings, "result": result}, f, indent=2)
         os.replace(tmp, self.marker)
-        print(f"[{self.name}] done in {result['seconds']} s", flush=True)
+        gist = f": {self.gist(result)}" if self.gist else ""
+        self.console.note(f"done in {result['seconds']:.0f} s{gist}")
         return result
 
 
@@ -105,8 +125,8 @@ def _settings(options: DemoOptions, *names) -> dict:
     return {n: getattr(options, n) for n in names}
 
 
-def build_corpus(options: DemoOptions) -> dict:
-    """corpus.txt (pretraining text), heldout.txt, and the SST-2-style task files."""
+def build_corpus(options: DemoOptions, console: Console) -> dict:
+    """corpus.txt (pretraining text), heldout.txt, and the task's files (task/*.tsv)."""
     directory = options.path("corpus")
 
     def fn():
@@ -125,14 +145,22 @@ def build_corpus(options: DemoOptions) -> dict:
         corpus_lib.write_corpus(os.path.join(directory, "heldout.txt"), heldout)
         task = corpus_lib.source_task(reference, library, options.seed,
                                       max_per_class=options.max_task_examples // 2)
-        write_sst2_layout(os.path.join(directory, "task", "SST-2"), task)
+        write_task_files(os.path.join(directory, "task"), task, label_names(options))
         size = os.path.getsize(os.path.join(directory, "corpus.txt"))
         return {"source": source, "bytes": size, **stats, "heldout_documents": len(heldout),
                 "task_sizes": {k: len(v) for k, v in task.items()},
                 "majority_baseline": majority_baseline(task["dev"])}
 
-    return Stage("corpus", directory, _settings(options, "input_file", "heldout_fraction",
-                                                 "max_task_examples", "seed")).run(fn)
+    def gist(result):
+        sizes = result["task_sizes"]
+        return (f"{result['bytes'] / 1e6:.2f} MB, {result['documents']:,} documents, "
+                f"{result['sentences']:,} sentences; task {sizes['train']:,}/{sizes['dev']:,}/"
+                f"{sizes['test']:,} sentences (train/dev/test)")
+
+    what = "your text" if options.input_file else "Python's own documentation"
+    return Stage(1, "corpus", f"{what}, one document per topic or module", directory,
+                 _settings(options, "input_file", "heldout_fraction", "max_task_examples", "seed"),
+                 console, gist).run(fn)
 
 
 def majority_baseline(rows) -> float:
@@ -140,37 +168,37 @@ def majority_baseline(rows) -> float:
     return max(ones, len(rows) - ones) / max(1, len(rows))
 
 
-def write_sst2_layout(directory: str, task: dict) -> None:
-    """The GLUE SST-2 file format, so `run_classifier.py --task_name=sst-2` trains on it."""
+def write_task_files(directory: str, task: dict, names) -> None:
+    """train/dev/test.tsv with a `text` and a `label` column (the label's name), so
+    `run_classifier.py --task_name=tsv --train_file=... ` trains on them and the export answers
+    with the names. The test file has labels too: the closing table compares with them."""
     os.makedirs(directory, exist_ok=True)
-    for split in ("train", "dev"):
+    for split in ("train", "dev", "test"):
         with open(os.path.join(directory, f"{split}.tsv"), "w", encoding="utf-8") as f:
-            f.write("sentence\tlabel\n")
+            f.write("text\tlabel\n")
             for sentence, label in task[split]:
-                f.write(f"{_clean(sentence)}\t{label}\n")
-    with open(os.path.join(directory, "test.tsv"), "w", encoding="utf-8") as f:
-        f.write("index\tsentence\n")
-        for i, (sentence, _) in enumerate(task["test"]):
-            f.write(f"{i}\t{_clean(sentence)}\n")
+                f.write(f"{_clean(sentence)}\t{names[label]}\n")
 
 
 def _clean(sentence: str) -> str:
     return " ".join(sentence.replace("\t", " ").split())
 
 
-def train_vocabulary(options: DemoOptions, corpus: dict) -> dict:
+def train_vocabulary(options: DemoOptions, corpus: dict, console: Console) -> dict:
     directory = options.path("spm")
 
     def fn():
         prefix = os.path.join(directory, "spm")
-        train_sentencepiece([options.path("corpus", "corpus.txt")], prefix, options.vocab_size)
+        with console.part("training on corpus/corpus.txt"):
+            train_sentencepiece([options.path("corpus", "corpus.txt")], prefix, options.vocab_size)
         return {"model": prefix + ".model", "vocab": prefix + ".vocab"}
 
-    return Stage("sentencepiece", directory,
-                 {**_settings(options, "vocab_size"), "corpus_bytes": corpus["bytes"]}).run(fn)
+    return Stage(2, "sentencepiece", f"a unigram vocabulary of {options.vocab_size:,} pieces",
+                 directory, {**_settings(options, "vocab_size"), "corpus_bytes": corpus["bytes"]},
+                 console).run(fn)
 
 
-def make_records(options: DemoOptions, spm: dict) -> dict:
+def make_records(options: DemoOptions, spm: dict, console: Console) -> dict:
     directory = options.path("records")
 
     def fn():
@@ -185,15 +213,18 @@ def make_records(options: DemoOptions, spm: dict) -> dict:
                 dupe_factor=options.dupe_factor if name == "train" else 3,
                 random_seed=options.seed, num_workers=options.num_workers)
             run.validate()
-            summaries[name] = pretraining_data.run(run)
+            with console.part(f"corpus/{source} -> records/{name}.tfrecord"):
+                summaries[name] = pretraining_data.run(run)
         return {"train": os.path.join(directory, "train.tfrecord"),
                 "heldout": os.path.join(directory, "heldout.tfrecord"),
                 "train_instances": summaries["train"]["instances"],
                 "heldout_instances": summaries["heldout"]["instances"]}
 
-    return Stage("create_pretraining_data", directory,
+    return Stage(3, "create_pretraining_data",
+                 f"instances of {options.max_seq_length} tokens, {options.max_predictions_per_seq} "
+                 f"masked, {options.dupe_factor} dupes", directory,
                  {**_settings(options, "max_seq_length", "max_predictions_per_seq", "dupe_factor",
-                              "seed"), "spm": spm["model"]}).run(fn)
+                              "seed"), "spm": spm["model"]}, console).run(fn)
 
 
 def model_config(options: DemoOptions, vocab_size: int):
@@ -205,85 +236,125 @@ def model_config(options: DemoOptions, vocab_size: int):
                         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
 
 
-def pretrain(options: DemoOptions, records: dict) -> dict:
+def pretrain(options: DemoOptions, spm: dict, records: dict, console: Console) -> dict:
     directory = options.path("pretrain")
+    schedule = options.pretrain
 
     def fn():
         config_file = os.path.join(directory, "albert_config.json")
         model_config(options, options.vocab_size).to_json_file(config_file)
         common = dict(albert_config_file=config_file, max_seq_length=options.max_seq_length,
                       max_predictions_per_seq=options.max_predictions_per_seq)
+        model_dir = os.path.join(directory, "model")
         config = PretrainingRunConfig.from_flat(dict(
-            input_file=records["train"], output_dir=os.path.join(directory, "model"),
-            shuffle_seed=options.seed, **common))
-        run_pretraining(dataclasses.replace(config, schedule=options.pretrain))
+            input_file=records["train"], output_dir=model_dir, shuffle_seed=options.seed,
+            **common))
+        with console.part(f"{schedule.num_train_steps} steps of {schedule.train_batch_size} "
+                          "(masked LM + sentence order)"):
+            run_pretraining(dataclasses.replace(config, schedule=schedule))
+        # The folder is then usable alone: fine-tuning, export and conversion need no flag
+        # besides --init_checkpoint=pretrain/model.
+        write_tokenizer_files(model_dir, spm_model_file=spm["model"])
         batches = max(1, records["heldout_instances"] // 64)
-        results = run_pretraining(PretrainingRunConfig.from_flat(dict(
-            input_file=records["heldout"], output_dir=os.path.join(directory, "heldout_eval"),
-            init_checkpoint=os.path.join(directory, "model"), do_train=False, do_eval=True,
-            eval_batch_size=64, max_eval_steps=batches, **common)))
+        with console.part(f"scoring {batches * 64:,} held-out instances"):
+            results = run_pretraining(PretrainingRunConfig.from_flat(dict(
+                input_file=records["heldout"], output_dir=os.path.join(directory, "heldout_eval"),
+                init_checkpoint=model_dir, do_train=False, do_eval=True,
+                eval_batch_size=64, max_eval_steps=batches, **common)))
         logging.info("held-out results: %s", results)
-        return {"config": config_file, "checkpoint_dir": os.path.join(directory, "model"),
+        return {"config": config_file, "checkpoint_dir": model_dir,
                 **{k: float(results[k]) for k in ("masked_lm_accuracy", "sentence_order_accuracy",
                                                   "masked_lm_loss", "sentence_order_loss")},
                 "heldout_examples": batches * 64}
 
-    return Stage("pretraining", directory, {**_settings(
-        options, "hidden_size", "embedding_size", "num_hidden_layers", "num_attention_heads",
-        "intermediate_size"), "schedule": dataclasses.asdict(options.pretrain),
-        "records": records["train_instances"]}).run(fn)
+    def gist(result):
+        return (f"held-out MLM accuracy {result['masked_lm_accuracy']:.3f}, SOP accuracy "
+                f"{result['sentence_order_accuracy']:.3f}")
+
+    return Stage(4, "pretraining",
+                 f"a {options.num_hidden_layers}-layer ALBERT (H={options.hidden_size}, "
+                 f"E={options.embedding_size}, one shared block)", directory,
+                 {**_settings(options, "hidden_size", "embedding_size", "num_hidden_layers",
+                              "num_attention_heads", "intermediate_size"),
+                  "schedule": dataclasses.asdict(schedule),
+                  "records": records["train_instances"]}, console, gist).run(fn)
 
 
-def finetune(options: DemoOptions, spm: dict, pretrained: dict, corpus: dict) -> dict:
+def finetune(options: DemoOptions, pretrained: dict, corpus: dict, console: Console) -> dict:
     directory = options.path("finetune")
+    schedule = options.finetune
+    names = label_names(options)
 
     def fn():
-        config = GlueRunConfig.from_flat(dict(
-            data_dir=options.path("corpus", "task"), task_name="sst-2",
-            output_dir=os.path.join(directory, "model"), albert_config_file=pretrained["config"],
-            spm_model_file=spm["model"], vocab_file=spm["vocab"],
+        task = options.path("corpus", "task")
+        # Config and tokenizer come from the pretrained folder (--init_checkpoint alone).
+        config = ClassifierRunConfig.from_flat(dict(
+            task_name="tsv", train_file=os.path.join(task, "train.tsv"),
+            dev_file=os.path.join(task, "dev.tsv"), test_file=os.path.join(task, "test.tsv"),
+            label_list=",".join(names), output_dir=os.path.join(directory, "model"),
             init_checkpoint=pretrained["checkpoint_dir"], max_seq_length=options.max_seq_length,
             do_train=True, do_eval=True, do_predict=True, seed=options.seed,
             export_dir=os.path.join(directory, "export"), tflite=TFLITE_KINDS))
-        result = run_glue(dataclasses.replace(config, schedule=options.finetune))
+        with console.part(f"{schedule.num_train_steps} steps of {schedule.train_batch_size}",
+                          after="evaluation on dev, test predictions, the export (SavedModel "
+                                "and two TFLite files, checked in a fresh process)",
+                          after_s=EXPORT_S):
+            result = run_classifier(dataclasses.replace(config, schedule=schedule))
         return {"eval_accuracy": float(result["eval"]["eval_accuracy"]),
                 "majority_baseline": corpus["majority_baseline"],
                 "export_dir": result["export"], "output_dir": os.path.join(directory, "model")}
 
-    return Stage("fine-tuning", directory, {**_settings(
-        options, "max_seq_length"), "schedule": dataclasses.asdict(options.finetune),
-        "pretrained": pretrained["checkpoint_dir"], "pretrain_seconds": pretrained["seconds"],
-        "tflite": TFLITE_KINDS}).run(fn)
+    def gist(result):
+        return (f"dev accuracy {result['eval_accuracy']:.3f} (majority class "
+                f"{result['majority_baseline']:.3f}); export {result['export_dir']}")
+
+    return Stage(5, "fine-tuning", f"which of {names[0]!r} or {names[1]!r} a sentence is",
+                 directory, {**_settings(options, "max_seq_length"),
+                             "schedule": dataclasses.asdict(schedule),
+                             "pretrained": pretrained["checkpoint_dir"],
+                             "pretrain_seconds": pretrained["seconds"], "tflite": TFLITE_KINDS,
+                             "labels": list(names)}, console, gist).run(fn)
 
 
-def lite(options: DemoOptions, finetuned: dict) -> dict:
+def read_task_split(options: DemoOptions, split: str) -> tuple[list, list]:
+    """(sentences, label names) of the task's `split`."""
+    with open(options.path("corpus", "task", f"{split}.tsv"), encoding="utf-8") as f:
+        rows = [line.rstrip("\n").split("\t") for line in f][1:]
+    return [r[0] for r in rows], [r[1] for r in rows]
+
+
+def lite(options: DemoOptions, finetuned: dict, console: Console) -> dict:
     """The fine-tuned classifier's TFLite files (written by the fine-tuning export) on the dev
-    set through `albert_tf.serving.lite.LiteClassifier`: accuracy, size and one-sentence latency."""
-    import numpy as np
-
+    set through `albert_tf.lite.LiteClassifier`: accuracy, size and one-sentence latency."""
     directory = options.path("lite")
     # The TFLite files of the SavedModel <export>/<n> are <export>/tflite/<n>.
     export, version = os.path.split(finetuned["export_dir"])
     folder = os.path.join(export, "tflite", version)
 
     def fn():
-        with open(options.path("corpus", "task", "SST-2", "dev.tsv"), encoding="utf-8") as f:
-            rows = [line.rstrip("\n").split("\t") for line in f][1:]
-        sentences, labels = [r[0] for r in rows], np.array([int(r[1]) for r in rows])
+        sentences, labels = read_task_split(options, "dev")
         result = {"folder": folder}
         for kind in TFLITE_KINDS.split(","):
             classifier = LiteClassifier.from_folder(folder, kind=kind)
-            probabilities = np.concatenate([classifier.predict(sentences[i:i + 64])
-                                            for i in range(0, len(sentences), 64)])
+            ids = np.array([classifier.label_names.index(label) for label in labels])
+            with console.part(f"{kind}: {len(sentences):,} dev sentences"):
+                probabilities = np.concatenate([classifier.predict(sentences[i:i + 64])
+                                                for i in range(0, len(sentences), 64)])
             times = []
             for _ in range(21):
                 start = time.perf_counter()
                 classifier.predict(sentences[:1])
                 times.append(time.perf_counter() - start)
-            result[kind] = {"dev_accuracy": float(np.mean(probabilities.argmax(-1) == labels)),
+            result[kind] = {"dev_accuracy": float(np.mean(probabilities.argmax(-1) == ids)),
                             "megabytes": os.path.getsize(classifier.path) / 1e6,
                             "b1_ms": float(np.median(times[1:]) * 1e3), "file": classifier.path}
         return result
 
-    return Stage("tflite", directory, {"export_dir": finetuned["export_dir"],
-                                       "fine_tuning_seconds": finetuned["seconds"]}).run(fn)
+    def gist(result):
+        small = result["dynamic_int8"]
+        return (f"int8 {small['megabytes']:.2f} MB, dev accuracy {small['dev_accuracy']:.3f}, "
+                f"{small['b1_ms']:.1f} ms a sentence")
+
+    return Stage(7, "tflite", "the export's float32 and int8 .tflite files on the dev set",
+                 directory, {"export_dir": finetuned["export_dir"],
+                             "fine_tuning_seconds": finetuned["seconds"]}, console, gist).run(fn)

@@ -61,23 +61,31 @@ def _copy_tokenizer_file(source: str, output_dir: str, names) -> str:
     return name
 
 
+def write_tokenizer_files(output_dir: str, spm_model_file: str | None = None,
+                          vocab_file: str | None = None, do_lower_case: bool = True) -> None:
+    """The tokenizer file (a copy) and its `tokenizer_config.json` (the casing, and the other
+    settings recorded beside the original file) in `output_dir`."""
+    tokenizer = spm_model_file or vocab_file
+    if not tokenizer:
+        return
+    if spm_model_file:
+        key, name = "spm_model_file", _copy_tokenizer_file(spm_model_file, output_dir, SPM_NAMES)
+    else:
+        key, name = "vocab_file", _copy_tokenizer_file(vocab_file, output_dir, VOCAB_NAMES)
+    recorded, _ = settings.read_settings(tokenizer) if io_utils.is_local(tokenizer) else (None, None)
+    values = {k: v for k, v in (recorded or {}).items()
+              if k not in ("spm_model_file", "vocab_file")}
+    values.update({"do_lower_case": bool(do_lower_case), key: name})
+    settings.write_settings(output_dir, values)
+
+
 def write_model_files(output_dir: str, config, is_chief: bool = True) -> None:
     """albert_config.json and the tokenizer files of a task's run `config` (its resolved
     `albert_config`, `spm_model_file` / `vocab_file`, `do_lower_case`) into `output_dir`."""
     albert_config = getattr(config, "albert_config", None)
     if albert_config is not None:
         check_or_write_config(output_dir, albert_config, config.albert_config_file, is_chief)
-    spm_model_file = getattr(config, "spm_model_file", None)
-    vocab_file = getattr(config, "vocab_file", None)
-    if not is_chief or not (spm_model_file or vocab_file):
-        return
-    if spm_model_file:
-        key, name = "spm_model_file", _copy_tokenizer_file(spm_model_file, output_dir, SPM_NAMES)
-    else:
-        key, name = "vocab_file", _copy_tokenizer_file(vocab_file, output_dir, VOCAB_NAMES)
-    recorded, _ = settings.read_settings(spm_model_file or vocab_file) \
-        if io_utils.is_local(spm_model_file or vocab_file) else (None, None)
-    values = {k: v for k, v in (recorded or {}).items()
-              if k not in ("spm_model_file", "vocab_file")}
-    values.update({"do_lower_case": bool(getattr(config, "do_lower_case", True)), key: name})
-    settings.write_settings(output_dir, values)
+    if is_chief:
+        write_tokenizer_files(output_dir, getattr(config, "spm_model_file", None),
+                              getattr(config, "vocab_file", None),
+                              getattr(config, "do_lower_case", True))
