@@ -175,7 +175,7 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
                            albert_config_file=resolve_path(albert_config_file),
                            spm_model_file=resolve_path(spm_model_file),
                            vocab_file=resolve_path(vocab_file), do_lower_case=do_lower_case,
-                           max_seq_length=max_seq_length)
+                           max_seq_length=max_seq_length or 0)  # 0: the vocabulary alone
     config = files.albert_config
     if config is None:
         raise UsageError(f"--albert_config_file is required: {source.path} holds no model config")

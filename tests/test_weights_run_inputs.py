@@ -132,7 +132,7 @@ def test_vocabulary_and_sequence_length_against_the_config_name_both(tmp_path):
     AlbertConfig(vocab_size=100, max_position_embeddings=16).to_json_file(small)
     with pytest.raises(UsageError, match=f"{spm} has 1500 pieces but the model's vocab_size is "
                                          "100"):
-        resolve_inputs(albert_config_file=str(small), spm_model_file=spm)
+        resolve_inputs(albert_config_file=str(small), spm_model_file=spm, max_seq_length=8)
     folder = _hf_folder(tmp_path, "clf")
     with pytest.raises(UsageError, match=r"--max_seq_length \(64\) exceeds the model's "
                                          r"max_position_embeddings \(48\)"):

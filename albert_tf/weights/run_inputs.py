@@ -164,6 +164,8 @@ def resolve_inputs(config=None, *, init_checkpoint=None, albert_config_file=None
     says through `flags_given`). `labels`: the run's labels (a list, or names comma-separated),
     checked against the model's. `head`: the head the run uses ("classifier", ...); a run that
     does not train (`trains` false) and whose source holds another task's head is refused.
+    `max_seq_length`, when given, is checked against max_position_embeddings and the
+    tokenizer's vocabulary against vocab_size (a task checks its own flags after validating).
     `source`: an already opened source of `init_checkpoint`, reused."""
     def field(name, given):
         return given if given is not None else getattr(config, name, None)
@@ -190,7 +192,8 @@ def resolve_inputs(config=None, *, init_checkpoint=None, albert_config_file=None
     inputs.check_labels(run_labels, labels_flag, trains)
     inputs.labels = run_labels or own
     inputs.origins["labels"] = labels_flag if run_labels else origin
-    _check_sizes(inputs, field("max_seq_length", max_seq_length))
+    if max_seq_length is not None:  # a task checks its flag itself, after its own validate()
+        _check_sizes(inputs, max_seq_length)
     return inputs
 
 
