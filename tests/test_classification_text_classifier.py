@@ -28,7 +28,26 @@ def passages(data_dir):
     return train, dev
 
 
-def test_fit_evaluate_predict_export(model_dir, passages, tmp_path):
+def counting(monkeypatch):
+    """{"build": model builds, "load": checkpoint loads} of the tasks' drivers from now on."""
+    from albert_tf.tasks.classification.task import ClassificationTask
+    from albert_tf.tasks.driver import Driver
+    from albert_tf.tasks.token_classification.task import NerTask
+
+    counts = {"build": 0, "load": 0}
+
+    def counted(name, original):
+        def call(*args, **kwargs):
+            counts[name] += 1
+            return original(*args, **kwargs)
+        return call
+    for task in (ClassificationTask, NerTask):
+        monkeypatch.setattr(task, "build_model", counted("build", task.build_model))
+    monkeypatch.setattr(Driver, "load", counted("load", Driver.load))
+    return counts
+
+
+def test_fit_evaluate_predict_export(model_dir, passages, tmp_path, monkeypatch):
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (the SentencePiece op of serve_text)
 
@@ -51,6 +70,7 @@ def test_fit_evaluate_predict_export(model_dir, passages, tmp_path):
     assert "train" in summary and "eval" in summary
     assert not list(out.glob("api_data_*"))  # the call's data files are gone
     listing = sorted(p.name for p in out.iterdir())
+    counts = counting(monkeypatch)
 
     metrics = clf.evaluate([t for t, _ in dev], [l for _, l in dev])
     assert {"eval_accuracy", "eval_macro_f1", "eval_loss", "global_step"} <= set(metrics)
@@ -62,6 +82,11 @@ def test_fit_evaluate_predict_export(model_dir, passages, tmp_path):
     names, probabilities = clf.predict(queries)
     assert probabilities.shape == (6, 2) and np.allclose(probabilities.sum(-1), 1, atol=1e-5)
     assert names == [["austen", "melville"][i] for i in probabilities.argmax(-1)]
+    # fit's model served both calls: the best checkpoint loaded into it once, nothing built
+    assert counts == {"build": 0, "load": 1}
+    again_names, again_probabilities = clf.predict(queries)
+    assert counts == {"build": 0, "load": 1}  # a second call loads nothing
+    assert again_names == names and np.array_equal(again_probabilities, probabilities)
     # evaluate and predict run in memory: no data or feature file, nothing in output_dir changes
     assert sorted(p.name for p in out.iterdir()) == listing
     assert not [p for p in listing if p.endswith((".jsonl", ".tf_record"))]
@@ -77,6 +102,13 @@ def test_fit_evaluate_predict_export(model_dir, passages, tmp_path):
                                                            output_dir=out)
     assert again.labels == ["austen", "melville"]
     assert again.predict(queries)[0] == names
+    assert counts == {"build": 1, "load": 2}
+    np.testing.assert_array_equal(again.predict(queries)[1], probabilities)
+    assert counts == {"build": 1, "load": 2}
+    (out / "model.ckpt-best.index").touch()  # as a run in another process changing the folder
+    (out / "note.txt").write_text("changed")
+    assert again.predict(queries)[0] == names
+    assert counts == {"build": 1, "load": 3}  # the checkpoint reloaded into the same model
 
 
 
@@ -171,3 +203,27 @@ def test_from_pretrained_reads_a_keras_hub_classifier_and_predicts_as_keras_hub(
     np.testing.assert_allclose(probabilities, softmax / softmax.sum(-1, keepdims=True),
                                atol=1e-4)
     assert (tmp_path / "clf" / "albert_config.json").exists()  # the preset's config, written
+
+
+def test_from_pretrained_takes_the_labels_an_hf_classifier_names(tmp_path):
+    """An HF AlbertForSequenceClassification's id2label are the classifier's labels (it said
+    "no labels yet: fit it first"); the same names in another order are refused."""
+    import shutil
+
+    from support.interop import interop
+
+    from albert_tf.errors import UsageError
+    from albert_tf.tasks import TextClassifier
+
+    folder = tmp_path / "hf"
+    shutil.copytree(interop("hf", "classifier"), folder)
+    values = json.loads((folder / "config.json").read_text())
+    values.update(id2label={"0": "sad", "1": "calm", "2": "glad"})
+    (folder / "config.json").write_text(json.dumps(values))
+    clf = TextClassifier.from_pretrained(folder, max_seq_length=16, output_dir=tmp_path / "out")
+    assert clf.labels == ["sad", "calm", "glad"]
+    names, probabilities = clf.predict(["a calm day", "it rained"])
+    assert names == [["sad", "calm", "glad"][i] for i in probabilities.argmax(-1)]
+    with pytest.raises(UsageError, match=r"labels= \['glad', 'calm', 'sad'\] contradicts id2label "
+                                         r"of .*config.json \['sad', 'calm', 'glad'\]"):
+        TextClassifier.from_pretrained(folder, labels=["glad", "calm", "sad"], max_seq_length=16)

@@ -46,7 +46,7 @@ class Recorder(keras.callbacks.Callback):
         self.calls.append(("train_end",))
 
 
-def test_fit_on_datasets_with_callbacks(model_dir, examples, tmp_path):
+def test_fit_on_datasets_with_callbacks(model_dir, examples, tmp_path, capsys):
     train, dev = examples
     clf = TextClassifier.from_pretrained(model_dir, labels=["austen", "melville"],
                                          max_seq_length=32, output_dir=tmp_path / "out", seed=1)
@@ -56,8 +56,15 @@ def test_fit_on_datasets_with_callbacks(model_dir, examples, tmp_path):
                                                       [l for _, l in dev]))
     recorder = Recorder()
     csv_log = keras.callbacks.CSVLogger(str(tmp_path / "epochs.csv"))  # a built-in callback
+    capsys.readouterr()
     clf.fit(dataset, epochs=2, batch_size=8, learning_rate=1e-3, validation_data=dev_dataset,
-            callbacks=[recorder, csv_log])
+            callbacks=[recorder, csv_log], verbose=2)
+    # verbose=2, as Keras' fit: a header and one line per epoch, with its evaluation
+    lines = capsys.readouterr().out.splitlines()
+    assert [line for line in lines if line.startswith("Epoch")] == ["Epoch 1/2", "Epoch 2/2"]
+    epochs = [line for line in lines if line.startswith("2/2 ")]
+    assert len(epochs) == 2 and all("loss: " in line and "eval_accuracy: " in line
+                                    for line in epochs), lines
     kinds = [call[0] for call in recorder.calls]
     assert kinds == ["train_begin", "epoch_begin", "epoch_end", "epoch_begin", "epoch_end",
                      "train_end"]
@@ -73,7 +80,7 @@ def test_fit_on_datasets_with_callbacks(model_dir, examples, tmp_path):
     assert set(names) <= {"austen", "melville"}
 
 
-def test_a_callback_stops_training_at_an_epoch(model_dir, examples, tmp_path):
+def test_a_callback_stops_training_at_an_epoch(model_dir, examples, tmp_path, capsys):
     train, _ = examples
     clf = TextClassifier.from_pretrained(model_dir, num_classes=2, max_seq_length=32,
                                          output_dir=tmp_path / "out", seed=1)
@@ -82,7 +89,9 @@ def test_a_callback_stops_training_at_an_epoch(model_dir, examples, tmp_path):
         (([t for t, _ in train], [t[::-1] for t, _ in train]),
          [int(l == "melville") for _, l in train]))
     recorder = Recorder(stop_after=1)
-    clf.fit(dataset, epochs=3, batch_size=8, callbacks=[recorder])
+    capsys.readouterr()
+    clf.fit(dataset, epochs=3, batch_size=8, callbacks=[recorder], verbose=0)
+    assert capsys.readouterr().out == ""  # verbose=0: silent
     assert [call[0] for call in recorder.calls] == ["train_begin", "epoch_begin", "epoch_end",
                                                     "train_end"]
     assert [step for step, _ in list_checkpoints(tmp_path / "out")] == [2]
@@ -99,3 +108,6 @@ def test_dataset_argument_errors(model_dir, tmp_path):
         clf.fit(["x y z"])
     with pytest.raises(UsageError, match=r"texts: a tf.data.Dataset of \(text, label\)"):
         clf.fit(tf.data.Dataset.from_tensor_slices(["x y z"]))
+    with pytest.raises(UsageError, match=r"verbose= must be 0 \(silent\), 1 \(a progress bar\), "
+                                         r"2 \(one line per epoch\) or 'auto', got 3"):
+        clf.fit(["x y z", "z y x"], ["a", "b"], verbose=3)

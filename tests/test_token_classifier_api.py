@@ -28,7 +28,9 @@ def config_file(tmp_path):
     return str(path)
 
 
-def test_fit_evaluate_predict_export(tmp_path, config_file, spm_model):
+def test_fit_evaluate_predict_export(tmp_path, config_file, spm_model, monkeypatch):
+    from test_classification_text_classifier import counting
+
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (the SentencePiece ops of serve_text)
 
@@ -40,12 +42,18 @@ def test_fit_evaluate_predict_export(tmp_path, config_file, spm_model):
                validation_data=(dev, dev_tags))
     assert tagger.labels == sorted({t for tags in train_tags for t in tags})
     assert (tmp_path / "out" / "model.ckpt-best.index").exists()
+    listing = sorted(p.name for p in (tmp_path / "out").iterdir())
+    counts = counting(monkeypatch)
     result = tagger.evaluate(dev, dev_tags, batch_size=4)
     assert result["global_step"] == 3 and 0.0 <= result["eval_f1"] <= 1.0
     assert set(result) >= {"eval_precision", "eval_recall", "eval_accuracy", "eval_loss"}
     tags = tagger.predict(dev)
     assert [len(t) for t in tags] == [len(s) for s in dev]
     assert all(t in tagger.labels for sentence in tags for t in sentence)
+    # fit's model serves: the best checkpoint loaded once, nothing built, no file written
+    assert counts == {"build": 0, "load": 1}
+    assert tagger.predict(dev, batch_size=5) == tags and counts == {"build": 0, "load": 1}
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == listing
     # A string is its whitespace-separated words; the export tags them the same way.
     texts = [" ".join(s) for s in dev if all(t and len(t.split()) == 1 for t in s)]
     assert tagger.predict(texts) == [t for s, t in zip(dev, tags) if " ".join(s) in texts]

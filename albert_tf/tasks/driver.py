@@ -64,14 +64,15 @@ class Driver:
         self.optimizer = None  # training's, once built (checkpoint hooks may read it)
 
     @classmethod
-    def create(cls, task_class, config, runtime=None) -> "Driver":
+    def create(cls, task_class, config, runtime=None, inputs=None) -> "Driver":
         """Sets the runtime up first, then builds the task: a multi-worker strategy must exist
-        before TensorFlow runs anything (the task's input checks read files with it)."""
+        before TensorFlow runs anything (the task's input checks read files with it).
+        `inputs`: the `RunInputs` a caller already resolved (a Python API's, for all its runs)."""
         runtime = runtime or Runtime(config.runtime)
         # The run's inputs (weight source, model config, tokenizer, casing, labels), resolved
         # and checked once; the task gets them and keeps the caller's config as it is.
         head = getattr(getattr(task_class, "func", task_class), "head", None)
-        task = task_class(config, inputs=resolve_inputs(config, head=head))
+        task = task_class(config, inputs=inputs or resolve_inputs(config, head=head))
         task.runtime = runtime
         return cls(task, runtime)
 

@@ -22,8 +22,7 @@ from albert_tf.errors import UsageError
 from albert_tf.tasks.keras_bridge import FitProgress
 from albert_tf.tasks.output_lock import OutputDirLock
 from albert_tf.training.checkpoint_files import list_checkpoints
-from albert_tf.weights.resolve import resolve_model_files
-from albert_tf.weights.source import SourceError
+from albert_tf.weights.run_inputs import resolve_inputs
 
 VERBOSE = {0: "silent", 1: "a progress bar per epoch", 2: "one line per epoch"}
 
@@ -47,6 +46,7 @@ class PythonApi:
     UsageError type), `kind` (the word for the model in messages) and `_serving_driver`."""
 
     error = UsageError
+    head_id = None          # the head the API serves (`models.HEAD_CLASSES`' ids)
     kind = "model"          # what the messages call the model
     head = "model"          # and its trained head
     label_word = "labels"
@@ -72,22 +72,35 @@ class PythonApi:
                          f"{' and not a preset' if self.kind == 'classifier' else ''}")
 
     @classmethod
-    def _model_files(cls, path, albert_config_file=None, spm_model_file=None, vocab_file=None):
-        """(path, `ModelFiles`) of a weight source (a release folder, a run's output_dir, HF,
-        keras-hub, TF-Hub) or a checkpoint prefix; the config is the source's unless given."""
-        path = os.fspath(path)
-        if not os.path.isdir(path) and not os.path.exists(path + ".index"):
-            raise cls.error(f"{path}: neither a model folder nor a checkpoint prefix "
-                            f"(no {path}.index)")
+    def _inputs(cls, init_checkpoint, albert_config_file=None, spm_model_file=None,
+                vocab_file=None, do_lower_case=None, labels=None):
+        """The `RunInputs` of every run of this object (`weights.run_inputs`): the weight source
+        opened once; config, tokenizer, casing (None: as the model records it) and labels
+        taken from it when not given, and checked against it when given (labels: their order
+        too; a new fit may give its head other labels)."""
+        if init_checkpoint is not None:
+            init_checkpoint = os.fspath(init_checkpoint)
+            if io_utils.is_local(init_checkpoint) and not os.path.isdir(init_checkpoint) \
+                    and not os.path.exists(init_checkpoint + ".index"):
+                raise cls.error(f"{init_checkpoint}: neither a model folder nor a checkpoint "
+                                f"prefix (no {init_checkpoint}.index)")
         try:
-            files = resolve_model_files(path, None if is_preset(albert_config_file)
-                                        else albert_config_file, spm_model_file, vocab_file)
-        except SourceError as error:
+            return resolve_inputs(
+                init_checkpoint=init_checkpoint, albert_config_file=None if is_preset(
+                    albert_config_file) else albert_config_file, spm_model_file=spm_model_file,
+                vocab_file=vocab_file, do_lower_case=do_lower_case, labels=labels,
+                labels_flag="labels=", head=cls.head_id,
+                trains=True)
+        except UsageError as error:
             raise cls.error(str(error)) from None
-        if albert_config_file is None and files.albert_config is None:
-            raise cls.error(f"{path} holds no model config (albert_config.json, config.json); "
-                            "pass albert_config_file=")
-        return path, files
+
+    def _use_inputs(self, inputs, init_checkpoint, do_lower_case, labels) -> None:
+        """`self.inputs` (`inputs` as from_pretrained resolved them, else resolved here from the
+        constructor's arguments) and what they decide: the casing."""
+        if inputs is None:  # (the sequence length is checked by each run's task, as the CLI's)
+            inputs = self._inputs(init_checkpoint, self.albert_config_file, self.spm_model_file,
+                                  self.vocab_file, do_lower_case, labels)
+        self.inputs, self.do_lower_case = inputs, inputs.do_lower_case
 
     # ---------------------------------------------------------------- labels
     def _check_ready(self):

@@ -323,12 +323,14 @@ class ClassificationTask(Task):
         return (self.layout.stride, self.config.window_pooling) if self.layout.windows else None
 
 
-def classification_driver(config: ClassifierRunConfig, source: ExampleSource | None = None):
+def classification_driver(config: ClassifierRunConfig, source: ExampleSource | None = None,
+                          inputs=None):
     """The driver of a `ClassificationTask` on `source` (default: the one `--task_name` names),
-    with `--seed` applied first."""
+    with `--seed` applied first; `inputs`: the run's `RunInputs`, when already resolved."""
     if config.seed is not None:
         keras.utils.set_random_seed(config.seed)
-    return Driver.create(functools.partial(ClassificationTask, source=source), config)
+    return Driver.create(functools.partial(ClassificationTask, source=source), config,
+                         inputs=inputs)
 
 
 def run_classifier(config: ClassifierRunConfig) -> dict:

@@ -59,15 +59,16 @@ class TextClassifier(PythonApi):
     """
 
     error = TextClassifierError
-    kind = head = "classifier"
+    head_id = kind = head = "classifier"
 
     def __init__(self, albert_config_file: str, init_checkpoint: str | None,
                  spm_model_file: str | None = None, vocab_file: str | None = None,
                  labels=None, num_classes: int | None = None, max_seq_length: int = 128,
-                 output_dir: str | None = None, do_lower_case: bool = True,
+                 output_dir: str | None = None, do_lower_case: bool | None = None,
                  seed: int | None = None, multi_label: bool | None = None,
                  threshold: float | None = None, long_document: str | None = None,
-                 doc_stride: int | None = None, window_pooling: str | None = None):
+                 doc_stride: int | None = None, window_pooling: str | None = None, *,
+                 inputs=None):
         if not spm_model_file and not vocab_file:
             raise TextClassifierError("spm_model_file= (or vocab_file= for a WordPiece model) is "
                                       "required: the model folder holds none of "
@@ -103,8 +104,8 @@ class TextClassifier(PythonApi):
         self.spm_model_file = spm_model_file
         self.vocab_file = vocab_file
         self.max_seq_length = int(max_seq_length)
-        self.do_lower_case = do_lower_case
         self.seed = seed
+        self._use_inputs(inputs, init_checkpoint, do_lower_case, labels)
         # Pairs or single texts: fixed by the first fit (recorded for a reopened output_dir).
         self.is_pair = self._read_state().get("pair")
 
@@ -126,13 +127,17 @@ class TextClassifier(PythonApi):
     def from_pretrained(cls, path: str, labels=None, num_classes: int | None = None,
                         spm_model_file: str | None = None, max_seq_length: int = 128,
                         output_dir: str | None = None, albert_config_file: str | None = None,
-                        vocab_file: str | None = None, do_lower_case: bool = True,
+                        vocab_file: str | None = None, do_lower_case: bool | None = None,
                         seed: int | None = None, **settings) -> "TextClassifier":
         """`path`: a model folder (albert_config.json, a checkpoint and, optionally, its
-        SentencePiece model or WordPiece vocabulary: the released archives' layout), or a
-        checkpoint prefix with `albert_config_file=`. `albert_config_file` may also be a preset
-        name ("albert_base_v2"); presets are configurations only: weights are never downloaded.
-        `settings`: multi_label, threshold, long_document, doc_stride, window_pooling.
+        SentencePiece model or WordPiece vocabulary: the released archives' layout), a run's
+        output_dir, a Hugging Face or keras-hub folder, a TF-Hub module, or a checkpoint prefix
+        with `albert_config_file=`. `albert_config_file` may also be a preset name
+        ("albert_base_v2"); presets are configurations only: weights are never downloaded.
+        Left out, the labels are the model's own when its classifier head names them (an HF
+        folder's id2label, a run's labels.json), and `do_lower_case` is what its tokenizer
+        settings record. `settings`: multi_label, threshold, long_document, doc_stride,
+        window_pooling.
         """
         path = os.fspath(path)
         if is_preset(path):
@@ -140,12 +145,20 @@ class TextClassifier(PythonApi):
                 f"{path!r} is a preset: a configuration without weights (nothing is downloaded); "
                 "pass the folder of a released model (albert_config.json + checkpoint + "
                 f"30k-clean.model), or a checkpoint prefix with albert_config_file={path!r}")
-        # any weight source: a release folder, a run's output_dir, HF, keras-hub, TF-Hub
-        path, files = cls._model_files(path, albert_config_file, spm_model_file, vocab_file)
-        checkpoint = files.source.checkpoint_prefix or path
-        return cls(albert_config_file or files.albert_config, checkpoint, files.spm_model_file,
-                   files.vocab_file, labels, num_classes, max_seq_length, output_dir,
-                   do_lower_case, seed, **settings)
+        inputs = cls._inputs(path, albert_config_file, spm_model_file, vocab_file, do_lower_case,
+                             None if labels is None else [str(n) for n in labels])
+        if albert_config_file is None and inputs.albert_config is None:
+            raise TextClassifierError(f"{path} holds no model config (albert_config.json, "
+                                      "config.json); pass albert_config_file= (a file or a "
+                                      "preset name)")
+        if labels is None and num_classes is None:
+            labels = inputs.labels
+        checkpoint = inputs.source.checkpoint_prefix or path
+        # A preset's config is written to output_dir first: the inputs are resolved on it then.
+        return cls(albert_config_file or inputs.albert_config, checkpoint, inputs.spm_model_file,
+                   inputs.vocab_file, labels, num_classes, max_seq_length, output_dir,
+                   do_lower_case, seed, **settings,
+                   inputs=None if is_preset(albert_config_file) else inputs)
 
     # ---------------------------------------------------------------- arguments
     @staticmethod
@@ -222,9 +235,10 @@ class TextClassifier(PythonApi):
 
     def _driver(self, config, splits: dict, pair: bool):
         """The driver of a `ClassificationTask` on `splits` ({split: (texts, labels)}), held
-        in memory."""
+        in memory, on this classifier's inputs (its weight source opened once)."""
         return classification_driver(config, MemorySource(
-            config, splits, pair, self.settings.task_type, label_list=self.labels))
+            config, splits, pair, self.settings.task_type, label_list=self.labels),
+            self.inputs)
 
     # ---------------------------------------------------------------- the API
     def fit(self, texts, labels=None, epochs: int = 1, batch_size: int = 32,

@@ -49,13 +49,13 @@ class TokenClassifier(PythonApi):
     """
 
     error = TokenClassifierError
-    kind, head, label_word = "tagger", "token classifier", "tags"
+    head_id, kind, head, label_word = "token_classifier", "tagger", "token classifier", "tags"
 
     def __init__(self, albert_config_file, init_checkpoint: str | None,
                  spm_model_file: str | None = None, vocab_file: str | None = None,
                  labels=None, max_seq_length: int = 128, doc_stride: int | None = None,
-                 output_dir: str | None = None, do_lower_case: bool = True,
-                 seed: int | None = None):
+                 output_dir: str | None = None, do_lower_case: bool | None = None,
+                 seed: int | None = None, *, inputs=None):
         if not spm_model_file and not vocab_file:
             raise TokenClassifierError("spm_model_file= (or vocab_file= for a WordPiece model) is "
                                        "required")
@@ -74,7 +74,8 @@ class TokenClassifier(PythonApi):
         self.init_checkpoint = init_checkpoint
         self.spm_model_file, self.vocab_file = spm_model_file, vocab_file
         self.max_seq_length, self.doc_stride = int(max_seq_length), doc_stride
-        self.do_lower_case, self.seed = do_lower_case, seed
+        self.seed = seed
+        self._use_inputs(inputs, init_checkpoint, do_lower_case, labels)
 
     @classmethod
     def from_pretrained(cls, path: str, labels=None, albert_config_file: str | None = None,
@@ -83,14 +84,16 @@ class TokenClassifier(PythonApi):
         """`path`: any weight source (a release folder, a run's output_dir, a Hugging Face
         folder, e.g. an `AlbertForTokenClassification` whose `id2label` gives the tags, a
         keras-hub preset, a TF-Hub module), or a checkpoint prefix with `albert_config_file=`.
-        Other keyword arguments go to the constructor."""
-        path, files = cls._model_files(path, albert_config_file, spm_model_file, vocab_file)
-        config = albert_config_file or files.albert_config
-        source = files.source
-        if labels is None and "token_classifier" in source.heads and source.labels:
-            labels = list(source.labels)
-        return cls(config, source.checkpoint_prefix or path, files.spm_model_file,
-                   files.vocab_file, labels, **kwargs)
+        Other keyword arguments go to the constructor; `do_lower_case` left out is what the
+        model's tokenizer settings record."""
+        inputs = cls._inputs(path, albert_config_file, spm_model_file, vocab_file,
+                             kwargs.get("do_lower_case"), labels)
+        if albert_config_file is None and inputs.albert_config is None:
+            raise TokenClassifierError(f"{path} holds no model config; pass albert_config_file=")
+        return cls(albert_config_file or inputs.albert_config,
+                   inputs.source.checkpoint_prefix or os.fspath(path), inputs.spm_model_file,
+                   inputs.vocab_file, labels if labels is not None else inputs.labels, **kwargs,
+                   inputs=inputs)
 
     # ---------------------------------------------------------------- arguments
     @staticmethod
@@ -149,7 +152,7 @@ class TokenClassifier(PythonApi):
     def _driver(self, config) -> Driver:
         if self.seed is not None:
             keras.utils.set_random_seed(self.seed)
-        return Driver.create(NerTask, config)
+        return Driver.create(NerTask, config, inputs=self.inputs)
 
     def _data_dir(self):
         """A folder for fit's data files (removed afterwards)."""
