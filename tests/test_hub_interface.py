@@ -289,3 +289,24 @@ def test_an_mlm_only_source_exports_the_mlm_parts_without_sop(fixtures_dir, tmp_
                           "input_type_ids": feed["segment_ids"],
                           "masked_lm_positions": feed["masked_lm_positions"]})["mlm_logits"]
     np.testing.assert_allclose(logits.numpy(), pretrainer(feed)["masked_lm_logits"], atol=1e-5)
+
+
+def test_invalid_utf8_and_short_seq_length_are_refused(exports):
+    # Invalid UTF-8 was tokenized silently; seq_length=0 packed an empty row and a negative one
+    # gave a raw TensorFlow error.
+    preprocess = tf.saved_model.load(exports["preprocessing"])
+    for call in (preprocess.tokenize, preprocess):
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"serving input strings is not valid UTF-8 text; rows:.*\[1\]"):
+            call(tf.constant([b"fine", b"caf\xe9"]))
+    tokens = preprocess.tokenize(tf.constant(["Hello world, again."]))
+    for length in (0, -4, 2):
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"bert_pack_inputs: seq_length must be at least 3"):
+            preprocess.bert_pack_inputs([tokens], seq_length=length)
+    assert preprocess.bert_pack_inputs([tokens], seq_length=3)["input_word_ids"].shape == (1, 3)
+    from albert_tf.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"seq_length must be at least 3 .*got 0"):
+        hub_preprocessing.bert_pack_inputs([tokens.merge_dims(1, 2)], 0,
+                                           {"start_of_sequence_id": 2, "end_of_segment_id": 3})

@@ -17,6 +17,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from albert_tf.serving.saved_model import ServingModule, track_captured_variables
+from albert_tf.serving.text_inputs import checked_text
 from albert_tf.text.hub_preprocessing import HubPreprocessing
 
 _IDS = tf.TensorSpec([None, None], tf.int32)
@@ -64,12 +65,18 @@ class SpecialTokens(tf.Module):
             autograph=False)
 
 
+def _checked(strings):
+    # Invalid UTF-8 is refused, as by every raw-text signature of ours (was tokenized silently).
+    return checked_text(strings=strings)["strings"]
+
+
 class Tokenize(tf.Module):
     """`preprocess.tokenize`: [B] strings → int32 [B, (words), (pieces)]."""
 
     def __init__(self, hub: HubPreprocessing):
         super().__init__(name="tokenize")
-        self.__call__ = tf.function(hub.tokenize, input_signature=[_TEXT], autograph=False)
+        self.__call__ = tf.function(lambda strings: hub.tokenize(_checked(strings)),
+                                    input_signature=[_TEXT], autograph=False)
         self.get_special_tokens_dict = SpecialTokens(hub.special)
 
 
@@ -100,7 +107,7 @@ def attach_preprocessing(module: tf.Module, preprocessor, default_seq_length: in
     docstring); `module` already holds the tokenizer's resources."""
     hub = HubPreprocessing(preprocessor)
     length = int(default_seq_length)
-    module.__call__ = tf.function(lambda strings: hub(strings, length), input_signature=[_TEXT],
-                                  autograph=False)
+    module.__call__ = tf.function(lambda strings: hub(_checked(strings), length),
+                                  input_signature=[_TEXT], autograph=False)
     module.tokenize = Tokenize(hub)
     module.bert_pack_inputs = BertPackInputs(hub, length)

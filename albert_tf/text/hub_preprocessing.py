@@ -19,6 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf import tokenization
+from albert_tf.errors import UsageError
 from albert_tf.text import packing
 from albert_tf.tokenization import SPIECE_UNDERLINE
 
@@ -26,6 +27,9 @@ from albert_tf.tokenization import SPIECE_UNDERLINE
 SENTENCEPIECE_SPECIALS = {"start_of_sequence_id": "[CLS]", "end_of_segment_id": "[SEP]",
                           "padding_id": "<pad>", "mask_id": "[MASK]"}
 WORDPIECE_SPECIALS = dict(SENTENCEPIECE_SPECIALS, padding_id="[PAD]")
+# [CLS], one piece, [SEP]: below it a row holds no text (0 gave an empty row, a negative
+# length a raw TensorFlow error).
+MIN_SEQ_LENGTH = 3
 
 
 def _pieces(preprocessor) -> list[str]:
@@ -86,6 +90,19 @@ def bert_pack_inputs(segments, seq_length, special: dict) -> dict:
     if not 1 <= len(segments) <= 2:
         raise ValueError(f"bert_pack_inputs takes 1 or 2 segments, got {len(segments)}")
     flat = [s.merge_dims(1, -1) if s.shape.rank > 2 else s for s in segments]
+    if isinstance(seq_length, (int, np.integer)):
+        if seq_length < MIN_SEQ_LENGTH:
+            raise UsageError(f"bert_pack_inputs: seq_length must be at least {MIN_SEQ_LENGTH} "
+                             f"([CLS], a piece, [SEP]), got {seq_length}")
+    else:  # a tensor: the exported function's argument, checked when it is called
+        check = tf.debugging.assert_greater_equal(
+            tf.cast(seq_length, tf.int32), MIN_SEQ_LENGTH,
+            message=f"bert_pack_inputs: seq_length must be at least {MIN_SEQ_LENGTH} ([CLS], "
+                    "a piece, [SEP])")
+        with tf.control_dependencies([check]):
+            # Clamped too: a constant negative length failed the graph's own shape checks
+            # (a raw "Requires start <= limit") before the check could run.
+            seq_length = tf.maximum(tf.cast(seq_length, tf.int32), MIN_SEQ_LENGTH)
     packed = packing.pack(flat[0], flat[1] if len(flat) == 2 else None, seq_length,
                           special["start_of_sequence_id"], special["end_of_segment_id"],
                           pad_id=special.get("padding_id", 0), empty_b_is_pair=True)
