@@ -1,14 +1,19 @@
 """The one evaluate-each-checkpoint loop: checkpoint listing, best-checkpoint keeping, progress
 kept across runs, and the SQuAD/RACE runners' results file."""
 
+import json
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from albert_tf import checkpoint
+from albert_tf.tasks.classification.task import ClassifierEvalLog
 from albert_tf.tasks.eval_log import EvalLog, RunnerEvalLog
 from albert_tf.tasks.eval_state import CheckpointEvaluator, EvalState
 from albert_tf.models import AlbertSquadV1
+from albert_tf.tasks.pretraining.task import PretrainingEvalLog
+from albert_tf.tasks.token_classification.results import NerEvalLog
 from albert_tf.training.checkpoint_files import list_checkpoints
 from albert_tf.weights.our_checkpoints import checkpoint_step
 
@@ -84,3 +89,41 @@ def test_the_best_is_copied_only_when_it_beats_the_initial_value(tmp_path):
     assert (tmp_path / "model.ckpt-best.index").read_bytes() == b"i"
     assert (tmp_path / "checkpoint").read_text() == state
     assert (tmp_path / "model.ckpt-50.index").read_bytes() == b"other"
+
+
+def _fake_checkpoint(folder):
+    for suffix, data in ((".index", b"i"), (".data-00000-of-00001", b"d")):
+        (folder / f"model.ckpt-5{suffix}").write_bytes(data)
+    return str(folder / "model.ckpt-5")
+
+
+@pytest.mark.parametrize("kind", ["classifier", "runner", "ner", "pretraining"])
+def test_every_results_file_ends_each_evaluation_with_the_best_so_far(tmp_path, kind):
+    """One format for every task: whatever the original's layout, each evaluation's last keys
+    are best_<metric> and best_step as they stand after it (the classifier's `best = -inf` is
+    the best *before*), and eval_results.json is the same for all."""
+    log = {"classifier": lambda: ClassifierEvalLog(str(tmp_path)),
+           "runner": lambda: RunnerEvalLog(str(tmp_path), "eval_accuracy"),
+           "ner": lambda: NerEvalLog(str(tmp_path), "eval_accuracy"),
+           "pretraining": lambda: PretrainingEvalLog(str(tmp_path))}[kind]()
+    prefix = _fake_checkpoint(tmp_path)
+    scores = iter([0.5, 0.75, 0.25])
+    evaluator = CheckpointEvaluator(tmp_path, lambda: {"eval_accuracy": next(scores),
+                                                        "loss": 0.5}, "eval_accuracy", log,
+                                    load=None)
+    for step in (10, 20, 30):
+        evaluator.on_checkpoint(step, prefix)
+    text = (tmp_path / "eval_results.txt").read_text()
+    blocks = [b for b in text.split("=" * 50) if b.strip()] if kind != "pretraining" else [text]
+    lines = [b.strip().splitlines() for b in blocks]
+    expected = [("0.5", "10"), ("0.75", "20"), ("0.75", "20")]
+    if kind == "pretraining":  # one evaluation kept: the latest
+        expected = expected[-1:]
+    assert [tuple(line.split(" = ")[1] for line in block[-2:]) for block in lines[:3]] == expected
+    assert all(block[-2].startswith("best_eval_accuracy = ") and block[-1].startswith("best_step = ")
+               for block in lines[:len(expected)])
+    data = json.loads((tmp_path / "eval_results.json").read_text())
+    assert (data["metric"], data["best_eval_accuracy"], data["best_step"]) == \
+        ("eval_accuracy", 0.75, 20)
+    assert [(e["global_step"], e["eval_accuracy"]) for e in data["evaluations"]] == \
+        [(10, 0.5), (20, 0.75), (30, 0.25)]

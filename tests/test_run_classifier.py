@@ -101,12 +101,17 @@ def test_eval_results_and_best_checkpoint(run_dir):
     blocks = _blocks(output / "eval_results.txt")
     assert [b["global_step"] for b in blocks] == ["3", "6"]
     for block in blocks:
-        assert set(block) == {"eval_accuracy", "eval_loss", "f1", "global_step", "loss", "best"}
+        assert set(block) == {"eval_accuracy", "eval_loss", "f1", "global_step", "loss", "best",
+                              "best_eval_accuracy", "best_step"}
         assert 0.0 <= float(block["eval_accuracy"]) <= 1.0
     last, best_step, best_value = open(output / "best_trial.txt").read().split(":")
     accuracies = [float(b["eval_accuracy"]) for b in blocks]
     assert last == "6" and float(best_value) == pytest.approx(max(accuracies), abs=1e-6)
     assert int(best_step) == (3 if accuracies[0] >= accuracies[1] else 6)
+    # `best` is the best before each evaluation (the original's); best_* after it (ours).
+    assert [float(b["best_eval_accuracy"]) for b in blocks] == [accuracies[0], max(accuracies)]
+    assert blocks[-1]["best_step"] == best_step
+    assert json.loads((output / "eval_results.json").read_text())["best_step"] == int(best_step)
     best = open(output / "model.ckpt-best.data-00000-of-00001", "rb").read()
     assert best == open(output / f"model.ckpt-{best_step}.data-00000-of-00001", "rb").read()
     # Nothing was deleted or renamed.

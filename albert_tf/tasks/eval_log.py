@@ -2,8 +2,9 @@
 
 `EvalLog` is the interface; `RunnerEvalLog` is the format of the original SQuAD and RACE runners'
 `eval_results.txt`: per checkpoint its `key = value` lines, a `saved <src> to <dst>` line per
-file copied to `model.ckpt-best`, `best <key> = <value>` and a line of 50 `=`; at the end the
-best checkpoint's lines and `best perf happened at step: <step>`.
+file copied to `model.ckpt-best`, `best <key> = <value>`, the keys every task's evaluations end
+with (`best_<metric>`, `best_step`; `eval_state`) and a line of 50 `=`; at the end the best
+checkpoint's lines and `best perf happened at step: <step>`.
 """
 
 from __future__ import annotations
@@ -43,10 +44,15 @@ class RunnerEvalLog(EvalLog):
         write_text_atomically(self.path, "\n".join(self.lines) + "\n")
 
     def record(self, step, result, best_before, copied):
-        self.lines += [f"{name} = {value}" for name, value in sorted(result.items())]
+        # The keys every task's results end with (best_<metric>, best_step) follow the original's.
+        ours = [name for name in result if name.startswith("best_")]
+        self.lines += [f"{name} = {value}" for name, value in sorted(result.items())
+                       if name not in ours]
         self.lines += [f"saved {source} to {target}" for source, target in copied]
         best = result[self.key] if copied else best_before
-        self.lines += [f"best {self.key} = {best}", "=" * 50]
+        self.lines.append(f"best {self.key} = {best}")
+        self.lines += [f"{name} = {result[name]}" for name in ours]
+        self.lines.append("=" * 50)
         self._write()
 
     def record_other(self, step, result, best_before):

@@ -7,11 +7,17 @@ task's (`eval_log()`): GLUE's blocks, the SQuAD/RACE runners' lines, pretraining
 Every evaluation's scalar metrics also go to TensorBoard, in `<output_dir>/eval` at the
 checkpoint's step, beside the trainer's scalars in `<output_dir>`
 (`tensorboard --logdir <output_dir>` shows both).
+
+Whatever the task's layout, every evaluation written to `eval_results.txt` carries the same two
+keys, `best_<metric> = <best value so far>` and `best_step = <its step>`, and every task writes
+the same `eval_results.json`: `{"metric", "best_<metric>", "best_step", "evaluations": [{
+"global_step": ..., <result keys>: ...}, ...]}`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 
@@ -26,6 +32,7 @@ from albert_tf.training.logs import write_scalar
 
 STATE_NAME = "best_trial.txt"
 SUMMARY_DIR = "eval"
+RESULTS_JSON = "eval_results.json"
 
 
 @dataclasses.dataclass
@@ -69,7 +76,33 @@ class CheckpointEvaluator:
         self.best_result = None
         self.last = None
         self.writer = None
+        self.json_path = os.path.join(self.output_dir, RESULTS_JSON)
+        self.evaluations = self._earlier_evaluations()
         self.log.start(self)
+
+    def _earlier_evaluations(self) -> list:
+        """The evaluations of earlier runs that this one continues (none on a fresh start)."""
+        if self.state.last_step < 0 or not tf.io.gfile.exists(self.json_path):
+            return []
+        try:
+            with tf.io.gfile.GFile(self.json_path, "r") as reader:
+                evaluations = json.load(reader).get("evaluations", [])
+        except (ValueError, AttributeError):
+            return []  # not ours (or cut short): this run's evaluations replace it
+        return evaluations if isinstance(evaluations, list) else []
+
+    def best_fields(self) -> dict:
+        """`best_<metric>` and `best_step` as they stand (none before a best exists)."""
+        if not self.metric or self.state.best_step < 0:
+            return {}
+        return {f"best_{self.metric}": self.state.best_value, "best_step": self.state.best_step}
+
+    def _write_json(self, step, result) -> None:
+        values = {k: _plain(v) for k, v in result.items() if np.ndim(v) == 0}
+        self.evaluations.append({"global_step": int(step), **values})
+        write_text_atomically(self.json_path, json.dumps(
+            {"metric": self.metric, **self.best_fields(), "evaluations": self.evaluations},
+            indent=1) + "\n")
 
     def summarize(self, step, result) -> None:
         """The result's numeric scalars as TensorBoard scalars at `step` (chief only)."""
@@ -98,8 +131,9 @@ class CheckpointEvaluator:
             self.best_result = result
         self.state.last_step = int(step)
         if self.is_chief:
-            self.log.record(step, result, best_before, copied)
+            self.log.record(step, {**result, **self.best_fields()}, best_before, copied)
             self.state.write(self.state_path)
+            self._write_json(step, result)
         self.summarize(step, result)
         logging.info("eval at step %d: %s (best %s at step %d)", step,
                      {k: v for k, v in result.items() if np.ndim(v) == 0},
@@ -111,10 +145,22 @@ class CheckpointEvaluator:
         """Scores a checkpoint from elsewhere (`--init_checkpoint`): logged, never kept."""
         result = self.evaluate()
         if self.is_chief:
-            self.log.record_other(step, result, self.state.best_value)
+            self.log.record_other(step, {**result, **self.best_fields()}, self.state.best_value)
+            self._write_json(step, result)
         self.summarize(step, result)
         self.last = result
         return result
 
     def finish(self) -> dict:
         return self.log.finish(self) if self.is_chief else (self.last or {})
+
+
+def _plain(value):
+    """A result value as JSON has it (numpy scalars as Python numbers; NaN/inf as strings)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else str(float(value))
+    return value if isinstance(value, str) else str(value)

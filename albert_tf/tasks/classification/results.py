@@ -40,8 +40,13 @@ def format_value(value) -> str:
 
 
 def eval_block(result: dict, best_before) -> str:
-    lines = [f"{key} = {format_value(result[key])}" for key in sorted(result)]
+    """The original's block (sorted keys, `best = <best before this evaluation>`, 50 `=`), with
+    the keys every task's results end with (`best_<metric>`, `best_step`: after this one) before
+    the `=` line."""
+    best = [key for key in result if key.startswith("best_")]
+    lines = [f"{key} = {format_value(result[key])}" for key in sorted(result) if key not in best]
     lines.append(f"best = {format_value(best_before)}")
+    lines += [f"{key} = {format_value(result[key])}" for key in best]
     lines.append("=" * 50)
     return "\n".join(lines) + "\n"
 

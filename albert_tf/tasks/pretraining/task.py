@@ -50,12 +50,16 @@ class PretrainingEvalLog(EvalLog):
         self.result = {}
 
     def record(self, step, result, best_before, copied):
-        self.result = {"global_step": int(step), **result}
+        # The keys every task's results carry (best_<metric>, best_step) follow the original's.
+        best = {k: v for k, v in result.items() if k.startswith("best_")}
+        self.result = {"global_step": int(step),
+                       **{k: v for k, v in result.items() if k not in best}}
         lines = []
         for line in format_eval_results(self.result):
             lines.append(line)
             if line.startswith("global_step"):
                 lines += [f"saved {src} to {dst}" for src, dst in copied]
+        lines += [f"{k} = {v}" for k, v in best.items()]
         for line in lines:
             logging.info("  %s", line)
         write_text_atomically(self.path, "\n".join(lines) + "\n")
