@@ -1,6 +1,6 @@
 """export_saved_model.py's work: every SavedModel a weight source can serve, from any format
-`weights.readers.open_source` reads. It sits above the tasks (an application of them): the
-classifier and SQuAD exports are theirs (`ClassifierServing`, `SquadServing`).
+`weights.readers.open_source` reads. It sits above the tasks (an application of them): each
+head's export is its task's, named by the head class (`SERVING`, see `serving.head_export`).
 
 Under `export_dir`:
 * `encoder/<v>`: TF-Hub encoder signatures (`mlm` and TF Hub's `.mlm` when the source has the
@@ -12,25 +12,31 @@ Under `export_dir`:
   labels from the source (HF `id2label`, our run's labels.json) when it names them;
 * `squad/<v>`: when the source has a span head, run_squad's export (`serving_default` on ids →
   start/end logits, `answer_text` on raw question/context).
+* `token_classifier/<v>`: when the source has a token classifier, run_ner's export
+  (`serving_default` on ids → tags per position, `serve_text` on raw text → tags per word and
+  entities), tag names from the source (labels.json, HF `id2label`);
+* `multiple_choice/<v>`: when the source has a multiple-choice (RACE) head, a pair scorer
+  (`serve_pair(text_a, text_b)` → `score` of one (context, choice) pair).
 * with `tflite`: `<name>/tflite/<v>/` beside each SavedModel with a TFLite form (encoder,
-  classifier, SQuAD v1.1): the files converted from that same model.
+  classifier, SQuAD v1.1, token classifier): the files converted from that same model.
+A head the source holds that has no export is refused (one error naming it), never left out.
 Every module is checked in a fresh process against the Keras model before any version folder
 appears; everything (SavedModels and TFLite files) is published together, or nothing.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 
-import numpy as np
-import tensorflow as tf
 from absl import logging
 
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import check_version
-from albert_tf.models import AlbertClassifier, AlbertSquadV1, AlbertSquadV2
+from albert_tf.models import HEAD_CLASSES, AlbertPretrainer
 from albert_tf.serving import reference
 from albert_tf.serving.encoder import build_module
+from albert_tf.serving.head_export import HeadInputs
 from albert_tf.serving.preprocessing import build_preprocessing
 from albert_tf.serving.publish import Publication
 from albert_tf.serving.saved_model import resolve_path, staged_saved_model
@@ -38,17 +44,11 @@ from albert_tf.serving.tflite import FOLDER as TFLITE_FOLDER
 from albert_tf.serving.tflite import parse_kinds
 from albert_tf.serving.tflite import writer as tflite_writer
 from albert_tf.serving.verify import compare, verify_all_in_fresh_process
-from albert_tf.tasks.classification.export import ClassifierServing
-from albert_tf.tasks.squad.export import SquadServing
 from albert_tf.text import optional as text_optional
 from albert_tf.tokenization import FullTokenizer, unk
 from albert_tf.weights.loading import init_from_checkpoint
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.run_inputs import resolve_inputs
-from albert_tf.weights.source import MULTI_LABEL
-
-SAMPLE_TEXT = (["The quick brown fox jumps over the lazy dog.", "ALBERT shares its layers."],
-               ["A fox.", ""])
 
 
 def default_max_seq_length(config) -> int:
@@ -68,80 +68,45 @@ def _load(model, source, init_from_group0):
     return model
 
 
-def _classifier(config, source, files, max_seq_length, do_lower_case, init_from_group0):
-    multi_label = source.problem_type == MULTI_LABEL
-    model = _load(AlbertClassifier(config, source.num_labels, multi_label=multi_label), source,
-                  init_from_group0)
-    labels = source.labels if source.labels and len(source.labels) == source.num_labels else None
-    # A source does not say whether its task reads one text or two: both signatures
-    # (serve_text(text_a), serve_pair(text_a, text_b)).
-    serving = ClassifierServing(model, max_seq_length, files.spm_model_file, do_lower_case,
-                                pair=None, label_names=labels, vocab_file=files.vocab_file,
-                                albert_text_rules=albert_text_rules(source))
-    root, signatures = serving.module()
-    tflite_args = {"label_names": labels}
-
-    def check():  # (inputs, the Keras model's outputs) for the fresh-process comparison
-        ids, mask, types_, _ = reference.sample_inputs(config, length=min(16, max_seq_length))
-        examples = [_example(ids[i], mask[i], types_[i], max_seq_length) for i in range(len(ids))]
-        calls = {"serving_default": {"input": np.array(examples, dtype=object)}}
-        expected = {"serving_default": _numpy(serving.serve_examples(tf.constant(examples)))}
-        if "serve_text" in signatures:
-            text_a, text_b = (np.array(t) for t in SAMPLE_TEXT)
-            calls["serve_text"] = {"text_a": text_a}
-            expected["serve_text"] = _numpy(serving.serve_single(tf.constant(text_a)))
-            calls["serve_pair"] = {"text_a": text_a, "text_b": text_b}
-            expected["serve_pair"] = _numpy(serving.serve_pair(tf.constant(text_a),
-                                                               tf.constant(text_b)))
-        return calls, expected
-
-    return root, signatures, check, (model, tflite_args)
-
-
 def albert_text_rules(source) -> bool:
     """Whether raw text gets the original's preprocessing (accents, whitespace, digit-comma
     split) before SentencePiece: not for keras-hub, whose tokenizer passes it as is."""
     return source.format != "keras_hub"
 
 
-def _example(ids, mask, segments, length) -> bytes:
-    def feature(values):
-        padded = np.zeros(length, np.int64)
-        padded[:len(values)] = values
-        return tf.train.Feature(int64_list=tf.train.Int64List(value=padded))
-
-    return tf.train.Example(features=tf.train.Features(feature={
-        "input_ids": feature(ids), "input_mask": feature(mask),
-        "segment_ids": feature(segments)})).SerializeToString()
-
-
-def _squad(config, source, files, max_seq_length, do_lower_case, init_from_group0):
-    if not files.spm_model_file:
-        raise UsageError(f"{source.path} holds a span (SQuAD) head: its raw-text export needs "
-                         "--spm_model_file (the source holds none)")
-    version_2 = "squad_v2" in source.heads
-    model = _load(AlbertSquadV2(config) if version_2 else AlbertSquadV1(config), source,
-                  init_from_group0)
-    serving = SquadServing(model, files.spm_model_file, max_seq_length,
-                           max_query_length=min(64, max_seq_length // 2), max_answer_length=30,
-                           do_lower_case=do_lower_case)
-    root, signatures = serving.module()  # run_squad's export
-
-    def check():  # serving_default takes [batch, max_seq_length] ids, as run_squad's export
-        ids, mask, types_, _ = reference.sample_inputs(config, length=max_seq_length)
-        inputs = {"input_ids": ids, "input_mask": mask, "segment_ids": types_}
-        if version_2:
-            inputs["p_mask"] = 1 - types_
-        expected = {"serving_default": _numpy(serving.serve_ids(
-            {k: tf.constant(v) for k, v in inputs.items()}))}
-        return {"serving_default": inputs}, expected
-
-    # SQuAD v2's answerability beam search has no TFLite form (serving.tflite.default_heads).
-    return root, signatures, check, (None if version_2 else model, {})
+def serving_of(cls):
+    """The export function a head class names in `SERVING` (`"<module>:<function>"`, imported
+    here, at the top of the layers, or the function itself); None when it names none."""
+    serving = cls.SERVING
+    if isinstance(serving, str):
+        module, _, name = serving.partition(":")
+        serving = getattr(importlib.import_module(module), name)
+    return serving
 
 
-def _numpy(outputs) -> dict:
-    return {k: v.numpy() for k, v in outputs.items() if v.dtype != tf.string}
+def head_exports(source, inputs: HeadInputs) -> list:
+    """The `HeadExport` of every head the source holds, built (nothing written), one per head
+    class of `HEAD_CLASSES` holding it. The pretrainer's heads are the encoder export's
+    (`mlm`, `sop`); any other head without an export of its own is refused, naming it."""
+    exports, served = [], set(AlbertPretrainer.HEADS)
+    for cls in HEAD_CLASSES:
+        held = [head for head in cls.HEADS if head in source.heads]
+        if not held or cls is AlbertPretrainer:
+            continue
+        serving = serving_of(cls)
+        if serving is None:
+            raise UsageError(f"{source.path} holds a {held[0]} head, which has no SavedModel "
+                             f"export ({cls.__name__} names no SERVING)")
+        export = serving(cls, inputs)
+        if any(export.name == other.name for other in exports):
+            raise UsageError(f"{source.path} holds two heads exported as {export.name}/: "
+                             f"{', '.join(source.heads)}")
+        exports.append(export)
+        served.update(held)
+    left = [head for head in source.heads if head not in served]
+    if left:
+        raise UsageError(f"{source.path} holds a {left[0]} head that no head class exports")
+    return exports
 
 
 def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_model_file=None,
@@ -212,16 +177,14 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
             hub_length),
             lambda: reference.expected_preprocessing(files.spm_model_file, max_seq_length,
                                                      do_lower_case, files.vocab_file, rules), 0))
-    heads = [("classifier", _classifier)] if "classifier" in source.heads else []
-    if "squad_v1" in source.heads or "squad_v2" in source.heads:
-        heads.append(("squad", _squad))
+    inputs = HeadInputs(config, source, files.spm_model_file, files.vocab_file, max_seq_length,
+                        do_lower_case, albert_text_rules(source),
+                        lambda model: _load(model, source, init_from_group0))
     lite_models = {"encoder": (encoder, {})}
-    for name, build in heads:
-        root, signatures, check, (model, lite_args) = build(
-            config, source, files, max_seq_length, do_lower_case, init_from_group0)
-        exports.append((name, root, signatures, check, 1e-5))
-        if model is not None:
-            lite_models[name] = (model, lite_args)
+    for head in head_exports(source, inputs):
+        exports.append((head.name, head.root, head.signatures, head.check, 1e-5))
+        if head.tflite_model is not None:
+            lite_models[head.name] = (head.tflite_model, head.tflite_args)
     lite_files = {}  # name -> (stage, write) of the TFLite files published with its SavedModel
     checks = []  # (name, staged path, calls, expected outputs, atol)
     with Publication() as publication:

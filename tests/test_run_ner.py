@@ -228,6 +228,29 @@ def test_serving_default_and_tflite_on_the_cli_windows(run):
                                atol=1e-4)
 
 
+def test_export_saved_model_exports_the_output_dirs_token_classifier(run, tmp_path):
+    """export_saved_model.py on the run's output_dir alone: a token_classifier/ export whose
+    serve_text gives run_ner.py's own export's tags, word for word (short texts: one window
+    each, whatever the stride)."""
+    import tensorflow as tf
+
+    from albert_tf.source_export import export_source
+
+    root, _ = run
+    result = export_source(str(root / "output"), tmp_path / "exports", max_seq_length=SEQ,
+                           verify=False)
+    assert result["heads"] == ["token_classifier"]
+    texts = tf.constant([" ".join(s.tokens) for s in _test_sentences(root)[:40]
+                         if sum(len(t) for t in s.tokens) < 40])
+    ours = tf.saved_model.load(result["token_classifier"]).signatures["serve_text"](text=texts)
+    cli = tf.saved_model.load(str(_export(root))).signatures["serve_text"](text=texts)
+    for key in ("words", "tags", "entity_labels", "entity_texts"):
+        assert ours[key].numpy().tolist() == cli[key].numpy().tolist(), key
+    np.testing.assert_allclose(ours["probabilities"].numpy(), cli["probabilities"].numpy(),
+                               atol=1e-6)
+    assert any(tag not in (b"", b"O") for tag in ours["tags"].numpy().ravel())
+
+
 def test_bad_row_is_one_error_line(tmp_path, spm_model):
     (tmp_path / "train.conll").write_text("Peter\tB-PER\nBlackburn\n", encoding="utf-8")
     (tmp_path / "albert_config.json").write_text(json.dumps(GLUE_TINY))

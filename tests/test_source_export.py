@@ -27,7 +27,7 @@ def _log_softmax(x):
 
 
 def _examples(feed):
-    from albert_tf.source_export import _example
+    from albert_tf.serving.head_export import example_bytes as _example
 
     return np.array([_example(feed["input_ids"][i], feed["input_mask"][i],
                               feed["segment_ids"][i], LENGTH)

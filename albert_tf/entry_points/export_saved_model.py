@@ -4,9 +4,11 @@
       TF1 checkpoint | output_dir> --export_dir=exports
 
 writes exports/encoder/<version> (TF-Hub encoder signatures; `mlm`/`sop` when the source has
-pretraining heads), exports/preprocessing/<version> (raw text in), and, when the source has
-one, exports/classifier/<version> (run_classifier's `serving_default` + `serve_text`) or
-exports/squad/<version> (run_squad's span model). `--albert_config_file` and `--spm_model_file`
+pretraining heads), exports/preprocessing/<version> (raw text in), and one export per head the
+source holds: exports/classifier/<version> (run_classifier's `serving_default` + `serve_text`),
+exports/squad/<version> (run_squad's span model), exports/token_classifier/<version>
+(run_ner's, `serve_text` giving tags per word) or exports/multiple_choice/<version> (a RACE
+head as a pair scorer). A head it cannot export is an error, not left out. `--albert_config_file` and `--spm_model_file`
 may be left out when the source holds them. Each export is checked in a fresh process before
 its version folder appears. A WordPiece model (the Chinese ALBERTs) takes
 `--vocab_file=vocab_chinese.txt` instead of `--spm_model_file`.

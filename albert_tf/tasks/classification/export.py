@@ -25,15 +25,20 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import tensorflow as tf
 from absl import logging
 
 from albert_tf.models import classifier_outputs
+from albert_tf.serving import reference
+from albert_tf.serving.head_export import (SAMPLE_TEXT, HeadExport, example_bytes,
+                                           numpy_outputs, text_labels)
 from albert_tf.serving.saved_model import inference_call, serving_root, write_saved_model
 from albert_tf.serving.text_inputs import checked_text
 from albert_tf.tasks.classification.windows import pool_tf, window_inputs
 from albert_tf.text import optional as text_optional
 from albert_tf.text import text_preprocessor
+from albert_tf.weights.source import MULTI_LABEL
 
 
 def _strings(name):
@@ -157,3 +162,40 @@ def export_classifier(model, export_dir, max_seq_length: int, spm_model_file=Non
     path = write_saved_model(root, export_dir, signatures, version, extras=extras)
     logging.info("exported SavedModel to %s", path)
     return path
+
+
+def export_head(cls, inputs) -> HeadExport:
+    """export_saved_model.py's export of a classifier source (`AlbertClassifier.SERVING`): a
+    source does not say whether its task reads one text or two, so both `serve_text(text_a)`
+    and `serve_pair(text_a, text_b)`; labels when the source names them."""
+    source = inputs.source
+    model = inputs.load(cls(inputs.config, source.num_labels,
+                            multi_label=source.problem_type == MULTI_LABEL))
+    return classifier_export(model, inputs, "classifier")
+
+
+def classifier_export(model, inputs, name: str) -> HeadExport:
+    """The `HeadExport` of a loaded classifier under the folder `name`."""
+    labels = text_labels(inputs.source, model.num_labels)
+    length = inputs.max_seq_length
+    serving = ClassifierServing(model, length, inputs.spm_model_file, inputs.do_lower_case,
+                                pair=None, label_names=labels, vocab_file=inputs.vocab_file,
+                                albert_text_rules=inputs.albert_text_rules)
+    root, signatures = serving.module()
+
+    def check():  # (inputs, the Keras model's outputs) for the fresh-process comparison
+        ids, mask, types_, _ = reference.sample_inputs(inputs.config, length=min(16, length))
+        examples = [example_bytes(ids[i], mask[i], types_[i], length) for i in range(len(ids))]
+        calls = {"serving_default": {"input": np.array(examples, dtype=object)}}
+        expected = {"serving_default": numpy_outputs(serving.serve_examples(
+            tf.constant(examples)))}
+        if "serve_text" in signatures:
+            text_a, text_b = (np.array(t) for t in SAMPLE_TEXT)
+            calls["serve_text"] = {"text_a": text_a}
+            expected["serve_text"] = numpy_outputs(serving.serve_single(tf.constant(text_a)))
+            calls["serve_pair"] = {"text_a": text_a, "text_b": text_b}
+            expected["serve_pair"] = numpy_outputs(serving.serve_pair(tf.constant(text_a),
+                                                                      tf.constant(text_b)))
+        return calls, expected
+
+    return HeadExport(name, root, signatures, check, model, {"label_names": labels})

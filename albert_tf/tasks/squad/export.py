@@ -37,6 +37,9 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf import models
+from albert_tf.errors import UsageError
+from albert_tf.serving import reference
+from albert_tf.serving.head_export import HeadExport, numpy_outputs
 from albert_tf.serving.saved_model import inference_call, serving_root, write_saved_model
 from albert_tf.serving.text_inputs import checked_text
 from albert_tf.text import optional as text_optional
@@ -248,3 +251,28 @@ def export(model, run, config=None, export_dir=None, version: int | None = None,
                           run.doc_stride)
     root, signatures = module.module()
     return write_saved_model(root, export_dir, signatures, version, extras=extras)
+
+
+def export_head(cls, inputs) -> HeadExport:
+    """export_saved_model.py's export of a span head (`AlbertSquadV1/V2.SERVING`): run_squad's
+    (`serving_default` on ids → the model's outputs, `answer_text` on raw question/context)."""
+    if not (inputs.spm_model_file or inputs.vocab_file):
+        raise UsageError(f"{inputs.source.path} holds a span (SQuAD) head: its raw-text export "
+                         "needs --spm_model_file or --vocab_file (the source holds neither)")
+    model = inputs.load(cls(inputs.config))
+    length = inputs.max_seq_length
+    serving = SquadServing(model, inputs.spm_model_file, length,
+                           max_query_length=min(64, length // 2), max_answer_length=30,
+                           do_lower_case=inputs.do_lower_case, vocab_file=inputs.vocab_file)
+    root, signatures = serving.module()
+
+    def check():  # serving_default takes [batch, max_seq_length] ids, as run_squad's export
+        ids, mask, types_, _ = reference.sample_inputs(inputs.config, length=length)
+        calls = {"input_ids": ids, "input_mask": mask, "segment_ids": types_}
+        if serving.version_2:
+            calls["p_mask"] = 1 - types_
+        expected = numpy_outputs(serving.serve_ids({k: tf.constant(v) for k, v in calls.items()}))
+        return {"serving_default": calls}, {"serving_default": expected}
+
+    # SQuAD v2's answerability beam search has no TFLite form (no TFLITE_OUTPUTS).
+    return HeadExport("squad", root, signatures, check, model if cls.TFLITE_OUTPUTS else None)

@@ -17,10 +17,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 from absl import logging
 
 from albert_tf import tokenization
+from albert_tf.run_config import window_stride
+from albert_tf.serving import reference
+from albert_tf.serving.head_export import HeadExport, numpy_outputs, text_labels
 from albert_tf.serving.saved_model import inference_call, serving_root, write_saved_model
 from albert_tf.serving.text_inputs import checked_text
 from albert_tf.tasks.token_classification.metrics import split_tag
@@ -233,3 +237,31 @@ def tflite_call(model):
         return model({"input_ids": input_word_ids, "input_mask": input_mask,
                       "segment_ids": input_type_ids}, training=False)
     return call
+
+
+def export_head(cls, inputs) -> HeadExport:
+    """export_saved_model.py's export of a token classifier source
+    (`AlbertTokenClassifier.SERVING`): run_ner.py's export (`serving_default` on ids, `serve_text`
+    on raw text → tags per word), windows half a window apart as run_ner.py's default. Tags are
+    the source's names (labels.json, HF `id2label`), else LABEL_<i> as HF names them."""
+    source = inputs.source
+    model = inputs.load(cls(inputs.config, source.num_labels))
+    labels = (text_labels(source, model.num_labels)
+              or [f"LABEL_{i}" for i in range(model.num_labels)])
+    length = inputs.max_seq_length
+    serving = TokenServing(model, length, window_stride(None, length), labels,
+                           inputs.spm_model_file, inputs.vocab_file, inputs.do_lower_case)
+    root, signatures = serving.module()
+
+    def check():  # (inputs, the Keras model's outputs) for the fresh-process comparison
+        ids, mask, types_, _ = reference.sample_inputs(inputs.config, length=min(16, length))
+        calls = {"serving_default": {"input_ids": ids, "input_mask": mask, "segment_ids": types_}}
+        expected = {"serving_default": numpy_outputs(serving.serve_ids(
+            *(tf.constant(v) for v in (ids, mask, types_))))}
+        if "serve_text" in signatures:
+            text = np.array(["John lives in Berlin .", "ALBERT shares its layers"])
+            calls["serve_text"] = {"text": text}
+            expected["serve_text"] = numpy_outputs(serving.serve_text(tf.constant(text)))
+        return calls, expected
+
+    return HeadExport("token_classifier", root, signatures, check, model, {"label_names": labels})
