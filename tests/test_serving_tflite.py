@@ -4,6 +4,7 @@ close to it, resizable batch, the files beside them, and the errors a user sees.
 import json
 import os
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -84,6 +85,9 @@ def test_files_hold_builtin_ops_only(golden_export):
 
 
 def test_inputs_are_batch_one_and_resizable(tmp_path, tiny_batch):
+    # Tolerances about 10x the errors measured on 2026-11-29 against logits of standard deviation
+    # 0.07-0.09: float32 1.7e-8 (2e-7), float16 weights 7e-5-8.3e-5 (1e-3).
+    keras.utils.set_random_seed(5)
     model = AlbertSquadV1(tiny_config())
     written = tflite.export_tflite(model, tmp_path, 12, ["float32", "float16"])
     assert os.path.basename(written["float16"]) == "squad.float16.tflite"
@@ -96,9 +100,10 @@ def test_inputs_are_batch_one_and_resizable(tmp_path, tiny_batch):
     for rows in (slice(0, 2), slice(1, 2), slice(0, 2)):  # batch 2, then 1, then 2 again
         got = runner(**{k: v[rows] for k, v in feed.items()})
         for name in ("start_logits", "end_logits"):
-            np.testing.assert_allclose(got[name], want[name].numpy()[rows], atol=1e-4)
-    half = LiteRunner(written["float16"])(**feed)["start_logits"]
-    np.testing.assert_allclose(half, want["start_logits"].numpy(), atol=2e-2)
+            np.testing.assert_allclose(got[name], want[name].numpy()[rows], atol=2e-7)
+    half = LiteRunner(written["float16"])(**feed)
+    for name in ("start_logits", "end_logits"):
+        np.testing.assert_allclose(half[name], want[name].numpy(), atol=1e-3, err_msg=name)
 
 
 def test_a_model_needing_flex_ops_is_refused(tmp_path):
