@@ -20,6 +20,7 @@ if __name__ == "__main__":
     cli.quiet_tensorflow()  # before TensorFlow loads
 
 import os  # noqa: E402
+import re  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -42,6 +43,19 @@ class NoInputError(InputError, FileNotFoundError):
 
 class TrainingInputError(InputError, RuntimeError):
     """SentencePiece could not train on the input (an InputError, and a RuntimeError as before)."""
+
+
+class VocabularyTooLargeError(TrainingInputError):
+    """The text holds fewer distinct pieces than `--vocab_size` asks for; `maximum`: the most
+    SentencePiece can make of it."""
+
+    def __init__(self, message: str, maximum: int):
+        super().__init__(message)
+        self.maximum = maximum
+
+
+# SentencePiece's words when the text cannot fill the vocabulary.
+_TOO_HIGH = re.compile(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)")
 
 
 def expand_inputs(inputs) -> list[str]:
@@ -170,6 +184,13 @@ def train_sentencepiece(input_files, model_prefix: str, vocab_size: int = 30000,
             if reader.sentences == 0:
                 raise TrainingInputError(f"no text in --input ({named}): every line is "
                                          "blank") from None
+            too_high = _TOO_HIGH.search(str(error))
+            if too_high:
+                maximum = int(too_high.group(2))
+                raise VocabularyTooLargeError(
+                    f"--vocab_size={vocab_size} is more pieces than SentencePiece can make of "
+                    f"{named} ({reader.sentences} sentences): at most {maximum}; pass "
+                    f"--vocab_size={maximum} or less, or more text", maximum) from None
             raise TrainingInputError(f"SentencePiece training on {len(files)} file(s) "
                                      f"({named}) failed: {error}") from None
         check_special_ids(local_prefix + ".model")

@@ -6,6 +6,8 @@ import pytest
 import sentencepiece as spm
 
 from albert_tf import tokenization, train_spm
+from albert_tf.paper import data as paper_data
+from albert_tf.paper.plan import PaperOptions
 from support.entry_points import run_entry_point
 
 
@@ -90,3 +92,20 @@ def test_command_line_errors_are_one_line(tmp_path, args, expected):
     assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
     assert result.stderr.strip().splitlines()[-1].startswith(expected), result.stderr[-2000:]
     assert sorted(os.listdir(tmp_path)) == ["empty.txt"]
+
+
+def test_a_vocabulary_larger_than_the_text_names_the_flag_and_the_paper_kit_sizes_it(tmp_path):
+    """SentencePiece's "Vocabulary size too high (8000)... <= N" named --vocab_size nowhere; the
+    paper kit's preset (8000 pieces) failed on a small corpus such as the demo's."""
+    text = tmp_path / "small.txt"
+    text.write_text("".join(f"sentence number {i} of a very small corpus.\n" for i in range(200)))
+    with pytest.raises(train_spm.VocabularyTooLargeError, match=r"--vocab_size=500 .* at most "
+                       r"(\d+); pass --vocab_size=\1 or less") as raised:
+        train_spm.train_sentencepiece([str(text)], str(tmp_path / "a"), 500)
+    said = []
+    options = PaperOptions.create(quick=True, input_file=str(text), output_dir=str(tmp_path),
+                                  vocab_size=500)
+    tokenizer = paper_data._tokenizer(options, str(tmp_path), str(text), said.append)
+    assert spm.SentencePieceProcessor(model_file=tokenizer["spm_model_file"]).get_piece_size() \
+        == raised.value.maximum
+    assert said and "--vocab_size" in said[0]

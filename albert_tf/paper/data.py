@@ -28,7 +28,7 @@ from albert_tf.paper.plan import PaperOptions
 from albert_tf.pretraining_data import documents, engines
 from albert_tf.pretraining_data.options import PretrainingDataOptions
 from albert_tf.tokenization import FullTokenizer
-from albert_tf.train_spm import train_sentencepiece
+from albert_tf.train_spm import VocabularyTooLargeError, train_sentencepiece
 
 KINDS = ("train_sop", "train_nsp", "heldout_sop", "heldout_nsp")
 MIN_DOCUMENTS = 4
@@ -116,13 +116,21 @@ def _record_options(options: PaperOptions, tokenizer: dict, text: str, output: s
         random_seed=options.seed, num_workers=options.num_workers, progress_interval_s=60.0)
 
 
-def _tokenizer(options: PaperOptions, directory: str, train_text: str) -> dict:
+def _tokenizer(options: PaperOptions, directory: str, train_text: str, progress=print) -> dict:
     if options.spm_model_file or options.vocab_file:
         return {"spm_model_file": options.spm_model_file, "vocab_file": options.vocab_file,
                 "trained": False}
     prefix = os.path.join(directory, "spm")
-    model, vocab = train_sentencepiece([train_text], prefix, options.vocab_size,
-                                       input_sentence_size=2_000_000)
+    try:
+        model, vocab = train_sentencepiece([train_text], prefix, options.vocab_size,
+                                           input_sentence_size=2_000_000)
+    except VocabularyTooLargeError as error:
+        # A small text (the demo's corpus) cannot fill the preset's vocabulary: size it to the
+        # text, and say so.
+        progress(f"[paper] data: the text makes at most {error.maximum} pieces, not "
+                 f"{options.vocab_size}: training {error.maximum} (--vocab_size sets it)")
+        model, vocab = train_sentencepiece([train_text], prefix, error.maximum,
+                                           input_sentence_size=2_000_000)
     return {"spm_model_file": model, "vocab_file": vocab, "trained": True}
 
 
@@ -149,7 +157,7 @@ def build_data(options: PaperOptions, progress=print) -> dict:
     if not (options.spm_model_file or options.vocab_file):
         progress(f"[paper] data: training a {options.vocab_size}-piece SentencePiece model on "
                  "the training documents")
-    tokenizer = _tokenizer(options, directory, train_text)
+    tokenizer = _tokenizer(options, directory, train_text, progress)
     result = {"key": settings_key(settings), **counts, **tokenizer,
               "vocab_size": tokenizer_vocab_size(tokenizer, options.do_lower_case)}
     for kind in KINDS:

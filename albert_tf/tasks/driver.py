@@ -32,6 +32,7 @@ from albert_tf.tasks.eval_state import CheckpointEvaluator
 from albert_tf.tasks.model_files import write_model_files
 from albert_tf.tasks.output_lock import OutputDirLock
 from albert_tf.training.checkpoint_files import BEST_NAME, list_checkpoints
+from albert_tf.training.health import TrainingHealth, encoder_spread, settings_of
 from albert_tf.training.loop import Trainer, check_batch_split
 from albert_tf.training.memory import GB, check_step_fits
 from albert_tf.training.runtime import Runtime
@@ -62,6 +63,10 @@ class Driver:
         self.checkpoint_hooks = []
         self.step_hooks = []
         self.optimizer = None  # training's, once built (checkpoint hooks may read it)
+        # The run's health (`training.health`): its findings go into every evaluation's
+        # results and the summary as `health = ...`.
+        self.health = TrainingHealth(settings_of(self.config))
+        self._eval_step = None  # the step of the checkpoint being evaluated
 
     @classmethod
     def create(cls, task_class, config, runtime=None, inputs=None) -> "Driver":
@@ -138,6 +143,7 @@ class Driver:
                 self.load(self.prediction_checkpoint(), require_head=True)
                 summary["export"] = self.task.export(self.model,
                                                      io_utils.absolute_path(cfg.export_dir))
+        summary.update(self.health.fields())
         return summary
 
     def check_memory(self) -> None:
@@ -163,13 +169,16 @@ class Driver:
                 schedule.optimizer, schedule.poly_power, schedule.start_warmup_step,
                 skip_nonfinite=self.config.runtime.mixed_precision == "fp16")
         self.optimizer = optimizer
+        self.health = TrainingHealth(settings_of(self.config, task.num_warmup_steps),
+                                     getattr(task, "chance_loss", lambda: None)())
         trainer = Trainer(self.runtime, model, optimizer, task.objective(), self.output_dir,
-                          keep_checkpoint_max=schedule.keep_checkpoint_max or None)
+                          keep_checkpoint_max=schedule.keep_checkpoint_max or None,
+                          health=self.health)
         if self.step_hooks:
             trainer.train_step = self._with_step_hooks(trainer)
         hooks = list(self.checkpoint_hooks)
         if task.does_evaluate and task.evaluate_during_training:
-            hooks.insert(0, self._evaluator().on_checkpoint)
+            hooks.insert(0, self._evaluate_checkpoint)
 
         def on_checkpoint(step, path):
             for hook in hooks:
@@ -203,12 +212,38 @@ class Driver:
             return None
         group0 = getattr(self.config, "init_from_group0", False)
         weights = self.task.inputs.weights(path)
-        return lambda model: load(model, weights, init_from_group0=group0)
+
+        def initialize(model):
+            description = load(model, weights, init_from_group0=group0)
+            self.check_start(model)
+            return description
+        return initialize
+
+    def check_start(self, model) -> None:
+        """How much the initial encoder's outputs vary over one training batch: nearly not at
+        all is a collapsed or under-trained checkpoint (`training.health`)."""
+        dataset = self.task.train_dataset_fn()(tf.distribute.InputContext())
+        measured = encoder_spread(model, next(iter(dataset)))
+        if measured is not None:
+            self.health.check_start(*measured)
+
+    def _evaluate_checkpoint(self, step, prefix):
+        self._eval_step = step
+        return self._evaluator().on_checkpoint(step, prefix)
+
+    def _scored(self) -> dict:
+        """The task's evaluation, with the run's health when something was found: one class
+        predicted for every dev example, or what training found before."""
+        result = self.task.evaluate(self.model)
+        predictions = getattr(self.task, "eval_predictions", None)
+        if predictions is not None:
+            self.health.check_predictions(self._eval_step, *predictions)
+        return {**result, **self.health.fields()}
 
     def _evaluator(self) -> CheckpointEvaluator:
         if self.evaluator is None:  # one per run: evaluations during training continue in it
             self.evaluator = CheckpointEvaluator(
-                self.output_dir, lambda: self.task.evaluate(self.model), self.task.best_metric,
+                self.output_dir, self._scored, self.task.best_metric,
                 self.task.eval_log(), self.load, is_chief=self.runtime.is_chief,
                 initial_best=self.task.best_initial_value)
         return self.evaluator
@@ -224,14 +259,15 @@ class Driver:
                 raise UsageError(f"--do_eval: no checkpoint in {self.output_dir} to evaluate "
                                  "(train first or pass --init_checkpoint)")
             self.load(self.config.init_checkpoint)
-            evaluator.evaluate_other(self._init_step())
+            self._eval_step = self._init_step()
+            evaluator.evaluate_other(self._eval_step)
             return evaluator.finish()
         if not self.task.evaluate_during_training:
             saved = saved[-1:]
         for step, prefix in saved:
             if step > evaluator.state.last_step:
                 self.load(prefix)
-                evaluator.on_checkpoint(step, prefix)
+                self._evaluate_checkpoint(step, prefix)
         return evaluator.finish()
 
     def _init_step(self) -> int:

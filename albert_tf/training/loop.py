@@ -10,6 +10,7 @@ from absl import logging
 
 from albert_tf.errors import TrainingError, UsageError
 from albert_tf.training.checkpoint_files import CheckpointState
+from albert_tf.training.health import TrainingHealth
 from albert_tf.training.logs import MetricSums, StepLogger
 from albert_tf.training.steps import EvalStep, Objective, TrainStep
 
@@ -28,7 +29,7 @@ class Trainer:
     """
 
     def __init__(self, runtime, model, optimizer, task: Objective, output_dir, keep_checkpoint_max=5,
-                 write_summaries=True):
+                 write_summaries=True, health: TrainingHealth | None = None):
         self.runtime = runtime
         self.model = model
         self.optimizer = optimizer
@@ -43,6 +44,8 @@ class Trainer:
         self.train_step = self.step_builder  # the callable run once per step (tests wrap it)
         self._eval_step = None
         self.state = None
+        # Watches the loss: a run that does not learn says so (`training.health`).
+        self.health = health if health is not None else TrainingHealth()
 
     @property
     def step(self) -> int:
@@ -77,23 +80,27 @@ class Trainer:
         logger = StepLogger(self.output_dir, log_every_steps, global_batch_size, num_train_steps,
                             self.step, self.write_summaries)
         last_saved = self.step if restored else None
+        last_good = self.step if restored else None
         values = None
         while self.step < num_train_steps:
             loss, metrics, lr, _ = self.train_step(iterator)
             step = self.step
             loss = float(loss)
             if not math.isfinite(loss):
-                raise NonFiniteLossError(
-                    f"loss is {loss} at step {step}; stopping without writing a checkpoint "
-                    f"(the latest one in {self.output_dir} is from step {last_saved})")
+                raise NonFiniteLossError(self.health.non_finite_message(
+                    loss, step, float(lr), last_good, last_saved, self.output_dir))
+            last_good = step
+            self.health.record_loss(loss)
             values = logger.record(step, loss, metrics, lr) or values
             if save_checkpoints_steps and step % save_checkpoints_steps == 0:
                 last_saved = self._save(step, on_checkpoint)
         if last_saved != self.step:
             self._save(self.step, on_checkpoint)
+        self.health.check_loss()
         return values
 
     def _save(self, step, on_checkpoint):
+        self.health.check_loss()  # before the hooks: an evaluation records what it found
         path = self.state.save(step)
         if path:
             logging.info("saved checkpoint %s", path)

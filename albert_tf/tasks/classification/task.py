@@ -35,6 +35,7 @@ from albert_tf.tasks.classification.windows import pool
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog
 from albert_tf.tasks.inference import array_batches, predict_function
+from albert_tf.training.health import label_entropy
 from albert_tf.training.steps import Objective
 
 # The cached feature file of each split (the original's names).
@@ -287,7 +288,20 @@ class ClassificationTask(Task):
         out = self.split_outputs(model, "dev", batch_size or self.config.schedule.eval_batch_size)
         result = self.source.metrics(out)
         result["loss"] = out["loss"]
+        real = out["is_real_example"] > 0  # what the driver's health check reads
+        self.eval_predictions = None if self.source.regression else (
+            out["predictions"][real], out["label_ids"][real], self.label_names())
         return result
+
+    def chance_loss(self) -> float | None:
+        """The training loss of a model that learned only the label prior (its entropy), the
+        level a classifier that does not learn stays at; None when regressing or multi-label."""
+        if self.source.regression or self.source.multi_label:
+            return None
+        names = [str(label) for label in self.source.labels]
+        ids = [names.index(str(e.label)) for e in self.split_features("train")[2]
+               if str(e.label) in names]
+        return label_entropy(ids, len(names))
 
     def eval_log(self):
         return ClassifierEvalLog(self.config.output_dir)

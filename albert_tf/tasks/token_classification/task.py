@@ -35,6 +35,7 @@ from albert_tf.tasks.token_classification.config import NerRunConfig
 from albert_tf.tasks.token_classification.export import export_token_classifier, tflite_call
 from albert_tf.tasks.token_classification.metrics import tagging_metrics
 from albert_tf.tokenization import unk
+from albert_tf.training.health import label_entropy
 from albert_tf.training.steps import Objective
 
 CACHE_NAMES = {"train": "ner_train.tf_record", "dev": "ner_eval.tf_record",
@@ -236,7 +237,18 @@ class NerTask(Task):
         ids, loss = self.predict_tags(model, "dev",
                                       batch_size or self.config.schedule.eval_batch_size)
         gold = [s.tags for s in self.read_split("dev")]
+        index = {tag: i for i, tag in enumerate(self.labels)}  # the driver's health check
+        self.eval_predictions = (np.concatenate([np.asarray(t, np.int64) for t in ids]),
+                                 np.array([index.get(t, -1) for s in gold for t in s]),
+                                 self.labels)
         return {**tagging_metrics(gold, self.tag_names(ids)), "eval_loss": loss}
+
+    def chance_loss(self) -> float | None:
+        """The training loss of a tagger that learned only how often each tag occurs (`O`
+        mostly): the entropy of the training tags' prior."""
+        index = {tag: i for i, tag in enumerate(self.labels)}
+        return label_entropy([index.get(t, -1) for s in self.read_split("train") for t in s.tags],
+                             len(self.labels))
 
     def eval_log(self):
         return R.NerEvalLog(self.config.output_dir, self.best_metric)
