@@ -14,7 +14,8 @@ from albert_tf.tasks.eval_state import CheckpointEvaluator
 from albert_tf.tasks.pretraining.task import (PretrainingEvalLog, PretrainingRunConfig,
                                               format_eval_results, run_pretraining)
 from support.entry_points import run_entry_point
-from support.golden import assert_matches_golden, one_layer_config, write_golden_records
+from support.golden import (assert_matches_golden, golden_features, one_layer_config,
+                            write_golden_records)
 from support.paths import REPO
 
 
@@ -82,19 +83,36 @@ def options(model_dir, records, out, **overrides):
 
 
 def test_eval_only_evaluates_a_tf1_checkpoint_like_the_forward_golden(fixtures_dir, tmp_path):
+    """Losses and accuracies from the original's forward golden. The golden model predicts none
+    of its masked tokens (accuracy 0 tells nothing), so three labels are changed to what it
+    predicts, two weighted and one padding slot (weight 0); the labels are no model input, so
+    the golden log-probabilities still hold: masked_lm_accuracy = 2/9, not 3/15 or 2/15."""
     model_dir = fixtures_dir / "model"
-    records = write_golden_records(model_dir, tmp_path / "golden.tfrecord")
+    golden = np.load(model_dir / "forward_golden.npz")
+    predicted = golden["masked_lm_log_probs"].argmax(-1)  # [B·P]
+    labels = golden["masked_lm_ids"].ravel().copy()
+    weights = golden["masked_lm_weights"].ravel()
+    assert (predicted != labels)[weights > 0].all()
+    for slot in (0, 5, 4):  # weighted, weighted, padding
+        labels[slot] = predicted[slot]
+    assert weights[[0, 5]].all() and weights[4] == 0
+    features = dict(golden_features(model_dir), masked_lm_ids=labels.reshape(3, -1))
+    records = write_golden_records(model_dir, tmp_path / "golden.tfrecord", features=features)
     results = run_pretraining(options(
         model_dir, records, tmp_path / "out", do_train=False, do_eval=True,
         init_checkpoint=str(model_dir / "ckpt" / "model.ckpt")))
-    golden = np.load(model_dir / "forward_golden.npz")
     assert results["global_step"] == 0
-    assert results["loss"] == pytest.approx(float(golden["total_loss"]), abs=1e-5)
-    weights = golden["masked_lm_weights"].ravel()
-    mlm = float((golden["masked_lm_example_loss"] * weights).sum() / weights.sum())
+    example_loss = -golden["masked_lm_log_probs"][np.arange(len(labels)), labels]
+    mlm = float((example_loss * weights).sum() / weights.sum())
+    sop = float(golden["sentence_order_loss"])
     assert results["masked_lm_loss"] == pytest.approx(mlm, abs=1e-5)
-    assert results["sentence_order_loss"] == pytest.approx(
-        float(golden["sentence_order_loss"]), abs=1e-5)
+    assert results["sentence_order_loss"] == pytest.approx(sop, abs=1e-5)
+    assert results["loss"] == pytest.approx(mlm + sop, abs=1e-5)
+    assert results["masked_lm_accuracy"] == pytest.approx(2 / 9, abs=1e-6)
+    # The golden model says "in order" for all three; the labels are [0, 1, 0].
+    assert golden["sentence_order_log_probs"].argmax(-1).tolist() == [0, 0, 0]
+    assert golden["sentence_order_labels"].tolist() == [0, 1, 0]
+    assert results["sentence_order_accuracy"] == pytest.approx(2 / 3, abs=1e-6)
 
 
 def test_eval_results_format_and_best_checkpoint_lines(tmp_path):

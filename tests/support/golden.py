@@ -40,13 +40,14 @@ def assert_matches_golden(golden_dir, weights, losses, lrs, atol=1e-5):
                                        err_msg=name)
 
 
-def write_golden_records(model_dir, path, copies=1):
-    """The golden batch as a pretraining TFRecord file (`copies` times its 3 records)."""
+def write_golden_records(model_dir, path, copies=1, features=None):
+    """The golden batch as a pretraining TFRecord file (`copies` times its 3 records);
+    `features`: golden_features with some changed."""
     import tensorflow as tf
 
     from albert_tf.data import schema
 
-    features = golden_features(model_dir)
+    features = golden_features(model_dir) if features is None else features
     with tf.io.TFRecordWriter(str(path)) as writer:
         for _ in range(copies):
             for i in range(3):
