@@ -156,3 +156,29 @@ def test_too_few_documents_is_one_error_and_leaves_no_files(tmp_path):
         paper_data.split_documents([str(text)], str(out / "train.txt"), str(out / "heldout.txt"),
                                    0.1)
     assert list(out.iterdir()) == []
+
+
+def _corpus(root, documents):
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "corpus.txt").write_text("\n\n".join(documents) + "\n")
+
+
+def test_too_few_heldout_pairs_is_an_error_before_any_training(tmp_path):
+    # It trained every model (15 minutes at full size), then failed: KeyError 'masked_lm_accuracy'.
+    documents = (FIXTURES / "create_pretraining_data" / "input.txt").read_text().split("\n\n")
+    # Every 10th document is held out: here each of those is one sentence, so no pair survives.
+    _corpus(tmp_path, [d if i % 10 != 9 else "Only one short sentence here."
+                       for i, d in enumerate(documents[:20])])
+    with pytest.raises(InputError, match=r"data: the held-out SOP set has 0 pair\(s\) \(of 2 made "
+                       r"from 2 held-out document\(s\)\); scoring needs at least 2"):
+        paper_data.build_data(_options(tmp_path), progress=lambda line: None)
+    assert not (tmp_path / "out" / "data" / "data.json").exists()
+
+
+def test_a_truncated_data_json_is_one_error_naming_it(tmp_path):
+    _corpus(tmp_path, ["One sentence.", "Another one."])
+    marker = tmp_path / "out" / "data" / "data.json"
+    marker.parent.mkdir(parents=True)
+    marker.write_text('{"settings": {"input_files": [["/x", 3')
+    with pytest.raises(InputError, match=r"data\.json:1: not valid JSON \(.*\); a damaged record"):
+        paper_data.build_data(_options(tmp_path), progress=lambda line: None)

@@ -32,6 +32,7 @@ from albert_tf.train_spm import VocabularyTooLargeError, train_sentencepiece
 
 KINDS = ("train_sop", "train_nsp", "heldout_sop", "heldout_nsp")
 MIN_DOCUMENTS = 4
+MIN_HELDOUT_PAIRS = 2  # one of each label: a held-out set the models can be scored on
 
 
 def iter_documents(files):
@@ -66,6 +67,21 @@ def split_documents(files, train_path: str, heldout_path: str, heldout_fraction:
     return counts
 
 
+def check_heldout(result: dict, directory: str, kind: str | None = None) -> None:
+    """Every model is scored on each held-out set: one that holds fewer than a pair of each
+    label cannot score them (it failed after all the training, as a KeyError)."""
+    for name in [kind] if kind else [k for k in KINDS if k.startswith("heldout")]:
+        found = int(result.get(f"{name}_instances", 0))
+        if found < MIN_HELDOUT_PAIRS:
+            read = result.get(f"{name}_selection", {}).get("read", "?")
+            raise InputError(
+                f"{directory}: the held-out {name.split('_')[1].upper()} set has {found} "
+                f"pair(s) (of {read} made from {result.get('heldout_documents', '?')} held-out "
+                f"document(s)); scoring needs at least {MIN_HELDOUT_PAIRS} (one of each label). "
+                "Give more text, longer documents (several sentences each) or a larger "
+                "--heldout_fraction; nothing was trained")
+
+
 def _fingerprint(files) -> list:
     """Name, size and (local files) modification time of each input."""
     return [[io_utils.absolute_path(p), io_utils.file_size(p),
@@ -89,13 +105,32 @@ def settings_key(settings: dict) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
 
 
+def read_record(path: str) -> dict:
+    """A JSON record the run wrote (data.json, a model's marker, its scores): one `InputError`
+    naming the file and line when it is damaged (truncated, edited), not a JSONDecodeError."""
+    try:
+        with open(path, "rb") as reader:
+            record = json.loads(reader.read().decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not UTF-8 text (byte {error.start}); {_DAMAGED}") from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path}:{error.lineno}: not valid JSON ({error.msg}); "
+                         f"{_DAMAGED}") from None
+    if not isinstance(record, dict) or not isinstance(record.get("settings", {}), dict):
+        raise InputError(f"{path}: not the JSON object the paper run writes; {_DAMAGED}")
+    return record
+
+
+_DAMAGED = ("a damaged record of an earlier run: remove it (and what it describes, to be made "
+            "again) or use a new --output_dir")
+
+
 def check_same_settings(path: str, mine: dict, what: str) -> dict | None:
     """The record at `path` when its settings equal `mine`; None when there is none; a
     `UsageError` naming the first setting that differs otherwise."""
     if not os.path.exists(path):
         return None
-    with open(path, encoding="utf-8") as reader:
-        record = json.load(reader)
+    record = read_record(path)
     theirs = record.get("settings", {})
     differ = [k for k in sorted(set(mine) | set(theirs)) if mine.get(k) != theirs.get(k)]
     if differ:
@@ -148,6 +183,7 @@ def build_data(options: PaperOptions, progress=print) -> dict:
     record = check_same_settings(marker, settings, "data")
     if record is not None:
         progress(f"[paper] data: reusing {directory}")
+        check_heldout(record["result"], directory)
         return record["result"]
     os.makedirs(directory, exist_ok=True)
     progress(f"[paper] data: splitting {len(files)} file(s) into training and held-out documents")
@@ -179,5 +215,7 @@ def build_data(options: PaperOptions, progress=print) -> dict:
             result[f"{kind}_instances"] = counts["kept"]
             result[f"{kind}_selection"] = counts
         logging.info("%s: %d instances", output, result[f"{kind}_instances"])
+        if heldout:
+            check_heldout(result, directory, kind)  # before any model trains on this data
     write_text_atomically(marker, json.dumps({"settings": settings, "result": result}, indent=1))
     return result

@@ -19,6 +19,7 @@ from albert_tf.data.pretraining_dataset import dataset_fn
 from albert_tf.models import AlbertModel, AlbertPretrainer
 from albert_tf.param_counts import count_params
 from albert_tf.io_utils import write_text_atomically
+from albert_tf.paper.data import read_record
 from albert_tf.paper.plan import PaperOptions
 from albert_tf.paper.training import model_dir
 from albert_tf.paper.transitions import measure, record_batches
@@ -76,8 +77,7 @@ def heldout_metrics(runtime, model, data: dict, options: PaperOptions) -> dict:
 def _cached(path: str, settings: dict):
     if not os.path.exists(path):
         return None
-    with open(path, encoding="utf-8") as reader:
-        record = json.load(reader)
+    record = read_record(path)
     return record["result"] if record.get("settings") == settings else None
 
 

@@ -19,6 +19,7 @@ from albert_tf.data.pretraining_dataset import dataset_fn
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertPretrainer
 from albert_tf.optimization import create_optimizer
+from albert_tf.paper.data import read_record
 from albert_tf.paper.plan import PaperOptions
 from albert_tf.paper.training import albert_config
 from albert_tf.tasks.pretraining.objective import pretraining_objective
@@ -51,8 +52,7 @@ def measure(runtime, options: PaperOptions, models, data: dict, rounds: int = RO
                 "rounds": rounds, "steps": steps, **options.model_settings()}
     path = os.path.join(options.output_dir, "speed.json")
     if os.path.exists(path):
-        with open(path, encoding="utf-8") as reader:
-            record = json.load(reader)
+        record = read_record(path)
         if record.get("settings") == settings:
             return record["result"]
     printer(f"[paper] speed: {len(models)} models, {rounds} rounds of {steps} steps each, in "
