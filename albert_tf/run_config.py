@@ -55,7 +55,7 @@ class RuntimeConfig:
             raise RuntimeError_(f"mixed_precision must be one of {PRECISIONS}, "
                                 f"got {self.mixed_precision!r}")
         if int(self.gradient_accumulation_steps) < 1:
-            raise RuntimeError_("gradient_accumulation_steps must be >= 1, got "
+            raise RuntimeError_("--gradient_accumulation_steps must be at least 1, got "
                                 f"{self.gradient_accumulation_steps}")
 
 

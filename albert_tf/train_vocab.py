@@ -60,7 +60,8 @@ def _lines(files, progress):
 
 
 def check_options(model_type: str, vocab_size: int, character_coverage: float | None,
-                  max_piece_chars: int, min_count: int) -> None:
+                  max_piece_chars: int, min_count: int, input_sentence_size: int = 0,
+                  num_threads: int | None = None) -> None:
     """Flags that cannot build a vocabulary, before any text is read."""
     if model_type not in MODEL_TYPES:
         raise UsageError(f"--model_type must be one of {', '.join(MODEL_TYPES)}, got "
@@ -82,6 +83,12 @@ def check_options(model_type: str, vocab_size: int, character_coverage: float | 
     if min_count < 1:
         raise UsageError(f"--min_count={min_count} must be at least 1 (how often a word must "
                          "be seen to give pieces)")
+    if input_sentence_size < 0:
+        raise UsageError(f"--input_sentence_size={input_sentence_size} must be at least 0 (0: "
+                         "every sentence)")
+    if num_threads is not None and num_threads < 1:
+        raise UsageError(f"--num_threads={num_threads} must be at least 1 (leave it out for "
+                         "every core)")
 
 
 def _corpus_files(input_files, output_dir: str) -> list[str]:
@@ -130,7 +137,8 @@ def train_vocab(input_files, output_dir: str, model_type: str = "wordpiece",
 
     One run per output_dir (the lock every script takes), and a folder that already holds a
     vocabulary is refused rather than replaced."""
-    check_options(model_type, vocab_size, character_coverage, max_piece_chars, min_count)
+    check_options(model_type, vocab_size, character_coverage, max_piece_chars, min_count,
+                  input_sentence_size, num_threads)
     if not output_dir:
         raise UsageError("--output_dir is required")
     files = _corpus_files(input_files, output_dir)

@@ -267,6 +267,7 @@ def test_a_label_holding_the_separator_is_refused_before_training(data, spm_mode
     ("--label_separator=;", "--label_separator is used only with --task_type=multi_label"),
     ("--window_pooling=max", "--window_pooling is used only with --long_document=windows and "
                              "this run has --long_document=first"),
+    ("--doc_stride=8", "--doc_stride is used only with --long_document=windows"),
 ])
 def test_a_flag_a_single_label_run_would_ignore_is_an_error(tmp_path, flag, message):
     done = run_entry_point("run_classifier.py", [
@@ -285,4 +286,6 @@ def test_text_classifier_arguments_it_would_ignore_are_refused():
         ApiSettings.resolve({"threshold": 0.7}, {}, 64)
     with pytest.raises(UsageError, match="^window_pooling is used only with long_document"):
         ApiSettings.resolve({"window_pooling": "max"}, {}, 64)
+    with pytest.raises(UsageError, match="^doc_stride is used only with long_document"):
+        ApiSettings.resolve({"doc_stride": 8}, {}, 64)
     assert ApiSettings.resolve({"threshold": 0.7, "multi_label": True}, {}, 64).threshold == 0.7

@@ -88,6 +88,8 @@ def test_the_cycle_on_the_command_line_follows_the_vocabulary(corpus, tmp_path):
     ("character_coverage", 0.0, "--character_coverage=0 must be above 0"),
     ("max_piece_chars", 0, "--max_piece_chars=0 must be at least 1"),
     ("min_count", -3, "--min_count=-3 must be at least 1"),
+    ("input_sentence_size", -1, "--input_sentence_size=-1 must be at least 0"),
+    ("num_threads", 0, "--num_threads=0 must be at least 1"),
 ])
 def test_flags_that_cannot_build_a_vocabulary_are_refused_before_reading(tmp_path, flag, value,
                                                                          message):

@@ -65,6 +65,9 @@ def test_bad_runtime_values_are_clear_errors():
         RuntimeConfig(distribution_strategy="gpu")
     with pytest.raises(RuntimeError_, match="mixed_precision must be one of"):
         RuntimeConfig(mixed_precision="int8")
+    with pytest.raises(RuntimeError_, match="^--gradient_accumulation_steps must be at least 1, "
+                       "got 0"):
+        RuntimeConfig(gradient_accumulation_steps=0)
     with pytest.raises(RuntimeError_, match="TF_CONFIG"):
         Runtime(RuntimeConfig(distribution_strategy="multi_worker_mirrored"))
 

@@ -46,8 +46,9 @@ class ApiSettings:
         if given.get("threshold") is not None and not settings.multi_label:
             raise error("threshold is used only with multi_label=True (a single-label "
                         "classifier picks the most probable label)")
-        if given.get("window_pooling") is not None and settings.long_document != "windows":
-            raise error("window_pooling is used only with long_document='windows'")
+        for name in ("window_pooling", "doc_stride"):
+            if given.get(name) is not None and settings.long_document != "windows":
+                raise error(f"{name} is used only with long_document='windows'")
         return settings
 
     def run_fields(self) -> dict:

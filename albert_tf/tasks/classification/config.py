@@ -89,9 +89,10 @@ class ClassifierRunConfig(TextTaskConfig):
             unused += [(f"--{name}", "--task_type=multi_label",
                         f"--task_type={self.files.task_type}")
                        for name in ("threshold", "label_separator") if name in given]
-        if self.long_document != "windows" and "window_pooling" in given:
-            unused.append(("--window_pooling", "--long_document=windows",
-                           f"--long_document={self.long_document}"))
+        if self.long_document != "windows":
+            unused += [(f"--{name}", "--long_document=windows",
+                        f"--long_document={self.long_document}")
+                       for name in ("window_pooling", "doc_stride") if name in given]
         for flag, needs, has in unused[:1]:
             raise ClassifierRunError(f"{flag} is used only with {needs} and this run has {has}: "
                                      f"leave it out, or pass {needs}")
