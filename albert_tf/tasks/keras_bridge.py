@@ -122,7 +122,7 @@ class FitProgress:
         self.verbose, self.driver = int(verbose), driver
         self.epochs, self.steps_per_epoch = int(epochs), int(steps_per_epoch)
         self.first_step = int(first_step)
-        self.bar, self.at = None, 0
+        self.bar, self.at, self.losses = None, 0, []
 
     def step(self, step, loss) -> None:
         if not self.verbose:
@@ -131,9 +131,12 @@ class FitProgress:
         if self.bar is None or at == 0:
             self.close()
             print(f"Epoch {epoch + 1}/{self.epochs}", flush=True)  # as Keras' fit prints it
-            self.bar = keras.utils.Progbar(self.steps_per_epoch, verbose=self.verbose)
+            self.bar, self.losses = keras.utils.Progbar(self.steps_per_epoch,
+                                                        verbose=self.verbose), []
         self.at = at + 1
-        self.bar.update(self.at, [("loss", float(loss))], finalize=False)
+        self.losses.append(float(loss))  # shown as Keras shows it: the epoch's mean so far
+        self.bar.update(self.at, [("loss", sum(self.losses) / len(self.losses))],
+                        finalize=False)
 
     def epoch_end(self, step, path) -> None:
         """After a checkpoint: an epoch's last step ends its bar, with its evaluation."""
@@ -141,8 +144,9 @@ class FitProgress:
         if self.bar is None or self.at < self.steps_per_epoch:
             return
         result = self.driver.evaluator.last if self.driver.evaluator is not None else None
-        self.close({k: float(v) for k, v in (result or {}).items()
-                    if np.ndim(v) == 0 and not isinstance(v, (str, bytes))})
+        self.close({k: float(v) for k, v in (result or {}).items()  # not its `loss`: training's
+                    if k.startswith("eval_") and np.ndim(v) == 0
+                    and not isinstance(v, (str, bytes))})
 
     def close(self, logs=None) -> None:
         if self.bar is not None:
