@@ -20,6 +20,7 @@ import dataclasses
 import importlib.util
 import logging
 import os
+import pkgutil
 import re
 import sys
 import typing
@@ -144,9 +145,13 @@ def _wants_detail(argv) -> bool:
     return False
 
 
-ENTRY_POINTS = ("run_pretraining.py", "run_classifier.py", "run_squad.py", "run_race.py",
-                "run_ner.py", "create_pretraining_data.py", "export_saved_model.py",
-                "export_checkpoints.py")
+# The top-level scripts: `<module>.py` for each program in albert_tf/entry_points (listed, not
+# imported), so a new task's script needs no line here; `albert-convert` has none (its clone
+# form is `python -m albert_tf.weights`).
+ENTRY_POINTS = tuple(sorted(
+    f"{module.name}.py" for module in pkgutil.iter_modules(
+        [os.path.join(os.path.dirname(os.path.abspath(__file__)), "entry_points")])
+    if module.name != "convert"))
 COMMAND_PREFIX = "albert-"  # the installed commands (pyproject.toml's [project.scripts])
 
 
