@@ -135,8 +135,10 @@ class RunConfig:
                               if "albert_config_file" in missing else ""))
 
     def load_albert_config(self):
-        """The model's `AlbertConfig`: `--albert_config_file` when given (already checked against
-        the source), else the source's."""
+        """The model's `AlbertConfig`: the one the run's inputs resolved (`weights.run_inputs`:
+        `--albert_config_file`, checked against the source, else the source's), else the file."""
+        if self.albert_config is not None:  # parsed once, when the inputs were resolved
+            return self.albert_config
         if self.albert_config_file:
             return AlbertConfig.from_json_file(self.albert_config_file)
         if self.albert_config is None:

@@ -26,6 +26,8 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from absl import logging
+
 from albert_tf import io_utils
 from albert_tf.errors import UsageError
 from albert_tf.tokenization.sentencepiece import load_sentencepiece
@@ -78,6 +80,15 @@ class RunInputs:
     def heads(self) -> tuple:
         """The heads the source holds (reading them reads the weights, once)."""
         return tuple(self.source.heads) if self.source is not None else ()
+
+    def describe(self) -> str:
+        """One line: each input that has a value, and where it came from."""
+        values = {"albert_config": self.albert_config is not None,
+                  "tokenizer": self.spm_model_file or self.vocab_file,
+                  "do_lower_case": str(self.do_lower_case).lower(), "labels": self.labels}
+        return "; ".join(f"{key} from {self.origins[key]}" if values[key] is True
+                         else f"{key}={values[key]} from {self.origins[key]}"
+                         for key in values if values[key] and key in self.origins) or "none"
 
     def weights(self, path):
         """What `weights.load` takes for `path`: the opened source when `path` is this run's
@@ -194,6 +205,7 @@ def resolve_inputs(config=None, *, init_checkpoint=None, albert_config_file=None
     inputs.origins["labels"] = labels_flag if run_labels else origin
     if max_seq_length is not None:  # a task checks its flag itself, after its own validate()
         _check_sizes(inputs, max_seq_length)
+    logging.info("inputs: %s", inputs.describe())
     return inputs
 
 
