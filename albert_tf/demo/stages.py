@@ -159,7 +159,9 @@ def build_corpus(options: DemoOptions, console: Console) -> dict:
 
     what = "your text" if options.input_file else "Python's own documentation"
     return Stage(1, "corpus", f"{what}, one document per topic or module", directory,
-                 _settings(options, "input_file", "heldout_fraction", "max_task_examples", "seed"),
+                 # task_files: the task's file layout (a folder of the SST-2 layout is redone)
+                 {**_settings(options, "input_file", "heldout_fraction", "max_task_examples",
+                              "seed"), "task_files": "tsv with label names"},
                  console, gist).run(fn)
 
 
