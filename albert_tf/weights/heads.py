@@ -14,6 +14,12 @@ from albert_tf.weights.tf1_names import HEAD_ROWS
 HEADS = SequenceView(lambda: (head for cls in HEAD_CLASSES for head in cls.HEADS))
 
 
+def labelled_heads() -> dict:
+    """{head: the TF1 name of its [num_labels, ...] weight} of the heads with one output per
+    label (the classifier, the token classifier), from their classes' `FORMATS`."""
+    return {head: f.tf1[0][0] for head, f in head_formats().items() if f.labelled}
+
+
 def model_heads(model) -> tuple:
     """The heads (`HEADS` ids) of `model`'s class; none for the encoder alone."""
     return getattr(type(model), "HEADS", ())

@@ -13,6 +13,7 @@ from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.tokenization.settings import lower_case_setting, read_settings
 from albert_tf.weights import hf_names as hn
 from albert_tf.weights.arrays import drop_identity_projection, fill_pooler
+from albert_tf.weights.heads import labelled_heads
 from albert_tf.weights.source import SourceError, WeightSource, folder_json, read_json
 
 CONFIG = "config.json"
@@ -188,8 +189,7 @@ def _read_weights(path, values, config, label) -> dict:
     drop_identity_projection(arrays, config, path)
     filled = fill_pooler(arrays, config)
     num_labels = labels = None
-    for head, weights in (("classifier", "output_weights"),
-                          ("token_classifier", "token_classifier/output_weights")):
+    for head, weights in labelled_heads().items():
         if head in heads:
             num_labels = int(arrays[weights].shape[0])
             labels = _labels(values, num_labels, label)

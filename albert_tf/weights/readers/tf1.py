@@ -7,7 +7,7 @@ import os
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
-from albert_tf.weights.heads import our_heads, tf1_heads
+from albert_tf.weights.heads import labelled_heads, our_heads, tf1_heads
 from albert_tf.weights.model_folder import SPM_NAMES, VOCAB_NAMES, first_file
 from albert_tf.weights.our_checkpoints import has_tf1_names, variable_shapes
 from albert_tf.weights.source import WeightSource, label_names, problem_type
@@ -46,8 +46,7 @@ def read_checkpoint(path: str) -> WeightSource:
     tf1 = has_tf1_names(shapes)
     heads, num_labels = tf1_heads(shapes) if tf1 else our_heads(shapes)
     # The label (or tag) names of our run (its labels.json), or of a folder converted from one.
-    labels = label_names(folder, num_labels) if {"classifier", "token_classifier"} & set(heads) \
-        else None
+    labels = label_names(folder, num_labels) if set(labelled_heads()) & set(heads) else None
     return WeightSource(
         path=path, format="tf1" if tf1 else "albert_tf", config=config,
         checkpoint_prefix=prefix, heads=heads, num_labels=num_labels, labels=labels,
