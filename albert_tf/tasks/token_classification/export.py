@@ -242,8 +242,10 @@ def tflite_call(model):
 def export_head(cls, inputs) -> HeadExport:
     """export_saved_model.py's export of a token classifier source
     (`AlbertTokenClassifier.SERVING`): run_ner.py's export (`serving_default` on ids, `serve_text`
-    on raw text → tags per word), windows half a window apart as run_ner.py's default. Tags are
-    the source's names (labels.json, HF `id2label`), else LABEL_<i> as HF names them."""
+    on raw text → tags per word), windows of `--max_seq_length` pieces half a window apart, as
+    run_ner.py's default stride (an output_dir does not record its run's window: the same
+    `--max_seq_length` gives run_ner's own windows). Tags are the source's names (labels.json,
+    HF `id2label`), else LABEL_<i> as HF names them."""
     source = inputs.source
     model = inputs.load(cls(inputs.config, source.num_labels))
     labels = (text_labels(source, model.num_labels)
