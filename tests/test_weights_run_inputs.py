@@ -143,6 +143,8 @@ def test_vocabulary_and_sequence_length_against_the_config_name_both(tmp_path):
     ({"id2label": ["neg", "neu", "pos"]}, "key id2label must be a JSON object"),
     ({"num_labels": "3"}, 'key num_labels must be an integer, got "3"'),
     ({"id2label": {"zero": "neg"}}, "key id2label maps ids"),
+    ({"architectures": "AlbertForSequenceClassification"}, "key architectures must be a list"),
+    ({"layer_norm_eps": "1e-12"}, 'config key layer_norm_eps must be a number, got "1e-12"'),
 ])
 def test_wrong_types_in_an_hf_config_name_the_file_and_key(tmp_path, values, words):
     from albert_tf.weights import SourceError, open_source

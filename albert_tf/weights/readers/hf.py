@@ -37,6 +37,9 @@ def config_from_hf(values: dict, label: str):
         raise SourceError(f"{label}: config key hidden_act {act!r} is not supported{hint}; "
                           f"supported: {', '.join(hn.ACTIVATIONS_IN)}")
     eps = values.get("layer_norm_eps", hn.LAYER_NORM_EPS)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        raise SourceError(f"{label}: config key layer_norm_eps must be a number, got "
+                          f"{json.dumps(eps)}")
     if not np.isclose(eps, hn.LAYER_NORM_EPS, rtol=1e-3, atol=0):
         raise SourceError(f"{label}: config key layer_norm_eps is {eps}; ALBERT uses "
                           f"{hn.LAYER_NORM_EPS}")
@@ -127,8 +130,9 @@ def hf_to_tf1(tensors: dict, config, label: str, architecture=None) -> tuple[dic
 
 
 def check_label_keys(values: dict, label: str) -> None:
-    """The label keys of an HF config.json, checked by type when the folder is opened: id2label
-    (and label2id) a mapping of names, num_labels an integer."""
+    """The head keys of an HF config.json, checked by type when the folder is opened: id2label
+    (and label2id) a mapping of names, num_labels an integer, architectures a list of names,
+    problem_type a string (the model keys: `config_from_hf`)."""
     for key in ("id2label", "label2id"):
         if key in values and not isinstance(values[key], dict):
             raise SourceError(f"{label}: key {key} must be a JSON object (id → name), got a "
@@ -141,6 +145,14 @@ def check_label_keys(values: dict, label: str) -> None:
     count = values.get("num_labels")
     if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
         raise SourceError(f"{label}: key num_labels must be an integer, got {json.dumps(count)}")
+    classes = values.get("architectures")
+    if classes is not None and not (isinstance(classes, list)
+                                    and all(isinstance(c, str) for c in classes)):
+        raise SourceError(f"{label}: key architectures must be a list of class names, got "
+                          f"{json.dumps(classes)}")
+    kind = values.get("problem_type")
+    if kind is not None and not isinstance(kind, str):
+        raise SourceError(f"{label}: key problem_type must be a string, got {json.dumps(kind)}")
 
 
 def _labels(values, num_labels, label):
