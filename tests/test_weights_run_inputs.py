@@ -208,3 +208,20 @@ def test_the_callers_config_is_left_as_given(tmp_path):
     assert config.albert_config is None and config.spm_model_file is None
     assert filled.albert_config is inputs.albert_config
     assert filled.spm_model_file == str(folder / "spiece.model")
+
+
+@pytest.mark.parametrize("name, text, words", [
+    ("preprocessor.json", '{"config": {"sequence_length": "64"}}',
+     'key sequence_length must be an integer, got "64"'),
+    ("preprocessor.json", '{"config": [64]}', "key config must be an object, got [64]"),
+    ("task.json", '["AlbertTextClassifier"]', "holds a JSON list, expected an object"),
+])
+def test_wrong_types_in_a_keras_hub_preset_name_the_file_and_key(tmp_path, name, text, words):
+    from albert_tf.weights import SourceError, open_source
+
+    folder = tmp_path / "preset"
+    shutil.copytree(interop("keras_hub", "classifier"), folder)
+    (folder / name).write_text(text)
+    with pytest.raises(SourceError) as raised:
+        open_source(folder)
+    assert str(raised.value) == f"{folder / name}: {words}"

@@ -171,10 +171,25 @@ def write_label_names(folder, names) -> None:
             writer.write("\n")
 
 
-def read_json(path):
-    """A source's JSON file (config, task, index), or one SourceError naming it."""
+def read_json(path) -> dict:
+    """A source's JSON object (config, task, index, preprocessor), or one SourceError naming the
+    file: not JSON, or JSON of another type."""
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            values = json.load(f)
     except (OSError, ValueError) as error:
         raise SourceError(f"{path}: cannot read it as JSON ({error})") from None
+    if not isinstance(values, dict):
+        raise SourceError(f"{path}: holds a JSON {type(values).__name__}, expected an object")
+    return values
+
+
+def json_key(values: dict, key: str, types, path, default=None):
+    """`values[key]` when it is of `types` (None: absent), else one SourceError naming the file
+    and the key."""
+    value = values.get(key, default)
+    if value is None or (isinstance(value, types) and not isinstance(value, bool)):
+        return value
+    names = {dict: "an object", int: "an integer", str: "a string"}
+    raise SourceError(f"{path}: key {key} must be {names.get(types, types.__name__)}, got "
+                      f"{json.dumps(value)}")

@@ -14,7 +14,8 @@ from albert_tf.tokenization.settings import lower_case_setting, read_settings
 from albert_tf.weights import hf_names as hn
 from albert_tf.weights.arrays import drop_identity_projection, fill_pooler
 from albert_tf.weights.heads import labelled_heads
-from albert_tf.weights.source import SourceError, WeightSource, folder_json, read_json
+from albert_tf.weights.source import (SourceError, WeightSource, folder_json, json_key,
+                                      read_json)
 
 CONFIG = "config.json"
 SAFETENSORS = "model.safetensors"
@@ -82,7 +83,8 @@ def load_hf_tensors(folder: str) -> dict:
         return _load_safetensors(single)
     if os.path.isfile(index):
         tensors = {}
-        for shard in sorted(set(read_json(index).get("weight_map", {}).values())):
+        for shard in sorted(set(json_key(read_json(index), "weight_map", dict, index,
+                                         {}).values())):
             tensors.update(_load_safetensors(os.path.join(folder, shard)))
         return tensors
     if os.path.isfile(os.path.join(folder, TORCH_BIN)):

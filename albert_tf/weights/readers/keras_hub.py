@@ -13,8 +13,8 @@ import numpy as np
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.weights import keras_hub_names as kn
 from albert_tf.weights.arrays import drop_identity_projection
-from albert_tf.weights.source import (SourceError, WeightSource, folder_json, label_names,
-                                      read_json)
+from albert_tf.weights.source import (SourceError, WeightSource, folder_json, json_key,
+                                      label_names, read_json)
 from albert_tf.weights.tf1_names import BLOCK_PREFIX
 
 CONFIG, WEIGHTS, TASK, TASK_WEIGHTS = "config.json", "model.weights.h5", "task.json", "task.weights.h5"
@@ -30,7 +30,7 @@ def config_from_keras_hub(values: dict, label: str):
     if values.get("class_name") != kn.BACKBONE_CLASS:
         raise SourceError(f"{label}: class_name is {values.get('class_name')!r}; only "
                           f"{kn.BACKBONE_CLASS} presets can be read")
-    settings = values.get("config", {})
+    settings = json_key(values, "config", dict, label, {})
     missing = [k for k in kn.CONFIG_KEYS if k not in settings]
     if missing:
         raise SourceError(f"{label}: config key(s) {', '.join(missing)} missing")
@@ -158,7 +158,8 @@ def read_keras_hub(path: str) -> WeightSource:
                  f"ALBERT's with 1e-12: MLM logits differ slightly from keras-hub's",)
     spm = os.path.join(path, SPM)
     preprocessor = os.path.join(path, "preprocessor.json")
-    length = (read_json(preprocessor).get("config", {}).get("sequence_length")
+    length = (json_key(json_key(read_json(preprocessor), "config", dict, preprocessor, {}),
+                       "sequence_length", int, preprocessor)
               if os.path.isfile(preprocessor) else None)
     # keras-hub's AlbertTokenizer feeds raw text to SentencePiece: no lower-casing.
     return WeightSource(
