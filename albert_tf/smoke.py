@@ -1,5 +1,6 @@
 """Smoke run: build a small ALBERT, run it, and round-trip it through a TF1-named checkpoint."""
 
+import argparse
 import os
 import tempfile
 
@@ -29,4 +30,5 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__).parse_args()  # --help, and no stray flags
     main()

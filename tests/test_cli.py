@@ -96,13 +96,15 @@ def test_help_answers_before_tensorflow_loads(script):
 PROGRAMS = [(script, []) for script in cli.ENTRY_POINTS] + [
     ("-m", [module]) for module in ("albert_tf.demo", "albert_tf.paper", "albert_tf.paper.layers",
                                     "albert_tf.weights", "albert_tf.convert", "albert_tf.train_spm",
-                                    "albert_tf.train_vocab", "albert_tf.evaluate_squad")]
+                                    "albert_tf.train_vocab", "albert_tf.evaluate_squad",
+                                    "albert_tf.smoke")]
 
 
 @pytest.mark.parametrize("script,argv", PROGRAMS, ids=[s if s != "-m" else a[0] for s, a in PROGRAMS])
 def test_help_exits_0(script, argv):
-    # absl's help flags exit 1, which our scripts use for bad input (evaluate_squad: argparse).
-    for asked in ("--help",) if argv == ["albert_tf.evaluate_squad"] else ("--help", "--helpfull"):
+    # absl's help flags exit 1, which our scripts use for bad input (two use argparse).
+    argparse = argv in (["albert_tf.evaluate_squad"], ["albert_tf.smoke"])
+    for asked in ("--help",) if argparse else ("--help", "--helpfull"):
         result = run_entry_point(script, [*argv, asked])
         assert result.returncode == 0, (asked, result.stderr[-2000:])
         assert "--" in result.stdout and "Traceback" not in result.stderr
