@@ -11,7 +11,7 @@ import hashlib
 import itertools
 import os
 import signal
-import time
+import threading
 
 import pytest
 
@@ -105,14 +105,34 @@ class _DiesOnBlock:
         return index
 
 
+def _within(seconds, call):
+    """`call()`'s result, or its exception raised here; fails the test when it has not returned
+    within `seconds` (it runs in a daemon thread, so a hang cannot block the suite)."""
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = call()
+        except BaseException as error:  # handed to the test's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        pytest.fail(f"no answer within {seconds} s: it hangs")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def test_a_worker_that_dies_is_an_error_not_a_hang():
     """The pool replaces a dead worker but never answers for its block: waiting on it hung a
     run (and the suite) before."""
-    start = time.monotonic()
     with pytest.raises(WorkerDiedError, match=r"worker process \(pid \d+\) died.*--num_workers"):
-        list(parallel.process_blocks(range(8), _DiesOnBlock(fatal=3), 2))
-    assert time.monotonic() - start < 60
-    assert list(parallel.process_blocks(range(4), _DiesOnBlock(fatal=-1), 2)) == [0, 1, 2, 3]
+        _within(60, lambda: list(parallel.process_blocks(range(8), _DiesOnBlock(fatal=3), 2)))
+    assert _within(60, lambda: list(parallel.process_blocks(range(4), _DiesOnBlock(fatal=-1),
+                                                            2))) == [0, 1, 2, 3]
 
 
 def test_shuffle_buffer_permutes_deterministically():
