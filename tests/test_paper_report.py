@@ -103,3 +103,35 @@ def test_without_matplotlib_pngs_are_skipped_with_one_notice(tmp_path, monkeypat
     assert out.count("matplotlib is not installed") == 1 and len(out.strip().splitlines()) == 1
     written = json.loads(open(paths["json"]).read())
     assert written["figures"] == [] and "## Table 5" in open(paths["report"]).read()
+
+
+def test_a_model_at_chance_on_its_own_task_is_marked(tmp_path):
+    # 0.517 on 1024 balanced held-out pairs (the SOP model) is within 2 standard errors
+    # (3.1 points) of 50 %; 0.60 is not.
+    options, plan, data, trained, scores, timed, curves = _inputs(tmp_path)
+    scores["sop-share_all-E32"]["sop_accuracy"] = 0.517
+    results = report.build_results(options, plan, data, trained, scores, timed, curves, 16, 1.0)
+    own = results["inter_sentence"]["own_task"]
+    assert own == {"learned": {"nsp": True, "sop": False}, "comparable": False,
+                   "notes": own["notes"]}
+    assert results["models"]["sop-share_all-E32"]["own_task"]["learned"] is False
+    assert results["models"]["sop-share_none-E32"]["own_task"]["learned"] is True
+    assert results["models"]["none-share_all-E32"]["own_task"] is None
+    text = report.render(results)
+    assert "| sop (own task at chance) | 30.0 |" in text
+    assert "**Not comparable:**" in text and "51.7 % on held-out SOP" in text
+    assert "needs more than 800 steps" in text
+    assert "**Not comparable:**" not in report.render(_results(tmp_path))
+
+
+def test_the_training_curve_says_from_which_step_a_task_was_learned():
+    from albert_tf.paper import health
+
+    # 40 steps of 32 pairs a point: chance + 2 standard errors is 52.8 %.
+    curve = [(40, 0.50), (80, 0.62), (120, 0.51), (160, 0.60), (200, 0.64)]
+    assert health.learned_from_step(curve, 40 * 32) == 160
+    assert health.learned_from_step(curve[:3], 40 * 32) is None
+    found = {"objective": "sop", "heldout_accuracy": 0.51, "heldout_examples": 1024,
+             "steps": 200, "training_accuracy_last": 0.64,
+             "training_cleared_chance_from_step": 160}
+    assert "cleared chance only from step 160" in health.describe("m", found)

@@ -11,7 +11,7 @@ import tensorflow as tf
 from albert_tf.data import schema
 from albert_tf.errors import InputError, UsageError
 from albert_tf.paper import data as paper_data
-from albert_tf.paper import scoring, speed, training, transitions
+from albert_tf.paper import health, scoring, speed, training, transitions
 from albert_tf.paper.plan import ModelSpec, PaperOptions
 from albert_tf.training import Runtime
 from support.entry_points import run_entry_point
@@ -114,6 +114,13 @@ def test_scores_and_figure_1_curve(run, monkeypatch):
     assert found["parameters"] < not_shared["parameters"]
     monkeypatch.setattr(scoring, "load_pretrainer", None)  # a second call reads the cache
     assert scoring.score_model(run["runtime"], options, run["models"][0], data, True) == found
+    # Its own task (SOP): the training accuracy the trainer logged, step by step, is read back
+    # (of the model no other test trains again).
+    spec = run["models"][1]
+    own = health.own_task(spec, not_shared, run["trained"][spec.name], options)
+    curve = health.training_curve(run["trained"][spec.name]["directory"])
+    assert [step for step, _ in curve] == [1, 2] and own["training_accuracy_last"] == curve[-1][1]
+    assert own["heldout_examples"] == data["heldout_sop_instances"] and own["steps"] == 2
 
 
 def test_speed_is_timed_in_turns_and_kept(run, monkeypatch):

@@ -13,6 +13,7 @@ import os
 
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.paper import paper_numbers as paper
+from albert_tf.paper.health import inter_sentence_health, own_task
 from albert_tf.paper.plan import PaperOptions, Plan, speed_baseline
 from albert_tf.paper.smoothness import smoothness_summary
 
@@ -110,9 +111,13 @@ def build_results(options: PaperOptions, plan: Plan, data: dict, trained: dict, 
     base = plan.rows("inter_sentence")[-1][1]  # SOP, all-shared, default E
     settings = {k: (list(v) if isinstance(v, tuple) else v)
                 for k, v in vars(options).items() if k != "runtime"}
+    # Whether each NSP/SOP model learned its own task (paper.health): Table 5 needs both.
+    own = {spec.name: own_task(spec, scores[spec.name], trained[spec.name], options)
+           for spec in plan.models}
     return {
         "scale": scale(options, data, scores[base.name]["parameters"]),
-        "inter_sentence": inter_sentence(plan, scores),
+        "inter_sentence": {**inter_sentence(plan, scores), "own_task": inter_sentence_health(
+            plan, {name: found for name, found in own.items() if found})},
         "sharing": sharing(plan, scores, options),
         "embedding_size": embedding_size(plan, scores, options),
         "layer_smoothness": layer_smoothness(curves, curve_examples),
@@ -120,7 +125,8 @@ def build_results(options: PaperOptions, plan: Plan, data: dict, trained: dict, 
         "figures": [],
         "models": {spec.name: {"objective": spec.objective, "share": spec.share,
                                "embedding_size": spec.embedding_size, **scores[spec.name],
-                               **trained[spec.name]} for spec in plan.models},
+                               **trained[spec.name], "own_task": own[spec.name]}
+                   for spec in plan.models},
         "settings": {**settings, "runtime": vars(options.runtime)},
         "data": data, "elapsed_seconds": round(elapsed_s, 1), "citation": paper.CITATION,
     }
@@ -149,9 +155,12 @@ def render(results: dict) -> str:
              "(fine-tuned SQuAD/MNLI/SST-2/RACE); ours are intrinsic held-out accuracies. "
              "Accuracies in %; held-out NSP and SOP sets are balanced, so chance is 50.", ""]
     inter = results["inter_sentence"]
+    health = inter.get("own_task", {})
+    at_chance = {label for label, ok in health.get("learned", {}).items() if not ok}
     lines += ["## Table 5: inter-sentence loss (none / NSP / SOP)", ""]
     lines += _table(["trained with", "MLM", "NSP", "SOP", "paper MLM", "paper NSP", "paper SOP"],
-                    [[r["row"], _pct(r["mlm_accuracy"]), _pct(r["nsp_accuracy"]),
+                    [[r["row"] + (" (own task at chance)" if r["row"] in at_chance else ""),
+                      _pct(r["mlm_accuracy"]), _pct(r["nsp_accuracy"]),
                       _pct(r["sop_accuracy"]), r["paper"]["mlm"], r["paper"]["nsp"],
                       r["paper"]["sop"]] for r in inter["rows"]])
     p = inter["pattern"]
@@ -160,6 +169,10 @@ def render(results: dict) -> str:
               f"{_pct(p['nsp_model_sop_accuracy'])}: margin {p['margin']:+.3f} (standard error "
               f"{p['margin_standard_error']:.3f}), **{'holds' if p['holds'] else 'does not hold'}"
               "** (paper: 78.9 vs 52.0).", ""]
+    if health.get("notes"):
+        lines += ["**Not comparable:** a model that did not learn its own sentence task cannot "
+                  "show which objective transfers better. " + " ".join(
+                      note + "." for note in health["notes"]), ""]
     others = p.get("every_sop_trained_model_nsp_accuracy") or {}
     if len(others) > 1:
         values = list(others.values())

@@ -51,6 +51,11 @@ def _run(options: PaperOptions, printer) -> dict:
     paths = report.write(results, options.output_dir)
     pattern = results["inter_sentence"]["pattern"]
     verdict = "holds" if pattern["holds"] else "does not hold"
+    own = results["inter_sentence"]["own_task"]
+    if not own["comparable"]:  # a model at chance on its own task: see report.md
+        verdict += "; not comparable: " + ", ".join(
+            f"the {label.upper()} model stayed at chance on {label.upper()}"
+            for label, ok in own["learned"].items() if not ok)
     printer(f"[paper] done in {format_duration(time.time() - start)}: {paths['report']}, "
             f"{paths['json']}, {len(results['figures'])} figure(s). Table 5 pattern: SOP model "
             f"on NSP {pattern['sop_model_nsp_accuracy']:.3f} vs NSP model on SOP "

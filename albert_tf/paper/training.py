@@ -75,21 +75,30 @@ def model_settings(options: PaperOptions, spec: ModelSpec, data: dict) -> dict:
             "data": data["key"]}
 
 
-def measured_speed(directory: str, batch_size: int) -> dict:
-    """Examples/s and steps/s from the trainer's logged `examples_per_second` (see the module
-    docstring); NaN when nothing was logged."""
-    kept, first = [], []
+def logged_scalars(directory: str, tag: str) -> list:
+    """Per events file of `directory` (one per training process, in order), the [(step, value)]
+    the trainer logged under `tag`; a killed run's truncated last record is left out."""
+    found = []
     for path in sorted(glob.glob(os.path.join(directory, "events.out.tfevents.*"))):
         values = []
         try:
             for event in tf.compat.v1.train.summary_iterator(path):
                 for value in event.summary.value:
-                    if value.tag == "examples_per_second":
-                        values.append(float(tf.make_ndarray(value.tensor)))
-        except tf.errors.DataLossError:  # a killed run's truncated last record
+                    if value.tag == tag:
+                        values.append((int(event.step), float(tf.make_ndarray(value.tensor))))
+        except tf.errors.DataLossError:
             pass
-        first += values[:1]
-        kept += values[1:]
+        found.append(values)
+    return found
+
+
+def measured_speed(directory: str, batch_size: int) -> dict:
+    """Examples/s and steps/s from the trainer's logged `examples_per_second` (see the module
+    docstring); NaN when nothing was logged."""
+    kept, first = [], []
+    for values in logged_scalars(directory, "examples_per_second"):
+        first += [v for _, v in values[:1]]
+        kept += [v for _, v in values[1:]]
     pool = kept or first
     examples = statistics.median(pool) if pool else float("nan")
     return {"examples_per_second": examples, "steps_per_second": examples / batch_size,
