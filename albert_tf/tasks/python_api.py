@@ -24,7 +24,7 @@ from albert_tf.tasks.output_lock import OutputDirLock
 from albert_tf.training.checkpoint_files import list_checkpoints
 from albert_tf.weights.run_inputs import resolve_inputs
 
-VERBOSE = {0: "silent", 1: "a progress bar per epoch", 2: "one line per epoch"}
+VERBOSE = (0, 1, 2)  # Keras': silent, a progress bar per epoch, one line per epoch
 
 
 def is_preset(name) -> bool:
@@ -34,9 +34,10 @@ def is_preset(name) -> bool:
 @dataclasses.dataclass
 class Served:
     """A driver whose task and model serve the API's calls; `stamp`: the output_dir's state
-    when its checkpoint was loaded (None: not loaded yet)."""
+    when its checkpoint was loaded (`loaded`)."""
 
     driver: object
+    loaded: bool = False
     stamp: object = None
     prefix: str | None = None
 
@@ -103,6 +104,14 @@ class PythonApi:
         self.inputs, self.do_lower_case = inputs, inputs.do_lower_case
 
     # ---------------------------------------------------------------- labels
+    def _given_or_recorded(self, labels, recorded):
+        """`labels` given, else the ones `<output_dir>/labels.json` records (`recorded`); when
+        both are there they must be the same."""
+        if labels is not None and recorded is not None and recorded != labels:
+            raise self.error(f"{self.output_dir}/labels.json holds the {self.label_word} "
+                             f"{recorded} but labels= is {labels}; use another output_dir")
+        return labels if labels is not None else recorded
+
     def _check_ready(self):
         if self.labels is None:
             raise self.error(f"the {self.kind} has no {self.label_word} yet: fit it first, or pass "
@@ -165,11 +174,11 @@ class PythonApi:
         the kept model, or into a new one (`_serving_driver(*args)`) on the first call."""
         served = self._served
         stamp = self._stamp()
-        if served is None or served.stamp is None or served.stamp != stamp:
+        if served is None or not served.loaded or served.stamp != stamp:
             driver = served.driver if served is not None else self._serving_driver(*args)
             with OutputDirLock(self.output_dir):
                 _, _, prefix = driver.load_trained(self._not_trained)
-            served = self._served = Served(driver, self._stamp(), prefix)
+            served = self._served = Served(driver, True, self._stamp(), prefix)
         return served.driver.task, served.driver.model, served.prefix
 
     def _serving_driver(self, *args):

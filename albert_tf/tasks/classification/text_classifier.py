@@ -95,10 +95,7 @@ class TextClassifier(PythonApi):
             int(max_seq_length), TextClassifierError)
         if labels is not None and len(labels) < (1 if self.multi_label else 2):
             raise TextClassifierError(f"labels= must name at least 2 classes, got {labels}")
-        if labels is not None and recorded is not None and recorded != labels:
-            raise TextClassifierError(f"{self.output_dir}/labels.json holds the labels {recorded} "
-                                      f"but labels= is {labels}; use another output_dir")
-        self.labels = labels if labels is not None else recorded
+        self.labels = self._given_or_recorded(labels, recorded)
         self.albert_config_file = self._config_file(albert_config_file)
         self.init_checkpoint = init_checkpoint
         self.spm_model_file = spm_model_file

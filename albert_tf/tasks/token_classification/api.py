@@ -65,11 +65,7 @@ class TokenClassifier(PythonApi):
                 raise TokenClassifierError(f"labels= must name at least 2 distinct tags, got "
                                            f"{labels}")
         self._open_output_dir(output_dir, "albert_tf_ner_")
-        recorded = read_labels(self.output_dir)
-        if labels is not None and recorded is not None and recorded != labels:
-            raise TokenClassifierError(f"{self.output_dir}/labels.json holds the tags {recorded} "
-                                       f"but labels= is {labels}; use another output_dir")
-        self.labels = labels if labels is not None else recorded
+        self.labels = self._given_or_recorded(labels, read_labels(self.output_dir))
         self.albert_config_file = self._config_file(albert_config_file)
         self.init_checkpoint = init_checkpoint
         self.spm_model_file, self.vocab_file = spm_model_file, vocab_file
