@@ -83,7 +83,7 @@ def test_the_report_renders_every_table_beside_the_paper(tmp_path):
 
 
 def test_figures_are_pngs(tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason="matplotlib (pip install -e '.[test]')")
     results = _results(tmp_path)
     written = plots.write_all(results, str(tmp_path))
     assert len(written) == 5
