@@ -52,6 +52,12 @@ class Console:
             self.stream.flush()
             self._last_output = time.monotonic()
 
+    def end_bar(self) -> None:
+        """Ends a terminal's progress bar line, so another writer starts on a fresh line."""
+        with self._lock:
+            self._end_bar()
+            self.stream.flush()
+
     def _end_bar(self) -> None:
         if self._open_line:
             self.stream.write("\n")
@@ -175,10 +181,17 @@ class _Lines:
 
 
 class _ConsoleFilter:
-    """On absl's console handler: warnings and errors only."""
+    """On absl's console handler: warnings and errors only, each on a line of its own (a
+    terminal's progress bar is ended first)."""
+
+    def __init__(self, console: Console):
+        self.console = console
 
     def filter(self, record) -> bool:
-        return record.levelno >= logging.WARNING
+        if record.levelno < logging.WARNING:
+            return False
+        self.console.end_bar()
+        return True
 
 
 class _ProgressHandler(logging.Handler):
@@ -198,7 +211,7 @@ def demo_logging(console: Console, log_path: str):
     """While inside: absl's console handler shows warnings and errors only, progress records
     drive the console's progress display, and every INFO record goes to `log_path`."""
     handler = absl_logging.get_absl_handler()
-    console_filter = _ConsoleFilter()
+    console_filter = _ConsoleFilter(console)
     handler.addFilter(console_filter)
     to_file = logging.FileHandler(log_path, encoding="utf-8")
     to_file.setLevel(logging.INFO)
