@@ -211,6 +211,7 @@ def test_from_pretrained_takes_the_labels_an_hf_classifier_names(tmp_path):
     import shutil
 
     from support.interop import interop
+    from support.source_reads import counting_hf_reads
 
     from albert_tf.errors import UsageError
     from albert_tf.tasks import TextClassifier
@@ -220,10 +221,14 @@ def test_from_pretrained_takes_the_labels_an_hf_classifier_names(tmp_path):
     values = json.loads((folder / "config.json").read_text())
     values.update(id2label={"0": "sad", "1": "calm", "2": "glad"})
     (folder / "config.json").write_text(json.dumps(values))
-    clf = TextClassifier.from_pretrained(folder, max_seq_length=16, output_dir=tmp_path / "out")
-    assert clf.labels == ["sad", "calm", "glad"]
-    names, probabilities = clf.predict(["a calm day", "it rained"])
+    with counting_hf_reads() as counts:
+        clf = TextClassifier.from_pretrained(folder, max_seq_length=16,
+                                             output_dir=tmp_path / "out")
+        assert clf.labels == ["sad", "calm", "glad"]
+        names, probabilities = clf.predict(["a calm day", "it rained"])
+        assert clf.predict(["a calm day", "it rained"])[0] == names
     assert names == [["sad", "calm", "glad"][i] for i in probabilities.argmax(-1)]
+    assert counts == {"opened": 1, "read": 1}  # the folder opened, its weights read, once
     with pytest.raises(UsageError, match=r"labels= \['glad', 'calm', 'sad'\] contradicts id2label "
                                          r"of .*config.json \['sad', 'calm', 'glad'\]"):
         TextClassifier.from_pretrained(folder, labels=["glad", "calm", "sad"], max_seq_length=16)
