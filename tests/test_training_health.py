@@ -55,6 +55,24 @@ def test_loss_at_chance_is_stalled_and_a_falling_loss_is_not():
     assert H.loss_stalled(_noisy(np.full(150, 10.0), 0.1)) is not None
 
 
+def test_a_checkpoint_in_the_warm_up_is_not_judged_and_a_finding_can_end(caplog):
+    health = H.TrainingHealth({"warmup": ("--warmup_step", 100)}, chance_loss=LN2)
+    for loss in _noisy(np.full(150, LN2), 0.018):
+        health.record_loss(loss)
+    assert not health.check_loss(final=False)  # 150 steps: less than twice the warm-up
+    with caplog.at_level(logging.INFO):
+        assert health.check_loss(final=True) and health.status == "not_learning"
+        for loss in _noisy(np.linspace(LN2, 0.1, 150), 0.018, seed=1):  # it learns after all
+            health.record_loss(loss)
+        assert not health.check_loss() and health.status == "ok" and health.fields() == {}
+    said = [r.getMessage() for r in caplog.records if "training health" in r.getMessage()]
+    assert len(said) == 2 and said[1].startswith("training health: no longer so (loss check)")
+    health.check_predictions(300, np.zeros(30, int), np.arange(30) % 2)
+    assert health.fields() == {"health": "not_learning"}
+    health.check_predictions(400, np.arange(30) % 2, np.arange(30) % 2)
+    assert health.status == "ok"
+
+
 def test_entropy_spread_and_one_class():
     assert H.label_entropy([0, 1, 0, 1]) == pytest.approx(LN2)
     assert H.label_entropy([0, 0, 0, 1]) == pytest.approx(-(0.75 * math.log(0.75)

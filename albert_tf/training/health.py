@@ -150,7 +150,10 @@ class TrainingHealth:
         self.settings = dict(settings or {})
         self.chance_loss = chance_loss
         self.losses: list = []
-        self.findings: dict = {}  # status -> message, in the order found
+        # What each check found and still holds: {"loss" | "predictions" | "start": message}.
+        # The loss and the predictions are judged again at every checkpoint and evaluation
+        # (a long run may look stuck at its first checkpoints and learn later).
+        self.findings: dict = {}
         self.start_spread = None
 
     # ------------------------------------------------------------------ the advice
@@ -180,32 +183,50 @@ class TrainingHealth:
                 f"{self._flag('seed', '--seed')}, or another "
                 f"{self._flag('init_checkpoint', '--init_checkpoint')}")
 
-    def _report(self, status: str, message: str) -> None:
-        if status in self.findings:
-            return
-        self.findings[status] = message
-        logging.warning("training health: %s", message)
+    def _report(self, check: str, message: str | None) -> None:
+        """Records what `check` found now (None: nothing); warns when that makes a new status
+        (one line per status: the loss and the predictions both say not learning)."""
+        status_before = self.status
+        before = self.findings.pop(check, None)
+        if message is not None:
+            self.findings[check] = message
+            kind = COLLAPSED_START if check == "start" else NOT_LEARNING
+            if before is None and kind not in status_before.split(","):
+                logging.warning("training health: %s", message)
+            elif before is None:
+                logging.info("training health: %s", message)
+        elif before is not None:
+            logging.info("training health: no longer so (%s check): %s", check, before)
 
     @property
     def status(self) -> str:
-        """`ok`, or the findings joined by `,` (`not_learning`, `collapsed_start`)."""
-        return ",".join(self.findings) or "ok"
+        """`ok`, or what was found, joined by `,` (`collapsed_start`, `not_learning`)."""
+        found = [COLLAPSED_START] if "start" in self.findings else []
+        if "loss" in self.findings or "predictions" in self.findings:
+            found.append(NOT_LEARNING)
+        return ",".join(found) or "ok"
 
     def fields(self) -> dict:
-        """What a result or summary records: {"health": status} once something was found."""
+        """What a result or summary records: {"health": status} while something is found."""
         return {"health": self.status} if self.findings else {}
 
     # ------------------------------------------------------------------ the checks
     def record_loss(self, loss: float) -> None:
         self.losses.append(float(loss))
 
-    def check_loss(self) -> bool:
-        """Judges the losses recorded so far; warns (once) when they have not come down."""
+    def check_loss(self, final: bool = True) -> bool:
+        """Judges the losses recorded so far; warns when they have not come down. Before the
+        end of training (`final` False), not before twice the warm-up either."""
+        warmup = self._value("warmup")
+        if not final and isinstance(warmup, int) and len(self.losses) < 2 * warmup:
+            return "loss" in self.findings
         stalled = loss_stalled(self.losses, self.chance_loss)
         if stalled is None:
+            if len(self.losses) >= MIN_STEPS:
+                self._report("loss", None)
             return False
         what = "chance" if self.chance_loss is not None else "the first steps'"
-        self._report(NOT_LEARNING, (
+        self._report("loss", (
             f"not learning: the training loss over steps {stalled['first']}-{stalled['last']} "
             f"of this run averaged {stalled['recent']:.4g}, not below {what} loss "
             f"{stalled['start']:.4g} (step-to-step noise {stalled['noise']:.2g}); "
@@ -219,9 +240,10 @@ class TrainingHealth:
             return False
         only = one_class(predicted, gold)
         if only is None:
+            self._report("predictions", None)
             return False
         shown = names[only] if names is not None and isinstance(only, int) else only
-        self._report(NOT_LEARNING, (
+        self._report("predictions", (
             f"not learning: at step {int(step)} the model predicts {shown!r} for every one of "
             f"the {len(gold)} dev examples; " + self.advice()))
         return True
@@ -235,7 +257,7 @@ class TrainingHealth:
         if spread >= COLLAPSED_SPREAD:
             return False
         checkpoint = self._value("init_checkpoint")
-        self._report(COLLAPSED_START, (
+        self._report("start", (
             f"collapsed start: the initial checkpoint{f' {checkpoint}' if checkpoint else ''} "
             f"gives nearly the same {what} for every input of a training batch (they vary by "
             f"{spread:.2g} of their size; random-initialised models: 0.3-0.55): it looks "

@@ -44,6 +44,7 @@ class Trainer:
         self.train_step = self.step_builder  # the callable run once per step (tests wrap it)
         self._eval_step = None
         self.state = None
+        self._last_step = None  # train()'s num_train_steps
         # Watches the loss: a run that does not learn says so (`training.health`).
         self.health = health if health is not None else TrainingHealth()
 
@@ -70,6 +71,7 @@ class Trainer:
         Returns the last logged values. As with the original's Estimator, a resumed run
         restarts its input pipeline (the position in the data is not part of the checkpoint)."""
         self._check_batch(global_batch_size)
+        self._last_step = num_train_steps
         iterator = iter(self._distribute(dataset_fn))
         self.state = self._make_state()
         restored = self.state.restore_latest()
@@ -100,7 +102,8 @@ class Trainer:
         return values
 
     def _save(self, step, on_checkpoint):
-        self.health.check_loss()  # before the hooks: an evaluation records what it found
+        # Before the hooks: an evaluation records what it found.
+        self.health.check_loss(final=step >= self._last_step)
         path = self.state.save(step)
         if path:
             logging.info("saved checkpoint %s", path)
