@@ -61,6 +61,7 @@ DEV_SCORES = r"""
 import json, sys
 import numpy as np
 import tensorflow as tf
+import tensorflow_text  # the export's serve_text holds SentencePiece ops
 model = tf.saved_model.load(sys.argv[1])
 records = [r.numpy() for r in tf.data.TFRecordDataset(sys.argv[2])]
 spec = {k: tf.io.FixedLenFeature([1], tf.int64) for k in ("label_ids", "is_real_example")}
