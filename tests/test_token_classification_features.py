@@ -98,3 +98,31 @@ def test_cache_round_trip(tmp_path, spm_model, split):
     assert got["input_ids"].dtype == tf.int32
     homes = got["word_ids"].numpy()[got["is_max_context"].numpy() == 1]
     assert sorted(homes.tolist()) == [0, 1, 2, 3]
+
+
+def test_sentences_held_in_memory_give_the_file_s_records(tmp_path, spm_model):
+    """`record_arrays` (TokenClassifier's sentences, no file) holds what the feature file of
+    the same sentences reads back as, window for window (the long sentence has several)."""
+    from albert_tf.tasks.inference import array_batches
+
+    tokenizer = tokenization.FullTokenizer(None, True, spm_model)
+    sentences = [Sentence(["Peter", "Blackburn", "in", "Brussels"] * 3, ["B-PER", "I-PER", "O",
+                                                                         "B-LOC"] * 3,
+                          list(range(1, 13)), "t"),
+                 Sentence(["EU", "rejects"], ["B-ORG", "O"], [14, 15], "t")]
+    labels = ["B-LOC", "B-ORG", "B-PER", "I-PER", "O"]
+    pieces = F.WordPieces(tokenizer)
+    path = str(tmp_path / "f.tf_record")
+    (tmp_path / "src").write_text("x")
+    key = F.cache_key("dev", str(tmp_path / "src"), 10, 3, tokenizer, True, labels)
+    count = F.cached_features(sentences, labels, pieces, 10, 3, path, key)
+    arrays = F.record_arrays(F.sentence_records(sentences, labels, pieces, 10, 3))
+    assert count == len(arrays["input_ids"]) > 2
+    batches = list(array_batches(arrays, 3))
+    reads = list(F.input_fn_builder(path, 10, False)(3))
+    assert len(batches) == len(reads)
+    for batch, read in zip(batches, reads):
+        assert set(batch) == set(read)
+        for name in read:
+            assert batch[name].dtype == read[name].dtype
+            np.testing.assert_array_equal(batch[name].numpy(), read[name].numpy())
