@@ -40,7 +40,10 @@ What the loop guarantees:
 - Gradients are summed over micro-batches and replicas, then clipped by the global norm (the
   optimizer's `clip_norm`, counted like TF1's clip_by_global_norm), so one device, mirrored,
   multi-worker and accumulated runs apply the same update for the same global batch.
-- A non-finite loss raises `NonFiniteLossError` naming the step; nothing new is saved.
+- A non-finite loss raises `NonFiniteLossError` naming the step, the learning rate and the last
+  step with a finite loss; nothing new is saved.
+- Its `health` (`training.health.TrainingHealth`) watches the loss: one that stays within noise
+  of its start (or of the task's chance loss) is one `training health:` warning line.
 - Logs every `log_every_steps`: loss, metrics, learning rate, examples/s, ETA; the same scalars
   go to TensorBoard event files in output_dir.
 - Keeping the best checkpoint is the driver's (`tasks.eval_state.CheckpointEvaluator`, an
