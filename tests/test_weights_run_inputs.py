@@ -86,11 +86,15 @@ def test_run_classifier_with_other_labels_than_an_hf_classifier_is_refused(tmp_p
 
     folder = _hf_folder(tmp_path, "clf", id2label=_named(["neg", "neu", "pos"]))
     (tmp_path / "test.tsv").write_text("text\nfine\n")
-    config = ClassifierRunConfig.from_flat(dict(
-        init_checkpoint=str(folder), do_predict=True, test_file=str(tmp_path / "test.tsv"),
-        output_dir=str(tmp_path / "out"), max_seq_length=32, label_list="pos,neu,neg"))
+    flags = dict(task_name="tsv", init_checkpoint=str(folder), do_predict=True,
+                 test_file=str(tmp_path / "test.tsv"), output_dir=str(tmp_path / "out"),
+                 max_seq_length=32)
+    config = ClassifierRunConfig.from_flat(dict(flags, label_list="pos,neu,neg"))
     line = one_error_line(lambda: Driver.create(ClassificationTask, config), capsys)
     assert "['pos', 'neu', 'neg'] contradicts" in line and "['neg', 'neu', 'pos']" in line, line
+    # Without --label_list, a prediction run serves the folder's own names (it said "no labels").
+    task = Driver.create(ClassificationTask, ClassifierRunConfig.from_flat(flags)).task
+    assert task.source.labels == ["neg", "neu", "pos"]
 
 
 def test_a_run_that_serves_a_head_the_source_does_not_hold_is_refused(tmp_path):

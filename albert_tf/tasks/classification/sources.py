@@ -47,6 +47,9 @@ class ExampleSource(abc.ABC):
 
     #: the run config flags this source cannot run without.
     required_flags: tuple = ("output_dir",)
+    #: the labels the --init_checkpoint's classifier names (HF id2label, its labels.json), set
+    #: by the task from its `RunInputs`: what a run that does not train serves by default.
+    model_labels: list | None = None
 
     def __init__(self, config: ClassifierRunConfig):
         self.config = config
@@ -210,6 +213,8 @@ class OwnDataSource(ExampleSource):
             return self.label_list
         if recorded is not None:
             return recorded
+        if self.model_labels:
+            return list(self.model_labels)
         if self.has_split("train"):
             return resolve(self.examples("train"), self.train_name(), None)
         raise UsageError(f"no labels: {cfg.output_dir} has no labels.json (written by a "

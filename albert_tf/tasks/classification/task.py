@@ -70,6 +70,7 @@ class ClassificationTask(Task):
         if source is not None:  # made for the caller's config: it reads the filled one
             source.config = config
         self.source = source if source is not None else source_for(config)
+        self.source.model_labels = self.inputs.model_labels()[0]
         self.validate()
         self.source.open()
         self.albert_config = config.load_albert_config()
