@@ -221,7 +221,10 @@ class Driver:
 
     def check_start(self, model) -> None:
         """How much the initial encoder's outputs vary over one training batch: nearly not at
-        all is a collapsed or under-trained checkpoint (`training.health`)."""
+        all is a collapsed or under-trained checkpoint (`training.health`). Not on TPUs (the
+        weights live there; an eager call would copy them to the host)."""
+        if self.config.runtime.distribution_strategy == "tpu":
+            return
         dataset = self.task.train_dataset_fn()(tf.distribute.InputContext())
         measured = encoder_spread(model, next(iter(dataset)))
         if measured is not None:
