@@ -38,13 +38,6 @@ def test_encoder_on_raw_text_matches_keras(spm_model, tmp_path):
     assert long["input_mask"].sum() == SEQ  # truncated to the file's length
 
 
-def test_from_folder_errors(tmp_path, spm_model):
-    with pytest.raises(InputError, match="classifier.json not found"):
-        LiteClassifier.from_folder(tmp_path)
-    export_tflite(AlbertClassifier(tiny_config(vocab_size=SPM_VOCAB_SIZE), 2), tmp_path, SEQ,
-                  "float32", spm_model_file=spm_model)
-    with pytest.raises(InputError, match="no dynamic_int8 file"):
-        LiteClassifier.from_folder(tmp_path, kind="dynamic_int8")
 
 
 def _toy_task(n, rng):
@@ -87,11 +80,16 @@ def test_int8_classifier_keeps_its_accuracy(tmp_path):
     assert abs(accuracy["dynamic_int8"] - accuracy["float32"]) <= 0.01, accuracy
 
 
-def test_multi_label_file_classifies_into_label_sets(tmp_path, spm_model):
+def test_from_folder_errors_and_a_multi_label_file_classifies_into_label_sets(tmp_path,
+                                                                              spm_model):
+    with pytest.raises(InputError, match="classifier.json not found"):
+        LiteClassifier.from_folder(tmp_path)
     names = ["economy", "sport", "uk"]
     model = AlbertClassifier(tiny_config(vocab_size=SPM_VOCAB_SIZE), 3, multi_label=True,
                              threshold=0.5)
     export_tflite(model, tmp_path, SEQ, "float32", spm_model_file=spm_model, label_names=names)
+    with pytest.raises(InputError, match="no dynamic_int8 file"):
+        LiteClassifier.from_folder(tmp_path, kind="dynamic_int8")
     classifier = LiteClassifier.from_folder(tmp_path, kind="float32")
     texts = TEXTS + ["Cup final in London", "Rates rise"]
     probabilities = classifier.predict(texts)
