@@ -11,6 +11,7 @@ after a `fit`, or when the output_dir changed since (another process trained the
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import math
 import os
@@ -42,7 +43,7 @@ class Served:
     prefix: str | None = None
 
 
-class PythonApi:
+class PythonApi(abc.ABC):
     """The base of the Python APIs (see the module docstring). Subclasses set `error` (their
     UsageError type), `kind` (the word for the model in messages) and `_serving_driver`."""
 
@@ -181,8 +182,10 @@ class PythonApi:
             served = self._served = Served(driver, True, self._stamp(), prefix)
         return served.driver.task, served.driver.model, served.prefix
 
+    @abc.abstractmethod
     def _serving_driver(self, *args):
-        raise NotImplementedError
+        """The driver (task and model) a first prediction call serves with; each API builds
+        its own task from `args`."""
 
     # ---------------------------------------------------------------- export
     def _export_dir(self, export_dir) -> str:
