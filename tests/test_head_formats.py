@@ -38,7 +38,13 @@ def export_toy(cls, inputs):
         {"input_ids": ids, "input_mask": mask, "segment_ids": segments}), input_signature=spec,
         autograph=False)
     root = serving_root({"serve": serve})
-    return HeadExport("toy", root, {"serving_default": root.serve}, check=None)
+
+    def check():  # what export_saved_model's fresh-process check sends and expects
+        batch = _batch(inputs.config)
+        return ({"serving_default": batch},
+                {"serving_default": {"scores": _scores(model, batch)}})
+
+    return HeadExport("toy", root, {"serving_default": root.serve}, check)
 
 
 # The toy head's names: a TF1 scope of its own (rows: TF1 name, attribute, shape) and its HF
