@@ -22,6 +22,7 @@ import contextlib
 import csv
 import dataclasses
 import importlib
+import importlib.util
 import inspect
 import io
 import json
@@ -31,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -232,7 +234,18 @@ def check_command(tokens, monkeypatch):
     return check_ours(args, monkeypatch)
 
 
+_CHECKED = set()  # a command that several pages name is parsed once
+
+
 def check_ours(args, monkeypatch):
+    if tuple(args) in _CHECKED:
+        return None
+    _check_ours(args, monkeypatch)
+    _CHECKED.add(tuple(args))
+    return None
+
+
+def _check_ours(args, monkeypatch):
     if args[0] == "-c":
         return compile(args[1], "<python -c>", "exec")
     if args[:2] == ["-m", "pytest"]:
@@ -243,6 +256,9 @@ def check_ours(args, monkeypatch):
     if args[0] == "-m":
         assert args[1].startswith("albert_tf."), f"not our module: {args[1]}"
         program, rest = ["-m", args[1]], args[2:]
+        if not _has_flags(args[1]):  # e.g. param_counts: running it would cost seconds
+            assert not arguments(rest), f"{args[1]} takes no arguments: {rest}"
+            return None
     else:
         assert (REPO / args[0]).is_file(), f"no script {args[0]}"
         program, rest = [args[0]], args[1:]
@@ -253,6 +269,17 @@ def check_ours(args, monkeypatch):
     result = run_entry_point(script, first + arguments(rest))
     assert result.returncode == 0, f"{' '.join(program)}: {result.stderr.strip()}"
     return None
+
+
+def _has_flags(module) -> bool:
+    """Whether `python -m module` parses a command line (our `cli.run` or absl's `app.run`)."""
+    spec = importlib.util.find_spec(module)
+    assert spec is not None, f"no module {module}"
+    if spec.submodule_search_locations:  # a package: its __main__ runs
+        spec = importlib.util.find_spec(module + ".__main__")
+        assert spec is not None, f"{module} is not runnable (no __main__)"
+    source = Path(spec.origin).read_text(encoding="utf-8")
+    return "cli.run(" in source or "app.run(" in source
 
 
 def check_evaluate_squad(args, monkeypatch):
