@@ -93,6 +93,9 @@ class ScheduleConfig:
         for name in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
             if int(getattr(self, name)) < 1:
                 raise UsageError(f"--{name} must be at least 1, got {getattr(self, name)}")
+        # A rate of 0 trains nothing and a negative one climbs the loss, both without a word.
+        if not float(self.learning_rate) > 0:
+            raise UsageError(f"--learning_rate must be above 0, got {self.learning_rate}")
 
 
 @dataclasses.dataclass

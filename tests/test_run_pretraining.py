@@ -221,3 +221,10 @@ def test_batch_that_accumulation_cannot_split_is_refused_before_anything(fixture
                                 gradient_accumulation_steps=8))
     assert not (tmp_path / "out").exists()
 
+
+
+@pytest.mark.parametrize("rate", [0.0, -1e-3])
+def test_a_learning_rate_that_cannot_train_is_refused(fixtures_dir, tmp_path, rate):
+    with pytest.raises(ValueError, match=f"--learning_rate must be above 0, got {rate}"):
+        options(fixtures_dir / "model", tmp_path / "r.tfrecord", tmp_path / "out",
+                learning_rate=rate)
