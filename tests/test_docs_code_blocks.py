@@ -12,7 +12,8 @@ drifts from it fails here:
   name a test that runs those calls or what the block needs (NEEDS), and the block's own imports
   still run.
 - `json`, `csv`, `tsv`: parsed; `text`: console output, not checked. Every block has a language.
-- A command in a code span of a line (`python ...`, `albert-...`) is checked as a shell block's.
+- A command in a code span of a line (`python ...`, `albert-...`) is checked as a shell block's;
+  a relative link must reach its file and heading.
 """
 
 from __future__ import annotations
@@ -128,6 +129,28 @@ def test_readme_starts_with_the_two_commands_and_stays_short():
     assert len(text.split("\n")) <= 250
     first = read_blocks(REPO / "README.md")[0].text
     assert "python -m albert_tf.demo" in first and "python -m pytest tests" in first
+
+
+def _anchors(path) -> set:
+    """GitHub's anchors of a page's headings: lower case, punctuation dropped, spaces to '-'."""
+    text = path.read_text(encoding="utf-8")
+    headings = re.findall(r"^#+ (.+)$", re.sub(r"```.*?```", "", text, flags=re.S), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+
+
+def test_links_reach_their_page_and_heading():
+    broken = []
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            file, _, anchor = target.partition("#")
+            path = (page.parent / file).resolve() if file else page
+            if not path.exists():
+                broken.append(f"{page.name}: {target} (no such file)")
+            elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
+                broken.append(f"{page.name}: {target} (no such heading)")
+    assert not broken, "\n".join(broken)
 
 
 # --------------------------------------------------------------------------------- data blocks
