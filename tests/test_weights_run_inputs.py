@@ -229,3 +229,31 @@ def test_wrong_types_in_a_keras_hub_preset_name_the_file_and_key(tmp_path, name,
     with pytest.raises(SourceError) as raised:
         open_source(folder)
     assert str(raised.value) == f"{folder / name}: {words}"
+
+
+def test_a_glue_task_whose_model_names_its_labels_in_another_order_is_refused(tmp_path, capsys,
+                                                                               fixtures_dir):
+    from safetensors.numpy import load_file, save_file
+
+    from albert_tf.tasks.classification.config import GlueRunConfig
+    from albert_tf.tasks.classification.task import ClassificationTask
+    from albert_tf.tasks.driver import Driver
+
+    folder = _hf_folder(tmp_path, "mrpc", id2label=_named(["1", "0"]))
+    tensors = load_file(folder / "model.safetensors")
+    for name in ("classifier.weight", "classifier.bias"):
+        tensors[name] = tensors[name][:2]
+    save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+    flags = dict(task_name="mrpc", data_dir=str(fixtures_dir / "glue" / "data"), do_eval=True,
+                 init_checkpoint=str(folder), output_dir=str(tmp_path / "out"), max_seq_length=32)
+    line = one_error_line(lambda: Driver.create(ClassificationTask,
+                                                GlueRunConfig.from_flat(flags)), capsys)
+    assert "the labels of --task_name=mrpc ['0', '1'] contradicts id2label of" in line, line
+    assert "['1', '0'] (the same labels in another order" in line, line
+    # Names that differ only in case are the same names (an HF MNLI model's ENTAILMENT).
+    config = json.loads((folder / "config.json").read_text())
+    config["id2label"] = _named(["Not_Equivalent", "Equivalent"])
+    (folder / "config.json").write_text(json.dumps(config))
+    task = Driver.create(ClassificationTask, GlueRunConfig.from_flat(flags)).task
+    task.inputs.check_labels(["not_equivalent", "equivalent"], "labels=")
+    assert task.inputs.checks[-1].startswith("labels: labels= agrees with id2label of")

@@ -133,10 +133,11 @@ class RunInputs:
         if own is None:
             return
         labels = [str(n) for n in labels]
-        if labels == own:
+        folded, own_folded = [n.casefold() for n in labels], [n.casefold() for n in own]
+        if folded == own_folded:  # ENTAILMENT is entailment
             self.checks.append(f"labels: {where} agrees with {origin}")
             return
-        reordered = sorted(labels) == sorted(own)
+        reordered = sorted(folded) == sorted(own_folded)
         if trains and not reordered:
             return
         how = ("the same labels in another order: every id would be renamed" if reordered

@@ -73,6 +73,11 @@ class ClassificationTask(Task):
         self.source.model_labels = self.inputs.model_labels()[0]
         self.validate()
         self.source.open()
+        if not config.reads_files and not self.source.regression:
+            # A GLUE task's labels are fixed by its processor: a model of the task whose
+            # classifier names them in another order would have every id renamed.
+            self.inputs.check_labels(self.source.labels,
+                                     f"the labels of --task_name={config.task_name}", trains=True)
         self.albert_config = config.load_albert_config()
         F.check_max_seq_length(config.max_seq_length, self.albert_config.max_position_embeddings)
         self.tokenizer = tokenization.FullTokenizer(config.vocab_file, config.do_lower_case,
