@@ -55,3 +55,25 @@ def test_beam_without_a_crc32c_package_names_the_install_line(monkeypatch, tmp_p
         monkeypatch.setitem(sys.modules, name, None)  # `import name` raises ImportError
     line = one_error_line(lambda: beam_pipeline.run(_options(tmp_path)), capsys)
     assert "google-crc32c" in line and beam_pipeline.INSTALL in line
+
+
+
+def test_an_input_that_shrank_during_the_run_is_one_line(monkeypatch, tmp_path, capsys):
+    from albert_tf.pretraining_data import beam_transforms
+    from albert_tf.pretraining_data.summary import Totals
+
+    options = _options(tmp_path)
+    size = (tmp_path / "in.txt").stat().st_size
+
+    def read_fewer_bytes(options, corpus, stats_path):  # the workers' counts, without a pipeline
+        totals = Totals()
+        totals.counters.input_bytes = corpus.total_bytes - 20
+        return totals, {}
+
+    monkeypatch.setattr(beam_transforms, "run_pipeline", read_fewer_bytes)
+    (tmp_path / "in.txt").write_bytes((tmp_path / "in.txt").read_bytes()[:-20])
+    monkeypatch.setattr(beam_transforms, "match_inputs",
+                        lambda spec: ([str(tmp_path / "in.txt")], [size]))  # taken before
+    line = one_error_line(lambda: beam_pipeline.run(options), capsys)
+    assert re.search(rf"the input changed while it was read \({size - 20} of {size} bytes read; "
+                     rf".*in\.txt: {size} bytes at the start, {size - 20} now\)", line), line

@@ -105,7 +105,8 @@ def run(options) -> dict:
     if not options.output_shards:  # as many as the runner made
         output_files = beam_transforms.written_shards(options.output_file)
     totals.counters.files = len(files)
-    error = summary.empty_run_error(options, files, totals)
+    error = (summary.changed_input_error(files, sizes, totals.counters.input_bytes)
+             or summary.empty_run_error(options, files, totals))
     if error:
         beam_transforms.delete(output_files)
         raise error

@@ -87,7 +87,7 @@ class LocalFilesEngine(abc.ABC):
         sizes = [io_utils.file_size(f) for f in files]
         with _termination_as_interrupt(), writer.RoundRobinWriter(output_files) as out:
             extra = self.write_records(options, files, encoder, out, totals)
-            error = (_changed_input_error(files, sizes, totals.counters.input_bytes)
+            error = (summary.changed_input_error(files, sizes, totals.counters.input_bytes)
                      or summary.empty_run_error(options, files, totals))
             if error:
                 raise error  # inside the writer's block: no output file appears
@@ -125,21 +125,6 @@ class BeamEngine:
     def run(self, options: PretrainingDataOptions) -> dict:
         options.validate()
         return beam_pipeline.run(options)
-
-
-def _changed_input_error(files, sizes, read: int) -> documents.InputError | None:
-    """An input that shrank (or grew) while it was read: its records would silently miss (or
-    mis-place) text, so nothing is published."""
-    if read == sum(sizes):
-        return None
-    changed = [(path, before, io_utils.file_size(path)) for path, before in zip(files, sizes)]
-    changed = [c for c in changed if c[1] != c[2]] or [(", ".join(files[:3]), sum(sizes), None)]
-    named = "; ".join(f"{path}: {before} bytes at the start" + (f", {now} now" if now is not None
-                                                                  else "")
-                      for path, before, now in changed)
-    return documents.InputError(
-        f"the input changed while it was read ({read} of {sum(sizes)} bytes read; {named}); "
-        "nothing was written: run again on input that no other program is writing")
 
 
 def _remove_stale_temporaries(paths) -> None:

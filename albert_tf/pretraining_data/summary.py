@@ -114,6 +114,21 @@ def no_instances_message(options, files, counters, doc_counts) -> str:
             "files instead)")
 
 
+def changed_input_error(files, sizes, read: int) -> documents.InputError | None:
+    """An input that shrank (or grew) while it was read: its records would silently miss (or
+    mis-place) text, so nothing is published."""
+    if read == sum(sizes):
+        return None
+    changed = [(path, before, io_utils.file_size(path)) for path, before in zip(files, sizes)]
+    changed = [c for c in changed if c[1] != c[2]] or [(", ".join(files[:3]), sum(sizes), None)]
+    named = "; ".join(f"{path}: {before} bytes at the start" + (f", {now} now" if now is not None
+                                                                  else "")
+                      for path, before, now in changed)
+    return documents.InputError(
+        f"the input changed while it was read ({read} of {sum(sizes)} bytes read; {named}); "
+        "nothing was written: run again on input that no other program is writing")
+
+
 def empty_run_error(options, files, totals: Totals) -> documents.InputError | None:
     """The error of a run that made no instance (None with --allow_empty, which logs why)."""
     if totals.record_stats.instances:
