@@ -101,11 +101,12 @@ class Console:
 
     @contextlib.contextmanager
     def part(self, what: str, expected_s: float | None = None, after: str | None = None,
-             after_s: float | None = None):
+             after_s: float | None = None, stderr: bool = False):
         """A part of a stage (a note line): its progress starts afresh, and while it reports
         none a heartbeat shows its elapsed time (each second on a terminal, else every 15 s),
         with the time left when `expected_s` (a rough length) is given. `after`: what the part
-        does once its progress is complete (a note line; `after_s` its rough length)."""
+        does once its progress is complete (a note line; `after_s` its rough length).
+        `stderr`: what Python code prints on stderr (train_spm's lines) is indented too."""
         self.note(what)
         self._shown, self._progressed = -1, False
         self._after = (after, after_s)
@@ -116,7 +117,8 @@ class Console:
         try:
             # What the library prints (create_pretraining_data's gist, train_spm's lines) is
             # indented under the part like the rest.
-            with contextlib.redirect_stdout(_Lines(self.note)):
+            with contextlib.redirect_stdout(_Lines(self.note)), \
+                    contextlib.redirect_stderr(_Lines(self.note) if stderr else sys.stderr):
                 yield
         finally:
             stop.set()

@@ -191,7 +191,7 @@ def train_vocabulary(options: DemoOptions, corpus: dict, console: Console) -> di
 
     def fn():
         prefix = os.path.join(directory, "spm")
-        with console.part("training on corpus/corpus.txt"):
+        with console.part("training on corpus/corpus.txt", stderr=True):
             train_sentencepiece([options.path("corpus", "corpus.txt")], prefix, options.vocab_size)
         return {"model": prefix + ".model", "vocab": prefix + ".vocab"}
 
