@@ -5,7 +5,8 @@ Fine-tuning a small or under-trained ALBERT often "collapses": the loss sits at 
 number in `eval_results.txt`. `TrainingHealth` watches one run and warns, once per finding, in
 one line that names the likely causes and the settings to change:
 
-- **not learning** (`not_learning`): after at least `MIN_STEPS` steps, the mean loss of the
+- **not learning** (`not_learning`): after at least `MIN_STEPS` steps (and, at a checkpoint
+  before the last, twice the warm-up), the mean loss of the
   last half of the steps is not below the starting level by more than its noise, and it is not
   falling within that window either. The starting level is the task's chance loss when it has
   one (a classifier: the entropy of its training labels' prior, ln C when balanced; a tagger:
