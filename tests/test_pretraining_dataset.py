@@ -38,8 +38,15 @@ def test_globs_skip_side_files_and_name_the_pattern(tmp_path):
 
 
 def test_files_that_fit_pass(tmp_path):
-    path = _write(tmp_path / "a.tfrecord", [_example(), _example()])
-    pretraining_dataset.check_pretraining_files([path], 8, 3, vocab_size=10)
+    """Records that fit (the largest id, 9, inside a vocabulary of 10) pass the check, and the
+    reader gives them back as written."""
+    paths = [_write(tmp_path / "a.tfrecord", [_example(), _example()]),
+             _write(tmp_path / "b.tfrecord", [_example(top_id=7)])]
+    assert pretraining_dataset.check_pretraining_files(paths, 8, 3, vocab_size=10) is None
+    batch = next(iter(pretraining_dataset.pretraining_dataset(paths, 8, 3, 3, is_training=False)))
+    assert batch["input_ids"].numpy()[:, 1].tolist() == [9, 9, 7]
+    assert batch["input_ids"].shape == (3, 8) and batch["masked_lm_positions"].shape == (3, 3)
+    assert batch["masked_lm_weights"].numpy()[:, 0].tolist() == [1.0, 1.0, 1.0]
 
 
 @pytest.mark.parametrize("args,message", [
