@@ -2,6 +2,7 @@
 sets balanced, the SOP one without random-document pairs), resumable training, cached scores,
 and Figure 1 for any checkpoint (`python -m albert_tf.paper.layers`)."""
 
+import importlib.util
 import json
 import os
 
@@ -150,6 +151,8 @@ def test_layers_command_on_a_run_folder_and_text(run, tmp_path):
     written = json.loads((tmp_path / "layer_smoothness.json").read_text())
     assert written["layers"] == [1, 2] and len(written["l2_distance"]) == 2
     assert written["tokens"] == 6 * 32
+    # A figure exactly where matplotlib is installed (the [test] extra installs it).
+    assert bool(written["figures"]) == (importlib.util.find_spec("matplotlib") is not None)
     if written["figures"]:
         assert (tmp_path / "layer_smoothness.png").read_bytes()[:4] == b"\x89PNG"
 
