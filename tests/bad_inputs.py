@@ -14,7 +14,7 @@ def one_error_line(call, capsys) -> str:
         call()
 
     capsys.readouterr()
-    with pytest.raises(SystemExit) as ended:
+    with pytest.raises(SystemExit, match=r"^[12]$") as ended:
         cli.run(main, argv=["prog"])
     assert ended.value.code not in (0, None)
     lines = capsys.readouterr().err.strip().splitlines()

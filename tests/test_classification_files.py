@@ -61,7 +61,7 @@ def test_test_file_without_labels_and_regression(tmp_path):
 
 
 def _error(call):
-    with pytest.raises(CustomDataError) as info:
+    with pytest.raises(CustomDataError, match=r"^[^\n]+$") as info:
         call()
     message = str(info.value)
     assert "\n" not in message

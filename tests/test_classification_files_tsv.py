@@ -46,7 +46,7 @@ def test_quotechar_opts_in_to_csv_quoting(tmp_path):
     assert [r.values["text"] for r in D.read_rows(path, "tsv", quotechar='"')] == \
         ["tab\there", 'said "hi"']
     # As it is, the first row has three fields: one line naming file, line and column.
-    with pytest.raises(CustomDataError) as caught:
+    with pytest.raises(CustomDataError, match="3 TSV fields but the header has 2") as caught:
         D.read_rows(path, "tsv")
     assert str(caught.value).startswith(
         f"{path}:2: 3 TSV fields but the header has 2 (text, label); column 3 is beyond")

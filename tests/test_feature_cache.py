@@ -48,7 +48,7 @@ def test_a_failed_build_leaves_no_key_and_no_file(tmp_path):
     def failing(tmp):
         open(tmp, "w").write("half")
         raise RuntimeError("killed")
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="killed"):
         feature_cache.cached(path, {"a": 2}, failing)
     assert not os.path.exists(path + ".key.json")
     assert sorted(os.listdir(tmp_path)) == ["f.rec"]  # the old file, no temporaries, no key

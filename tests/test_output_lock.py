@@ -29,7 +29,7 @@ def test_a_killed_holder_leaves_no_stale_lock(tmp_path):
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(OutputDirLockedError):
+        with pytest.raises(OutputDirLockedError, match="is in use by another run"):
             with OutputDirLock(tmp_path):
                 pass
         os.kill(holder.pid, signal.SIGKILL)

@@ -33,7 +33,7 @@ def test_round_robin_and_atomic_rename(tmp_path):
 
 def test_failed_run_leaves_no_output(tmp_path):
     path = str(tmp_path / "out.tfrecord")
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="killed"):
         with pretraining_writer.RoundRobinWriter([path]) as writer:
             writer.write(b"x")
             raise RuntimeError("killed")
@@ -44,7 +44,7 @@ def test_output_file_expansion():
     assert pretraining_writer.expand_output_files("a,b") == ["a", "b"]
     assert pretraining_writer.expand_output_files("o", 3) == ["o-00000-of-00003", "o-00001-of-00003",
                                                                "o-00002-of-00003"]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="--output_file is empty"):
         pretraining_writer.expand_output_files("", 1)
 
 

@@ -99,7 +99,7 @@ def test_damaged_tflite_files_are_named_not_a_crash(folders, tmp_path):
 def test_corrupt_json_is_one_error_naming_file_and_key(folders, tmp_path, content, words):
     folder = _copy(folders, tmp_path)
     (folder / "classifier.json").write_bytes(content)
-    with pytest.raises(InputError) as raised:
+    with pytest.raises(InputError, match=r"classifier\.json") as raised:
         LiteClassifier.from_folder(folder, kind="float32")
     for word in words:
         assert word in str(raised.value), str(raised.value)

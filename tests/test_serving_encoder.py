@@ -133,7 +133,7 @@ def test_versions_and_no_overwrite(tmp_path):
     assert versioned_dir(tmp_path / "m").endswith(os.path.join("m", "4"))
     config = AlbertConfig(vocab_size=30, embedding_size=8, hidden_size=12, num_hidden_layers=1,
                           num_attention_heads=2, intermediate_size=16, max_position_embeddings=16)
-    with pytest.raises(FileExistsError):
+    with pytest.raises(FileExistsError, match="exists"):
         export_encoder(AlbertModel(config), str(tmp_path / "m"), version=3)
 
 

@@ -101,7 +101,7 @@ def test_a_disk_full_at_the_tflite_stage_publishes_nothing_and_names_the_disk(
     task, model = task_and_model
     export = tmp_path / "e"
     monkeypatch.setattr(tf.io.gfile, "GFile", _FullDisk(tf.io.gfile.GFile))
-    with pytest.raises(OutputError) as raised:
+    with pytest.raises(OutputError, match=r"classifier\.float32\.tflite") as raised:
         task(tflite="float32").export(model, str(export))
     message = str(raised.value)
     assert message.startswith(str(export / "tflite" / "1" / "classifier.float32.tflite")), message
@@ -223,7 +223,7 @@ def test_a_full_disk_names_the_published_file_not_a_temporary(tmp_path):
     folder: the line names `<base>/1/saved_model.pb` (what a real full disk showed)."""
     from albert_tf.serving.publish import Publication
 
-    with pytest.raises(OutputError) as raised:
+    with pytest.raises(OutputError, match="No space left on device") as raised:
         with Publication() as publication:
             stage = publication.stage(tmp_path / "e")
             raise tf.errors.ResourceExhaustedError(None, None, (

@@ -29,7 +29,7 @@ def test_failed_check_publishes_nothing_and_the_retry_takes_the_same_version(tmp
         assert not os.path.basename(path).isdigit()  # under a name TF Serving ignores
         raise VerificationError("outputs differ")
 
-    with pytest.raises(VerificationError):
+    with pytest.raises(VerificationError, match="outputs differ"):
         _write(base, verify=failing)
     assert os.listdir(base) == []
 

@@ -18,7 +18,7 @@ def test_convert_index_rules():
     assert alignment.convert_index(index, 5, is_start=False) == 9
     assert alignment.convert_index([3, None, 4], 1, is_start=True) == 4   # no gap
     assert alignment.convert_index([3, None, 4], 1, is_start=False) == 3
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="no mapped position around 0"):
         alignment.convert_index([None, None], 0)
 
 

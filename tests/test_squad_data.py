@@ -78,7 +78,7 @@ def test_a_failed_build_leaves_nothing_to_reuse(files, spm_model, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("killed half-way")
     monkeypatch.setattr(data, "convert_examples_to_features", broken)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="killed half-way"):
         _predict(first, tmp_path, spm_model)
     assert sorted(os.listdir(tmp_path)) == ["a.json", "b.json"]
 

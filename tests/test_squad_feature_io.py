@@ -54,7 +54,7 @@ def test_metadata_round_trip(fixtures_dir, spm_model, tmp_path):
 
 def test_failed_writer_leaves_no_file(tmp_path):
     path = tmp_path / "f.tfrecord"
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="killed"):
         with feature_io.FeatureWriter(path, is_training=False):
             raise RuntimeError("killed")
     assert list(tmp_path.iterdir()) == []

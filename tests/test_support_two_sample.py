@@ -63,5 +63,5 @@ def test_sparse_bins_are_merged_and_several_values_per_record():
 
 
 def test_empty_sample_is_an_error():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="empty sample"):
         two_sample.homogeneity([[1]], [0], [[]], [0])

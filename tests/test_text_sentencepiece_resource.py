@@ -52,7 +52,7 @@ def test_the_model_resource_is_destroyed_with_its_tokenizer(spm_model, tmp_path)
     assert int(ops.sentencepiece_vocab_size_op(handle)) == 1500
     del layer, model
     gc.collect()
-    with pytest.raises(tf.errors.NotFoundError):
+    with pytest.raises(tf.errors.NotFoundError, match="does not exist"):
         ops.sentencepiece_vocab_size_op(handle)
 
 

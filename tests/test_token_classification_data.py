@@ -70,7 +70,7 @@ def test_jsonl(tmp_path):
 def test_bad_rows_name_file_and_line(tmp_path, name, text, need_tags, where, words):
     path = tmp_path / name
     path.write_bytes(text.encode("latin-1") if "\xff" in text else text.encode("utf-8"))
-    with pytest.raises(D.TaggedDataError) as error:
+    with pytest.raises(D.TaggedDataError, match=rf":{where}: ") as error:
         D.read_sentences(str(path), need_tags)
     message = str(error.value)
     assert message.startswith(f"{path}:{where}: ") and words in message, message

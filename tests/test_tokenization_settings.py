@@ -22,7 +22,7 @@ def test_recorded_casing_wins_unless_the_flag_is_given(tmp_path):
     vocab = _vocab(tmp_path / "ko", do_lower_case=False, vocab_file="vocab.txt")
     assert resolve_do_lower_case(True, False, vocab) is False       # default: the record
     assert resolve_do_lower_case(False, True, vocab) is False       # agreeing flag
-    with pytest.raises(CasingConflictError) as caught:
+    with pytest.raises(CasingConflictError, match="--do_lower_case contradicts") as caught:
         resolve_do_lower_case(True, True, vocab)
     message = str(caught.value)
     assert message.startswith("--do_lower_case contradicts ") and "tokenizer_config.json" in message

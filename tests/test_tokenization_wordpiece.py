@@ -25,7 +25,7 @@ def test_full_tokenizer_wordpiece_path(vocab_file):
     ids = tokenizer.convert_tokens_to_ids(tokens)
     assert ids[:3] == [10, 11, 12] and ids[14] == 1
     assert tokenizer.convert_ids_to_tokens(ids) == tokens
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="not-in-vocab"):
         tokenizer.convert_tokens_to_ids(["not-in-vocab"])
 
 

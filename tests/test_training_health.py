@@ -143,7 +143,7 @@ def test_non_finite_loss_names_the_learning_rate_and_the_last_good_step(tmp_path
     x = np.full((16, 2), np.nan, np.float32)
     nan_data = lambda ctx: tf.data.Dataset.from_tensor_slices(
         {"x": x, "y": np.zeros(16, np.int32)}).repeat().batch(8)
-    with pytest.raises(NonFiniteLossError) as error:
+    with pytest.raises(NonFiniteLossError, match="loss") as error:
         trainer.train(nan_data, 8, 10, save_checkpoints_steps=1)
     message = str(error.value)
     assert "None" not in message

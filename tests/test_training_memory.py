@@ -20,7 +20,7 @@ def test_estimate_grows_with_the_batch_and_shrinks_with_accumulation():
 
 
 def test_refusal_names_the_flags():
-    with pytest.raises(memory.StepMemoryError) as caught:
+    with pytest.raises(memory.StepMemoryError, match="--train_batch_size=4096") as caught:
         memory.check_step_fits(BASE, 4096, 512, available=24 * memory.GB)
     message = str(caught.value)
     assert "--train_batch_size=4096" in message and "--gradient_accumulation_steps=1" in message

@@ -91,7 +91,7 @@ def test_a_truncated_or_listed_hf_config_is_named(tmp_path):
         folder = tmp_path / name
         shutil.copytree(interop("hf", "classifier"), folder)
         (folder / "config.json").write_text(text)
-        with pytest.raises(SourceError) as raised:
+        with pytest.raises(SourceError, match=r"config\.json") as raised:
             open_source(folder)
         message = str(raised.value)
         assert message.startswith(str(folder / "config.json")), message
@@ -106,7 +106,7 @@ def test_a_folder_holding_two_formats_is_refused_with_a_way_to_choose(tmp_path):
     config = open_source(folder).config
     save_tf1_checkpoint(AlbertClassifier(config, 3), str(folder / "model.ckpt-7"))
     config.to_json_file(folder / "albert_config.json")
-    with pytest.raises(SourceError) as raised:
+    with pytest.raises(SourceError, match="holds two formats") as raised:
         open_source(folder)
     message = str(raised.value)
     assert "holds two formats: a Hugging Face model and a TF1 (or albert_tf) checkpoint" in message
@@ -119,7 +119,7 @@ def test_a_folder_holding_two_formats_is_refused_with_a_way_to_choose(tmp_path):
 def test_a_dangling_symlink_output_is_named_as_given(tmp_path):
     link = tmp_path / "out"
     os.symlink(tmp_path / "gone" / "hf", link)
-    with pytest.raises(OutputError) as raised:
+    with pytest.raises(OutputError, match="is a symbolic link to") as raised:
         write(open_to_write(interop("hf", "classifier")), str(link), "tf1")
     message = str(raised.value)
     assert message.startswith(f"{link}: cannot write there: {link} is a symbolic link to "

@@ -96,7 +96,7 @@ def test_what_albert_cannot_compute_is_refused_by_key(tmp_path, key, value, word
     from albert_tf.weights import SourceError, open_source
 
     folder = _copy("pretraining", tmp_path, lambda v: v.update({key: value}))
-    with pytest.raises(SourceError) as error:
+    with pytest.raises(SourceError, match=key) as error:
         open_source(folder)
     assert all(w in str(error.value) for w in words), str(error.value)
 

@@ -99,7 +99,7 @@ def test_unused_groups_get_no_variables(tmp_path):
 
 def test_shape_mismatch_names_variable_shapes_and_config_key(model_dir, config):
     wrong = config.replace(embedding_size=24)
-    with pytest.raises(CheckpointError) as error:
+    with pytest.raises(CheckpointError, match="embedding_size") as error:
         checkpoint.load_tf1_checkpoint(AlbertPretrainer(wrong), str(model_dir / "ckpt" / "model.ckpt"))
     text = str(error.value)
     assert "bert/embeddings/word_embeddings" in text and "[1500, 16]" in text and "[1500, 24]" in text
