@@ -108,7 +108,8 @@ def test_qqp_rows_with_missing_columns_are_skipped_and_counted(tmp_path):
 
 def test_quotes_are_literal(tmp_path):
     root = _write(tmp_path, "SST-2", "dev.tsv", 'sentence\tlabel\n"quoted\ttext\n')
-    with pytest.raises(P.GlueDataError, match=r"dev\.tsv"):  # a quote does not join the two fields
+    # A quote does not join the two fields: "quoted is the text, text the (unknown) label.
+    with pytest.raises(P.GlueDataError, match=r"dev\.tsv:2: unknown label 'text'"):
         P.get_processor("sst-2").get_dev_examples(root)
     root = _write(tmp_path, "SST-2", "dev.tsv", 'sentence\tlabel\n"a" b\t0\n')
     assert P.get_processor("sst-2").get_dev_examples(root)[0].text_a == '"a" b'
