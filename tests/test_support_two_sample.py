@@ -59,7 +59,12 @@ def test_sparse_bins_are_merged_and_several_values_per_record():
     a = [[1, 1, 2]] * 50 + [[40]]
     b = [[1, 2, 2]] * 50 + [[41]]
     result = two_sample.homogeneity(a, np.arange(51), b, np.arange(51))
-    assert result.dof <= 1.0 and 0 <= result.p_value <= 1
+    # By hand: 40 and 41 (one value each) join the 2s, leaving the 2x2 table [[100, 51],
+    # [50, 101]], expected 75 and 76 per cell: Pearson's statistic 2*25²/75 + 2*25²/76, 1 dof.
+    assert result.pearson == pytest.approx(2 * 25 ** 2 / 75 + 2 * 25 ** 2 / 76, rel=1e-12)
+    assert result.dof == 1.0 and result.p_value < 1e-9
+    same = two_sample.homogeneity(a, np.arange(51), a[:50] + [[41]], np.arange(51))
+    assert same.pearson == pytest.approx(0.0, abs=1e-12) and same.p_value == pytest.approx(1.0)
 
 
 def test_empty_sample_is_an_error():
