@@ -105,10 +105,13 @@ def test_a_half_trained_model_resumes(run):
 def test_scores_and_figure_1_curve(run, monkeypatch):
     options, data = run["options"], run["data"]
     found = scoring.score_model(run["runtime"], options, run["models"][0], data, with_curve=True)
-    for key in ("mlm_accuracy", "nsp_accuracy", "sop_accuracy"):
-        assert 0.0 <= found[key] <= 1.0
     assert found["heldout_examples"] == {"sop": data["heldout_sop_instances"],
                                          "nsp": data["heldout_nsp_instances"]}
+    assert 0.0 <= found["mlm_accuracy"] <= 1.0
+    # A share of the held-out pairs (k of n, not a mean of batch means or a share of padding).
+    for task in ("nsp", "sop"):
+        right = found[f"{task}_accuracy"] * found["heldout_examples"][task]
+        assert right == pytest.approx(round(right), abs=1e-6), (task, right)
     curve = found["layer_smoothness"]
     assert curve["layers"] == [1, 2] and len(curve["cosine_similarity"]) == 2
     not_shared = scoring.score_model(run["runtime"], options, run["models"][1], data, False)
