@@ -21,7 +21,7 @@ from support.entry_points import run_entry_point
 from support.flags import script_flag_defaults
 from support.informative import assert_moves, assert_spread, spread_weights
 from support.model_folders import assert_self_contained
-from support.serving import run_fresh
+from support.serving import export_on_features, run_fresh
 
 SEQ = 32
 
@@ -55,25 +55,6 @@ def _informative_checkpoint(path):
     model({name: tf.zeros([1, SEQ], tf.int32)
            for name in ("input_ids", "input_mask", "segment_ids")})
     return save_tf1_checkpoint(spread_weights(model, seed=5), path)
-
-# The accuracy and mean loss of an export on a features file, over its real examples.
-DEV_SCORES = r"""
-import json, sys
-import numpy as np
-import tensorflow as tf
-import tensorflow_text  # the export's serve_text holds SentencePiece ops
-model = tf.saved_model.load(sys.argv[1])
-records = [r.numpy() for r in tf.data.TFRecordDataset(sys.argv[2])]
-spec = {k: tf.io.FixedLenFeature([1], tf.int64) for k in ("label_ids", "is_real_example")}
-parsed = tf.io.parse_example(tf.constant(records), spec)
-labels, real = parsed["label_ids"].numpy()[:, 0], parsed["is_real_example"].numpy()[:, 0] == 1
-p = model.signatures["serving_default"](input=tf.constant(records))["probabilities"].numpy()
-correct = (p.argmax(-1) == labels)[real]
-loss = -np.log(p[np.arange(len(labels)), labels])[real]
-print(json.dumps({"count": int(real.sum()), "accuracy": float(correct.mean()),
-                  "loss": float(loss.mean())}))
-"""
-
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory, data_dir, spm_model):
@@ -125,13 +106,14 @@ def test_eval_results_and_best_checkpoint(run_dir):
     accuracies = [float(b["eval_accuracy"]) for b in blocks]
     # The best step's accuracy and loss, recomputed from the export (which serves the best
     # checkpoint) on the dev features the run wrote: over the 408 real examples only.
-    done = run_fresh(DEV_SCORES, run_dir / "export" / "1", output / "mrpc_eval.tf_record")
-    assert done.returncode == 0, done.stderr[-3000:]
-    scores = json.loads(done.stdout.strip().splitlines()[-1])
+    probabilities, labels = export_on_features(run_dir / "export" / "1",
+                                               output / "mrpc_eval.tf_record")
     (best_block,) = [b for b in blocks if b["global_step"] == best_step]
-    assert scores["count"] == 408
-    assert float(best_block["eval_accuracy"]) == pytest.approx(scores["accuracy"], abs=1e-6)
-    assert float(best_block["eval_loss"]) == pytest.approx(scores["loss"], abs=1e-5)
+    assert len(labels) == 408
+    accuracy = float((probabilities.argmax(-1) == labels).mean())
+    loss = float(-np.log(probabilities[np.arange(len(labels)), labels]).mean())
+    assert float(best_block["eval_accuracy"]) == pytest.approx(accuracy, abs=1e-6)
+    assert float(best_block["eval_loss"]) == pytest.approx(loss, abs=1e-5)
     assert last == "6" and float(best_value) == pytest.approx(max(accuracies), abs=1e-6)
     assert int(best_step) == (3 if accuracies[0] >= accuracies[1] else 6)
     # `best` is the best before each evaluation (the original's); best_* after it (ours).

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
+
 from support.paths import REPO
 
 # The server: reads one JSON request a line ({"argv", "code"}), runs the code as `python -c`
@@ -107,6 +109,33 @@ def run_fresh(code: str, *argv, timeout: int = 600) -> subprocess.CompletedProce
     """`python -c code *argv` in the serving process; the result as `subprocess.run(...,
     capture_output=True, text=True)` gives it."""
     return _SERVER_PROCESS.run(code, [os.fspath(a) for a in argv], timeout)
+
+
+# An export's predictions on a features file the run wrote: its probabilities, label ids and
+# is_real_example flags, as JSON on stdout (`run_fresh(EXPORT_ON_FEATURES, export, records)`).
+EXPORT_ON_FEATURES = r"""
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # the export's serve_text holds SentencePiece ops
+model = tf.saved_model.load(sys.argv[1])
+records = [r.numpy() for r in tf.data.TFRecordDataset(sys.argv[2])]
+spec = {k: tf.io.FixedLenFeature([1], tf.int64) for k in ("label_ids", "is_real_example")}
+parsed = tf.io.parse_example(tf.constant(records), spec)
+p = model.signatures["serving_default"](input=tf.constant(records))["probabilities"]
+print(json.dumps({"probabilities": p.numpy().tolist(),
+                  "labels": parsed["label_ids"].numpy()[:, 0].tolist(),
+                  "real": parsed["is_real_example"].numpy()[:, 0].tolist()}))
+"""
+
+
+def export_on_features(export_dir, features_file) -> tuple:
+    """(probabilities [N, C], label ids [N]) of an export on the real examples of a features
+    file, computed in the serving process."""
+    done = run_fresh(EXPORT_ON_FEATURES, export_dir, features_file)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    real = np.asarray(got["real"]) == 1
+    return np.asarray(got["probabilities"])[real], np.asarray(got["labels"])[real]
 
 
 def check_in_serving_process(argv, timeout: int, env=None, cwd=None) -> subprocess.CompletedProcess:
