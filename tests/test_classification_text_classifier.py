@@ -74,7 +74,6 @@ def test_fit_evaluate_predict_export(model_dir, passages, tmp_path, monkeypatch)
 
     metrics = clf.evaluate([t for t, _ in dev], [l for _, l in dev])
     assert {"eval_accuracy", "eval_macro_f1", "eval_loss", "global_step"} <= set(metrics)
-    assert 0.0 <= metrics["eval_accuracy"] <= 1.0
     best_step = int((out / "best_trial.txt").read_text().split(":")[1])
     assert metrics["global_step"] == best_step  # the served model is the best checkpoint
 
@@ -87,6 +86,10 @@ def test_fit_evaluate_predict_export(model_dir, passages, tmp_path, monkeypatch)
     again_names, again_probabilities = clf.predict(queries)
     assert counts == {"build": 0, "load": 1}  # a second call loads nothing
     assert again_names == names and np.array_equal(again_probabilities, probabilities)
+    # evaluate's accuracy is that of predict's names on the same texts.
+    dev_names, _ = clf.predict([t for t, _ in dev])
+    right = [name == label for name, (_, label) in zip(dev_names, dev)]
+    assert metrics["eval_accuracy"] == pytest.approx(np.mean(right), abs=1e-6)
     # evaluate and predict run in memory: no data or feature file, nothing in output_dir changes
     assert sorted(p.name for p in out.iterdir()) == listing
     assert not [p for p in listing if p.endswith((".jsonl", ".tf_record"))]
