@@ -3,6 +3,7 @@ every contradiction between the flags and the model folder one error naming both
 
 import json
 import os
+import re
 import shutil
 
 import pytest
@@ -101,7 +102,7 @@ def test_a_run_that_serves_a_head_the_source_does_not_hold_is_refused(tmp_path):
     from albert_tf.weights.run_inputs import InputsConflictError, resolve_inputs
 
     folder = _hf_folder(tmp_path, "ner", "AlbertForTokenClassification")
-    with pytest.raises(InputsConflictError) as raised:
+    with pytest.raises(InputsConflictError, match="holds a token_classifier head") as raised:
         resolve_inputs(init_checkpoint=str(folder), head="classifier", max_seq_length=32)
     assert "holds a token_classifier head" in str(raised.value)
     assert "serves a classifier head" in str(raised.value)
@@ -154,7 +155,7 @@ def test_wrong_types_in_an_hf_config_name_the_file_and_key(tmp_path, values, wor
     from albert_tf.weights import SourceError, open_source
 
     folder = _hf_folder(tmp_path, "clf", **values)
-    with pytest.raises(SourceError) as raised:
+    with pytest.raises(SourceError, match=r"config\.json: ") as raised:
         open_source(folder)
     assert str(raised.value).startswith(f"{folder / 'config.json'}: "), raised.value
     assert words in str(raised.value)
@@ -180,7 +181,7 @@ def test_wrong_types_in_tokenizer_config_name_the_file_and_key(tmp_path, text, w
 
     folder = _hf_folder(tmp_path, "clf")
     (folder / "tokenizer_config.json").write_text(text)
-    with pytest.raises(InputError) as raised:
+    with pytest.raises(InputError, match=r"tokenizer_config\.json: ") as raised:
         open_source(folder)
     assert str(raised.value).startswith(f"{folder / 'tokenizer_config.json'}: "), raised.value
     assert words in str(raised.value)
@@ -196,7 +197,7 @@ def test_wrong_types_in_labels_json_name_the_file_and_key(tmp_path, key, value, 
 
     (tmp_path / "labels.json").write_text(json.dumps(
         {"labels": ["a", "b"], "task_type": "multi_label", key: value}))
-    with pytest.raises(UsageError) as raised:
+    with pytest.raises(UsageError, match=r"labels\.json: ") as raised:
         read_label_file(str(tmp_path))
     assert str(raised.value) == f"{os.path.join(str(tmp_path), 'labels.json')}: {words}"
 
@@ -226,7 +227,7 @@ def test_wrong_types_in_a_keras_hub_preset_name_the_file_and_key(tmp_path, name,
     folder = tmp_path / "preset"
     shutil.copytree(interop("keras_hub", "classifier"), folder)
     (folder / name).write_text(text)
-    with pytest.raises(SourceError) as raised:
+    with pytest.raises(SourceError, match=re.escape(words)) as raised:
         open_source(folder)
     assert str(raised.value) == f"{folder / name}: {words}"
 
