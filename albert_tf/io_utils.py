@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
+import json
 import numbers
 import os
 import re
@@ -381,3 +382,17 @@ def read_utf8(path) -> str:
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
         raise InputError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[error.start]:02x} at "
                          f"column {column}); save the file as UTF-8") from None
+
+
+def read_json_object(path, error=InputError, unreadable: str = "cannot read it as JSON",
+                     expected: str = "an object") -> dict:
+    """The JSON object a settings file holds, or one `error` naming the file: unreadable, not
+    JSON (`unreadable`, with the reason), or JSON of another type than an object."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            values = json.load(f)
+    except (OSError, ValueError) as reason:
+        raise error(f"{path}: {unreadable} ({reason})") from None
+    if not isinstance(values, dict):
+        raise error(f"{path}: holds a JSON {type(values).__name__}, expected {expected}")
+    return values

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from support.released_model import passages as book_passages, write_model_folder
+from support.source_reads import counted
 
 SOURCES = {"austen": "austen-emma.txt", "melville": "melville-moby_dick.txt"}
 
@@ -35,15 +36,9 @@ def counting(monkeypatch):
     from albert_tf.tasks.token_classification.task import NerTask
 
     counts = {"build": 0, "load": 0}
-
-    def counted(name, original):
-        def call(*args, **kwargs):
-            counts[name] += 1
-            return original(*args, **kwargs)
-        return call
     for task in (ClassificationTask, NerTask):
-        monkeypatch.setattr(task, "build_model", counted("build", task.build_model))
-    monkeypatch.setattr(Driver, "load", counted("load", Driver.load))
+        monkeypatch.setattr(task, "build_model", counted(counts, "build", task.build_model))
+    monkeypatch.setattr(Driver, "load", counted(counts, "load", Driver.load))
     return counts
 
 

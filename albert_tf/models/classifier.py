@@ -16,7 +16,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.models.base import AlbertTaskModel
 from albert_tf.models.encoder import AlbertModel
-from albert_tf.models.formats import HeadFormats, KerasHubHead
+from albert_tf.models.formats import KerasHubHead, projection_formats
 
 # Fixed by the original's head whatever the config says (also for dropout-free v2 models).
 HEAD_DROPOUT = 0.1
@@ -33,13 +33,9 @@ class AlbertClassifier(AlbertTaskModel):
     HEAD_ARGUMENTS = ("num_labels", "multi_label", "threshold")
     HEAD_ID = "classifier"
     HEADS = (HEAD_ID,)
-    FORMATS = {HEAD_ID: HeadFormats(
+    FORMATS = {HEAD_ID: projection_formats(
         # The original's GLUE head sits at the checkpoint root.
-        tf1=(("output_weights", "output_weights", ("num_labels", "hidden_size")),
-             ("output_bias", "output_bias", ("num_labels",))),
-        hf=(("classifier.weight", "output_weights", False),
-            ("classifier.bias", "output_bias", False)),
-        hf_class="AlbertForSequenceClassification",
+        "", "num_labels", "classifier", hf_class="AlbertForSequenceClassification",
         # AlbertTextClassifier: pooled output → dropout → `logits` dense, whose kernel is
         # [H, C] (transposed from TF1's [C, H]).
         keras_hub=KerasHubHead(

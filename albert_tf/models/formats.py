@@ -67,6 +67,18 @@ class HeadFormats:
         return bool(self.tf1) and self.tf1[0][2][:1] == ("num_labels",)
 
 
+def projection_formats(scope: str, outputs, hf_prefix: str,
+                       attributes=("output_weights", "output_bias"), **more) -> HeadFormats:
+    """The formats of a head that is one projection of the hidden size: TF1
+    `<scope>output_weights` [outputs, H] and `<scope>output_bias` [outputs] (model attributes
+    `attributes`), HF `<hf_prefix>.weight` / `.bias` in the same [out, in] layout; `more`: the
+    other `HeadFormats` fields."""
+    weights, bias = scope + "output_weights", scope + "output_bias"
+    return HeadFormats(
+        tf1=((weights, attributes[0], (outputs, "hidden_size")), (bias, attributes[1], (outputs,))),
+        hf=((f"{hf_prefix}.weight", weights, False), (f"{hf_prefix}.bias", bias, False)), **more)
+
+
 def head_formats() -> dict:
     """{head id: HeadFormats} of every registered head, in registry order."""
     return {head: cls.FORMATS[head] for cls in HEAD_CLASSES for head in cls.HEADS}

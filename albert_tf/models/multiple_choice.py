@@ -10,7 +10,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.models.base import AlbertTaskModel
 from albert_tf.models.encoder import AlbertModel
-from albert_tf.models.formats import HeadFormats
+from albert_tf.models.formats import projection_formats
 
 RACE_NUM_CHOICES = 4  # every RACE question has options A-D
 
@@ -27,14 +27,9 @@ class AlbertMultipleChoice(AlbertTaskModel):
     HEAD_ARGUMENTS = ("dropout_prob", "num_choices")
     HEAD_ID = "multiple_choice"
     HEADS = (HEAD_ID,)
-    FORMATS = {HEAD_ID: HeadFormats(
-        # One score per (context, choice) pair, at the checkpoint root: by TF1 names and shapes
-        # a one-label classifier.
-        tf1=(("output_weights", "output_weights", (1, "hidden_size")),
-             ("output_bias", "output_bias", (1,))),
-        hf=(("classifier.weight", "output_weights", False),
-            ("classifier.bias", "output_bias", False)),
-        hf_class="AlbertForMultipleChoice")}
+    # One score per (context, choice) pair, at the checkpoint root: by TF1 names and shapes a
+    # one-label classifier.
+    FORMATS = {HEAD_ID: projection_formats("", 1, "classifier", hf_class="AlbertForMultipleChoice")}
     # Exported as a pair scorer: serve_pair(context, choice) → its score.
     SERVING = "albert_tf.tasks.race.export:export_head"
 

@@ -19,7 +19,7 @@ from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.normalization import LayerNorm
 from albert_tf.models.base import AlbertTaskModel
 from albert_tf.models.encoder import AlbertModel
-from albert_tf.models.formats import HeadFormats
+from albert_tf.models.formats import HeadFormats, projection_formats
 
 NEG_INF = 1e30
 
@@ -34,12 +34,8 @@ class AlbertSquadV1(AlbertTaskModel):
 
     HEAD_ID = "squad_v1"
     HEADS = (HEAD_ID,)
-    FORMATS = {HEAD_ID: HeadFormats(
-        tf1=(("cls/squad/output_weights", "output_weights", (2, "hidden_size")),
-             ("cls/squad/output_bias", "output_bias", (2,))),
-        hf=(("qa_outputs.weight", "cls/squad/output_weights", False),
-            ("qa_outputs.bias", "cls/squad/output_bias", False)),
-        hf_class="AlbertForQuestionAnswering", hf_pooler=False)}
+    FORMATS = {HEAD_ID: projection_formats("cls/squad/", 2, "qa_outputs",
+                                           hf_class="AlbertForQuestionAnswering", hf_pooler=False)}
     TFLITE_NAME = "squad"
     TFLITE_OUTPUTS = ("start_logits", "end_logits")
     SERVING = "albert_tf.tasks.squad.export:export_head"

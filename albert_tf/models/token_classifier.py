@@ -19,7 +19,7 @@ from albert_tf.layers.dense import matmul_last
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.models.base import AlbertTaskModel
 from albert_tf.models.encoder import AlbertModel
-from albert_tf.models.formats import HeadFormats
+from albert_tf.models.formats import projection_formats
 
 HEAD_INIT_STDDEV = 0.02
 
@@ -33,14 +33,11 @@ class AlbertTokenClassifier(AlbertTaskModel):
     HEAD_ARGUMENTS = ("num_labels", "dropout_prob")
     HEAD_ID = "token_classifier"
     HEADS = (HEAD_ID,)
-    FORMATS = {HEAD_ID: HeadFormats(
-        tf1=(("token_classifier/output_weights", "token_output_weights",
-              ("num_labels", "hidden_size")),
-             ("token_classifier/output_bias", "token_output_bias", ("num_labels",))),
-        # AlbertForTokenClassification: the same `classifier` names as a sequence classifier,
-        # applied to every position; no pooler.
-        hf=(("classifier.weight", "token_classifier/output_weights", False),
-            ("classifier.bias", "token_classifier/output_bias", False)),
+    # AlbertForTokenClassification: the same `classifier` names as a sequence classifier,
+    # applied to every position; no pooler.
+    FORMATS = {HEAD_ID: projection_formats(
+        "token_classifier/", "num_labels", "classifier",
+        ("token_output_weights", "token_output_bias"),
         hf_class="AlbertForTokenClassification", hf_pooler=False)}
     TFLITE_NAME = "token_classifier"
     TFLITE_OUTPUTS = ("probabilities",)

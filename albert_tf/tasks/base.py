@@ -15,6 +15,7 @@ from typing import Callable
 
 from albert_tf.errors import UsageError
 from albert_tf.run_config import OPTIMIZERS, RunConfig
+from albert_tf.tokenization import FullTokenizer
 from albert_tf.training.steps import Objective
 # check_model_inputs: where the tasks have always imported it from.
 from albert_tf.weights.run_inputs import RunInputs, check_model_inputs, resolve_inputs  # noqa: F401
@@ -62,6 +63,19 @@ class Task(abc.ABC):
         if self.config.schedule.optimizer not in OPTIMIZERS:
             raise UsageError(f"--optimizer must be adamw or lamb, got "
                              f"{self.config.schedule.optimizer!r}")
+
+    def load_text_model(self, check_length: Callable | None = None) -> None:
+        """Sets `albert_config` and `tokenizer` from the filled config and checks them against
+        each other and `max_seq_length`. `check_length(max_seq_length, max_position_embeddings)`,
+        when given, runs before the tokenizer is read (a task's own wording of that error)."""
+        config = self.config
+        self.albert_config = config.load_albert_config()
+        if check_length is not None:
+            check_length(config.max_seq_length, self.albert_config.max_position_embeddings)
+        self.tokenizer = FullTokenizer(config.vocab_file, config.do_lower_case,
+                                       config.spm_model_file)
+        check_model_inputs(self.albert_config, config.max_seq_length, len(self.tokenizer.vocab),
+                           config.spm_model_file or config.vocab_file)
 
     def prepare_output_dir(self, is_chief: bool) -> None:
         """Called under the output_dir lock before training: check and write what the folder

@@ -36,14 +36,9 @@ def read_settings(folder_or_file) -> tuple[dict, str] | tuple[None, None]:
     settings_file = os.path.join(path, SETTINGS_FILE) if folder_given else settings_path(path)
     if not os.path.isfile(settings_file):
         return None, None
-    try:
-        with open(settings_file, encoding="utf-8") as f:
-            values = json.load(f)
-    except (OSError, ValueError) as error:
-        raise InputError(f"{settings_file}: not a JSON settings file ({error})") from None
-    if not isinstance(values, dict):
-        raise InputError(f"{settings_file}: holds a JSON {type(values).__name__}, expected an "
-                         "object of tokenizer settings (such as \"do_lower_case\": true)")
+    values = io_utils.read_json_object(
+        settings_file, InputError, "not a JSON settings file",
+        'an object of tokenizer settings (such as "do_lower_case": true)')
     if not folder_given:
         named = [values.get(k) for k in ("vocab_file", "spm_model_file") if values.get(k)]
         if named and os.path.basename(path) not in named:

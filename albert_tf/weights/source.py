@@ -16,6 +16,7 @@ from typing import Callable, Mapping
 import numpy as np
 import tensorflow as tf
 
+from albert_tf import io_utils
 from albert_tf.errors import UsageError
 
 
@@ -174,14 +175,7 @@ def write_label_names(folder, names) -> None:
 def read_json(path) -> dict:
     """A source's JSON object (config, task, index, preprocessor), or one SourceError naming the
     file: not JSON, or JSON of another type."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            values = json.load(f)
-    except (OSError, ValueError) as error:
-        raise SourceError(f"{path}: cannot read it as JSON ({error})") from None
-    if not isinstance(values, dict):
-        raise SourceError(f"{path}: holds a JSON {type(values).__name__}, expected an object")
-    return values
+    return io_utils.read_json_object(path, SourceError)
 
 
 def json_key(values: dict, key: str, types, path, default=None):

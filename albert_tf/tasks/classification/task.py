@@ -19,13 +19,12 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from albert_tf import tokenization
 from albert_tf.tokenization import unk
 from albert_tf.errors import UsageError
 from albert_tf.serving import tflite
 from albert_tf.models import AlbertClassifier, classifier_outputs, per_example_loss
 from albert_tf.run_config import parse_tflite_kinds
-from albert_tf.tasks.base import Task, check_model_inputs, replica_dataset_fn
+from albert_tf.tasks.base import Task, replica_dataset_fn
 from albert_tf.tasks.classification import features as F
 from albert_tf.tasks.classification import results
 from albert_tf.tasks.classification.config import ClassifierRunConfig, ClassifierRunError
@@ -78,12 +77,7 @@ class ClassificationTask(Task):
             # classifier names them in another order would have every id renamed.
             self.inputs.check_labels(self.source.labels,
                                      f"the labels of --task_name={config.task_name}", trains=True)
-        self.albert_config = config.load_albert_config()
-        F.check_max_seq_length(config.max_seq_length, self.albert_config.max_position_embeddings)
-        self.tokenizer = tokenization.FullTokenizer(config.vocab_file, config.do_lower_case,
-                                                    config.spm_model_file)
-        check_model_inputs(self.albert_config, config.max_seq_length, len(self.tokenizer.vocab),
-                           config.spm_model_file or config.vocab_file)
+        self.load_text_model(F.check_max_seq_length)
         self.cached_dir = config.cached_dir or config.output_dir
         self.layout = F.Layout(self.source.multi_label,
                                config.stride if config.long_document == "windows" else None)

@@ -13,31 +13,28 @@ from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertMultipleChoice, multiple_choice_loss
 from albert_tf.tasks.race import data
 from albert_tf.tasks.race.config import RaceRunConfig
-from albert_tf.tasks.base import Task, check_model_inputs
+from albert_tf.tasks.base import Task
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import RunnerEvalLog
 from albert_tf.tasks.inference import inference_fn
-from albert_tf.tokenization import FullTokenizer, unk
+from albert_tf.tokenization import unk
 from albert_tf.training.steps import Objective
+
+
+def _check_length(max_seq_length: int, max_position_embeddings: int) -> None:
+    if max_seq_length > max_position_embeddings:
+        raise UsageError(f"Cannot use sequence length {max_seq_length} because the ALBERT "
+                         f"model was only trained up to {max_position_embeddings} "
+                         "(max_position_embeddings)")
 
 
 class RaceTask(Task):
     best_metric = "eval_accuracy"
 
     def __init__(self, config: RaceRunConfig, inputs=None):
-        super().__init__(config, inputs)
-        config = self.config  # the filled copy (the caller's is left as given)
+        super().__init__(config, inputs)  # works on a filled copy of `config` (self.config)
         self.validate()
-        self.albert_config = config.load_albert_config()
-        if config.max_seq_length > self.albert_config.max_position_embeddings:
-            raise UsageError(f"Cannot use sequence length {config.max_seq_length} because the "
-                             f"ALBERT model was only trained up to "
-                             f"{self.albert_config.max_position_embeddings} "
-                             f"(max_position_embeddings)")
-        self.tokenizer = FullTokenizer(config.vocab_file, config.do_lower_case,
-                                       config.spm_model_file)
-        check_model_inputs(self.albert_config, config.max_seq_length, len(self.tokenizer.vocab),
-                           config.spm_model_file or config.vocab_file)
+        self.load_text_model(_check_length)
         self._splits = {}
 
     def validate(self):

@@ -17,13 +17,12 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from albert_tf import tokenization
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertTokenClassifier, token_classifier_loss
 from albert_tf.run_config import SPLIT_FLAGS, parse_tflite_kinds
 from albert_tf.serving import tflite
-from albert_tf.tasks.base import Task, check_model_inputs, replica_dataset_fn
+from albert_tf.tasks.base import Task, replica_dataset_fn
 from albert_tf.tasks.classification.files import parse_label_list
 from albert_tf.tasks.classification.results import check_or_write_labels, read_labels
 from albert_tf.tasks.driver import Driver
@@ -54,11 +53,7 @@ class NerTask(Task):
         super().__init__(config, inputs)
         config = self.config  # the filled copy (the caller's is left as given)
         self.validate()
-        self.albert_config = config.load_albert_config()
-        self.tokenizer = tokenization.FullTokenizer(config.vocab_file, config.do_lower_case,
-                                                    config.spm_model_file)
-        check_model_inputs(self.albert_config, config.max_seq_length, len(self.tokenizer.vocab),
-                           config.spm_model_file or config.vocab_file)
+        self.load_text_model()
         self.pieces = F.WordPieces(self.tokenizer, config.do_lower_case)
         self.cached_dir = config.cached_dir or config.output_dir
         self._sentences, self._features = {}, {}
