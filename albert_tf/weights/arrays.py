@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.models import (AlbertClassifier, AlbertModel, AlbertPretrainer,
-                              AlbertTokenClassifier)
+from albert_tf.models import HEAD_CLASSES, AlbertModel, AlbertPretrainer
 from albert_tf.weights import tf1_names as names
+from albert_tf.weights.heads import labelled_heads
 from albert_tf.weights.our_checkpoints import restore_ours
 from albert_tf.weights.source import SourceError
 from albert_tf.weights.stable import read_stable
@@ -75,21 +75,33 @@ def _checkpoint_arrays(source) -> dict:
 
 def albert_tf_arrays(source) -> dict:
     """One of our training checkpoints as TF1 arrays: the encoder, plus the pretraining heads
-    or a (token) classifier head when the checkpoint has them (span heads are not converted)."""
+    or a head sized by labels (a classifier, a token classifier) when the checkpoint has them
+    (span heads are not converted)."""
     if source.config is None:
         raise SourceError(f"{source.path}: needs an ALBERT config (--albert_config_file)")
     saved = tf.train.load_checkpoint(source.checkpoint_prefix).get_variable_to_shape_map()
     if any(n.startswith("model/masked_lm/") for n in saved):
         model = AlbertPretrainer(source.config)
-    elif "token_classifier" in source.heads and source.num_labels:  # a run_ner output_dir
-        model = AlbertTokenClassifier(source.config, source.num_labels)
-    elif "classifier" in source.heads and source.num_labels:
-        # A run_classifier output_dir: the head goes along (an [n, H] root head; see heads.our_heads)
-        model = AlbertClassifier(source.config, source.num_labels)
     else:
-        model = AlbertModel(source.config)
+        # A run_classifier or run_ner output_dir: its head goes along (a root [n, H] head is a
+        # classifier's, whichever task trained it; see heads.our_heads).
+        model = _labelled_model(source)
+        if model is None:
+            model = AlbertModel(source.config)
     restore_ours(model, source.checkpoint_prefix)
     return {k: v.astype(np.float32) for k, v in tf1_weights(model).items()}
+
+
+def _labelled_model(source):
+    """The model of the head sized by labels that `source` holds, or None. A model has one head,
+    so at most one of them is held."""
+    if not source.num_labels:
+        return None
+    labelled = labelled_heads()
+    for cls in HEAD_CLASSES:
+        if cls.HEAD_ID in labelled and cls.HEAD_ID in source.heads:
+            return cls(source.config, source.num_labels)
+    return None
 
 
 def _expected_rows(config):

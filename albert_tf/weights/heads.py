@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from albert_tf.models import HEAD_CLASSES, AlbertModel
+from albert_tf.models import HEAD_CLASSES, AlbertModel, AlbertPretrainer
 from albert_tf.models.formats import SequenceView, head_formats
 from albert_tf.weights.tf1_names import HEAD_ROWS
 
 # Every head a weight source may hold (`WeightSource.heads`), in the order they are listed.
 HEADS = SequenceView(lambda: (head for cls in HEAD_CLASSES for head in cls.HEADS))
+
+
+def task_heads() -> tuple:
+    """The heads a fine-tuned model ends in: every registered head but the pretrainer's."""
+    return tuple(head for cls in HEAD_CLASSES if cls is not AlbertPretrainer for head in cls.HEADS)
 
 
 def labelled_heads() -> dict:

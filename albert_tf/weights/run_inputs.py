@@ -30,17 +30,19 @@ from absl import logging
 
 from albert_tf import io_utils
 from albert_tf.errors import UsageError
+from albert_tf.models.formats import SequenceView
 from albert_tf.tokenization.sentencepiece import load_sentencepiece
 from albert_tf.tokenization.settings import (CasingConflictError, flag_given,
                                              recorded_lower_case, resolve_do_lower_case)
 from albert_tf.tokenization.wordpiece import load_vocab
+from albert_tf.weights.heads import labelled_heads, task_heads
 from albert_tf.weights.resolve import resolve_model_files
 from albert_tf.weights.source import LABELS_FILE, WeightSource
 
 # The heads a fine-tuned model ends in: a run that serves one needs its own.
-TASK_HEADS = ("classifier", "token_classifier", "multiple_choice", "squad_v1", "squad_v2")
-# Heads whose outputs have names (HF id2label, our labels.json).
-NAMED_HEADS = ("classifier", "token_classifier")
+TASK_HEADS = SequenceView(task_heads)
+# Heads whose outputs have names (HF id2label, our labels.json): one output per label.
+NAMED_HEADS = SequenceView(labelled_heads)
 
 
 class InputsConflictError(UsageError):
