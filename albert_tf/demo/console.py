@@ -134,9 +134,12 @@ class Console:
                 continue
             what, started, expected = part
             now = time.monotonic()
-            if not self.tty and now - self._last_output < HEARTBEAT_S:
-                continue
             elapsed = now - started
+            # Lines: after 15 s of quiet, then at 30 s, 1, 2, 4 minutes... (a slow, shared
+            # machine gets a few more lines, not one every 15 s).
+            quiet = now - self._last_output
+            if not self.tty and (quiet < HEARTBEAT_S or quiet < elapsed / 2):
+                continue
             left = f", about {_clock(expected - elapsed)} left" if expected and \
                 elapsed < expected else ""
             if self.tty:

@@ -43,7 +43,8 @@ def demo_schedule(steps: int, batch_size: int, learning_rate: float,
     return ScheduleConfig(train_batch_size=batch_size, eval_batch_size=64, predict_batch_size=64,
                           learning_rate=learning_rate, optimizer=optimizer, num_train_steps=steps,
                           num_warmup_steps=steps // 10, save_checkpoints_steps=steps,
-                          log_every_steps=max(1, steps // 10))
+                          # every 5 %: the console's first progress line (ETA) comes sooner
+                          log_every_steps=max(1, steps // 20))
 
 
 def with_steps(schedule: ScheduleConfig, steps: int) -> ScheduleConfig:
