@@ -1,6 +1,8 @@
 """TextClassifier.fit from Keras users' inputs: a tf.data.Dataset of (text, label) examples,
 and Keras callbacks called per epoch (EarlyStopping-style stops included), on real passages."""
 
+import json
+
 import keras
 import pytest
 import tensorflow as tf
@@ -71,8 +73,15 @@ def test_fit_on_datasets_with_callbacks(model_dir, examples, tmp_path, capsys):
     assert recorder.calls[0][1] is True
     ends = [call for call in recorder.calls if call[0] == "epoch_end"]
     assert [epoch for _, epoch, _ in ends] == [0, 1]
-    for _, _, logs in ends:
-        assert 0.0 <= logs["eval_accuracy"] <= 1.0 and logs["eval_loss"] > 0
+    # Each epoch's logs are the evaluation the run recorded (eval_results.json), an accuracy of
+    # k in len(dev) texts.
+    recorded = json.loads((tmp_path / "out" / "eval_results.json").read_text())["evaluations"]
+    assert len(recorded) == 2
+    for (_, _, logs), written in zip(ends, recorded):
+        assert logs["eval_accuracy"] == pytest.approx(written["eval_accuracy"], abs=1e-9)
+        assert logs["eval_loss"] == pytest.approx(written["eval_loss"], abs=1e-9)
+        right = logs["eval_accuracy"] * len(dev)
+        assert right == pytest.approx(round(right), abs=1e-6)
     assert [step for step, _ in list_checkpoints(tmp_path / "out")] == [2, 4]
     rows = (tmp_path / "epochs.csv").read_text().splitlines()
     assert len(rows) == 3 and rows[0].startswith("epoch,eval_accuracy,eval_loss")
