@@ -1,10 +1,15 @@
 """albert_tf.io_utils' one test of "is this path remote" and the absolute form of a path, which
 every reader and writer of the package uses."""
 
+import hashlib
 import os
 import pathlib
 
 from albert_tf import io_utils
+from albert_tf.data.feature_cache import file_digest
+from albert_tf.tasks.classification.processors import read_tsv
+from albert_tf.tasks.token_classification.data import read_sentences
+from support.pipes import fifo_with
 
 
 def test_urls_are_remote_and_everything_else_is_local():
@@ -26,13 +31,6 @@ def test_absolute_path_expands_local_paths_and_keeps_urls_and_none(tmp_path, mon
 
 def test_a_pipe_is_read_once_and_kept_for_every_reader(tmp_path):
     # tf.io.gfile reads a pipe (`--test_file=<(zcat …)`) as empty: "no sentences".
-    import hashlib
-
-    from albert_tf.data.feature_cache import file_digest
-    from albert_tf.tasks.classification.processors import read_tsv
-    from albert_tf.tasks.token_classification.data import read_sentences
-    from tests.support.pipes import fifo_with
-
     conll = "EU\tB-ORG\nrejects\tO\n\nPeter\tB-PER\n".encode()
     with fifo_with(tmp_path / "tags", conll) as fifo:
         assert io_utils.is_pipe(fifo) and not io_utils.is_pipe(tmp_path)

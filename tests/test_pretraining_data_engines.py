@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from albert_tf.pretraining_data import documents, engines
 from albert_tf.pretraining_data.options import PretrainingDataOptions
+from support.pipes import fifo_with
 
 SENTENCES = ["The quick brown fox jumps over the lazy dog.", "Licenses grant rights to copy software.",
              "Python evaluates expressions from left to right.", "Each sentence is on its own line."]
@@ -204,8 +205,6 @@ def test_an_input_that_shrinks_during_the_run_is_an_error(tmp_path, spm_model, m
 
 
 def test_a_pipe_is_read_not_taken_as_empty(tmp_path, spm_model):
-    from tests.support.pipes import fifo_with
-
     corpus = tmp_path / "corpus.txt"
     _write_corpus(corpus, with_bad_input=False)
     options = dict(spm_model_file=spm_model, max_seq_length=32, max_predictions_per_seq=5,

@@ -19,7 +19,12 @@ def fifo_with(path, data: bytes):
     try:
         yield str(path)
     finally:
-        if thread.is_alive():  # never opened: open it so the writer ends
-            with open(path, "rb") as reader:
-                reader.read()
-        thread.join(timeout=10)
+        # The writer may be finishing after the reader's EOF: a blocking open here would then
+        # wait forever for a writer that is gone (it hung the suite under load).
+        thread.join(timeout=1)
+        if thread.is_alive():  # never opened: a non-blocking read end lets its open return
+            reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                thread.join(timeout=10)
+            finally:
+                os.close(reader)
