@@ -258,3 +258,66 @@ def test_a_glue_task_whose_model_names_its_labels_in_another_order_is_refused(tm
     task = Driver.create(ClassificationTask, GlueRunConfig.from_flat(flags)).task
     task.inputs.check_labels(["not_equivalent", "equivalent"], "labels=")
     assert task.inputs.checks[-1].startswith("labels: labels= agrees with id2label of")
+
+
+def test_run_squad_and_run_race_serving_another_tasks_head_are_refused_naming_both(tmp_path,
+                                                                                   capsys):
+    from albert_tf.tasks.driver import Driver
+    from albert_tf.tasks.race.config import RaceRunConfig
+    from albert_tf.tasks.race.task import RaceTask
+    from albert_tf.tasks.squad.config import SquadRunConfig
+    from albert_tf.tasks.squad.task import SquadTask
+    from albert_tf.weights.heads import reported_as
+
+    classifier = _hf_folder(tmp_path, "clf")
+    flags = dict(init_checkpoint=str(classifier), do_predict=True,
+                 output_dir=str(tmp_path / "out"), max_seq_length=32)
+    for version_2, head in ((False, "squad_v1"), (True, "squad_v2")):
+        config = SquadRunConfig.from_flat(dict(flags, version_2_with_negative=version_2))
+        line = one_error_line(lambda: Driver.create(SquadTask, config), capsys)
+        assert f"{classifier} holds a classifier head, but this run serves a {head} head" in line
+    tagger = _hf_folder(tmp_path, "ner", "AlbertForTokenClassification")
+    config = RaceRunConfig.from_flat(dict(flags, init_checkpoint=str(tagger), do_train=False))
+    line = one_error_line(lambda: Driver.create(RaceTask, config), capsys)
+    assert f"{tagger} holds a token_classifier head, but this run serves a multiple_choice" in line
+    # Where a format cannot tell two heads apart, the one it reports serves: our run_squad v1
+    # output_dir holds a root [2, H] head, a classifier by its attributes.
+    assert reported_as("squad_v1", "albert_tf") == "classifier"
+    assert reported_as("squad_v1", "hf") == "squad_v1"
+    assert reported_as("multiple_choice", "tf1") == "classifier"
+
+
+def test_an_output_dirs_labels_json_against_the_models_labels_is_refused_naming_both(tmp_path,
+                                                                                      capsys):
+    from albert_tf.tasks.classification.config import ClassifierRunConfig
+    from albert_tf.tasks.classification.task import ClassificationTask
+    from albert_tf.tasks.driver import Driver
+    from albert_tf.tasks.token_classification.config import NerRunConfig
+    from albert_tf.tasks.token_classification.task import NerTask
+
+    folder = _hf_folder(tmp_path, "clf", id2label=_named(["neg", "neu", "pos"]))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "labels.json").write_text('["pos", "neu", "neg"]')
+    (tmp_path / "test.tsv").write_text("text\nfine\n")
+    flags = dict(task_name="tsv", init_checkpoint=str(folder), do_predict=True,
+                 test_file=str(tmp_path / "test.tsv"), output_dir=str(out), max_seq_length=32)
+    line = one_error_line(
+        lambda: Driver.create(ClassificationTask, ClassifierRunConfig.from_flat(flags)), capsys)
+    assert (f"{out / 'labels.json'} ['pos', 'neu', 'neg'] contradicts id2label of "
+            f"{folder / 'config.json'} ['neg', 'neu', 'pos']") in line, line
+    # With a checkpoint of its own, the output_dir's model is served: its labels.json names it.
+    (out / "model.ckpt-1.index").write_bytes(b"")
+    task = Driver.create(ClassificationTask, ClassifierRunConfig.from_flat(flags)).task
+    assert task.source.labels == ["pos", "neu", "neg"]
+
+    tagger = _hf_folder(tmp_path, "ner", "AlbertForTokenClassification", id2label=_named(TAGS))
+    (tmp_path / "tags").mkdir()
+    (tmp_path / "tags" / "labels.json").write_text('["O", "B-LOC", "I-LOC"]')
+    (tmp_path / "test.txt").write_text("Paris O\n")
+    config = NerRunConfig.from_flat(dict(
+        init_checkpoint=str(tagger), do_predict=True, test_file=str(tmp_path / "test.txt"),
+        output_dir=str(tmp_path / "tags"), max_seq_length=32))
+    line = one_error_line(lambda: Driver.create(NerTask, config).task.labels, capsys)
+    assert f"labels.json ['O', 'B-LOC', 'I-LOC'] contradicts id2label of" in line, line
+    assert f"{TAGS} (the same labels in another order" in line, line

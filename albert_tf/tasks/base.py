@@ -11,14 +11,18 @@ A new task is one folder under `albert_tf/tasks/` with a `task.py` holding its c
 from __future__ import annotations
 
 import abc
+import os
 from typing import Callable
 
+from albert_tf import io_utils
 from albert_tf.errors import UsageError
 from albert_tf.run_config import OPTIMIZERS, RunConfig
 from albert_tf.tokenization import FullTokenizer
+from albert_tf.training.checkpoint_files import BEST_NAME, list_checkpoints
 from albert_tf.training.steps import Objective
 # check_model_inputs: where the tasks have always imported it from.
 from albert_tf.weights.run_inputs import RunInputs, check_model_inputs, resolve_inputs  # noqa: F401
+from albert_tf.weights.source import LABELS_FILE
 
 
 def replica_dataset_fn(input_fn, global_batch_size: int) -> Callable:
@@ -50,10 +54,16 @@ class Task(abc.ABC):
     #: the head this task's model ends in (`weights.heads`), checked against the source's.
     head: str | None = None
 
+    @classmethod
+    def head_for(cls, config: RunConfig) -> str | None:
+        """The head a run of `config` ends in: `head`, unless the task's flags choose it."""
+        return cls.head
+
     def __init__(self, config: RunConfig, inputs: RunInputs | None = None):
         # The model files, casing and labels, resolved once (`Driver.create` passes them);
         # the task works on a filled copy of `config`, which stays as the caller made it.
-        self.inputs = inputs if inputs is not None else resolve_inputs(config, head=self.head)
+        self.inputs = (inputs if inputs is not None
+                       else resolve_inputs(config, head=self.head_for(config)))
         self.config = self.inputs.run_config(config)
         self.runtime = None  # the driver's Runtime (strategy), for tasks that evaluate with it
 
@@ -76,6 +86,18 @@ class Task(abc.ABC):
                                        config.spm_model_file)
         check_model_inputs(self.albert_config, config.max_seq_length, len(self.tokenizer.vocab),
                            config.spm_model_file or config.vocab_file)
+
+    def check_recorded_labels(self, recorded) -> None:
+        """The output_dir's labels.json (`recorded`) against the --init_checkpoint's own labels,
+        when a run that does not train serves that model: the output_dir has no checkpoint of
+        its own (the ones it has are what its labels.json names)."""
+        output_dir = self.config.output_dir
+        if (not recorded or self.config.do_train or list_checkpoints(output_dir)
+                or io_utils.exists(os.path.join(output_dir, BEST_NAME) + ".index")):
+            return
+        self.inputs.check_labels(recorded, os.path.join(output_dir, LABELS_FILE),
+                                 advice="use another --output_dir, or remove its labels.json "
+                                        "to serve the model's own labels")
 
     def prepare_output_dir(self, is_chief: bool) -> None:
         """Called under the output_dir lock before training: check and write what the folder

@@ -76,7 +76,9 @@ class Driver:
         runtime = runtime or Runtime(config.runtime)
         # The run's inputs (weight source, model config, tokenizer, casing, labels), resolved
         # and checked once; the task gets them and keeps the caller's config as it is.
-        head = getattr(getattr(task_class, "func", task_class), "head", None)
+        task_type = getattr(task_class, "func", task_class)
+        head_for = getattr(task_type, "head_for", None)
+        head = head_for(config) if head_for else getattr(task_type, "head", None)
         task = task_class(config, inputs=inputs or resolve_inputs(config, head=head))
         task.runtime = runtime
         return cls(task, runtime)

@@ -19,6 +19,17 @@ def task_heads() -> tuple:
     return tuple(head for cls in HEAD_CLASSES if cls is not AlbertPretrainer for head in cls.HEADS)
 
 
+def reported_as(head: str, source_format: str) -> str:
+    """The head a source of `source_format` reports when it holds `head`'s weights: the first
+    registered head with the same keys (`_held`), TF1 names or, in our own checkpoints
+    ("albert_tf"), model attributes. A RACE head is a one-label `classifier` to both; a SQuAD v1
+    head a two-label one to ours."""
+    def keys(name):
+        return frozenset(row[1].partition(".")[0] if source_format == "albert_tf" else row[0]
+                         for row in HEAD_ROWS[name])
+    return next((other for other in HEADS if keys(other) == keys(head)), head)
+
+
 def labelled_heads() -> dict:
     """{head: the TF1 name of its [num_labels, ...] weight} of the heads with one output per
     label (the classifier, the token classifier), from their classes' `FORMATS`."""

@@ -35,7 +35,7 @@ from albert_tf.tokenization.sentencepiece import load_sentencepiece
 from albert_tf.tokenization.settings import (CasingConflictError, flag_given,
                                              recorded_lower_case, resolve_do_lower_case)
 from albert_tf.tokenization.wordpiece import load_vocab
-from albert_tf.weights.heads import labelled_heads, task_heads
+from albert_tf.weights.heads import labelled_heads, reported_as, task_heads
 from albert_tf.weights.resolve import resolve_model_files
 from albert_tf.weights.source import LABELS_FILE, WeightSource
 
@@ -125,10 +125,12 @@ class RunInputs:
                  if source.format == "hf" else f"{_folder(source)}/{LABELS_FILE}")
         return names, where
 
-    def check_labels(self, labels, where: str, trains: bool = False) -> None:
+    def check_labels(self, labels, where: str, trains: bool = False,
+                     advice: str = "leave it out to use the model's labels, or give them in the "
+                                   "model's order") -> None:
         """`labels` (what the run uses, from `where`) against the model's own, order included.
         A training run may give its head other labels (its new task's), but not the model's in
-        another order: that would rename every id."""
+        another order: that would rename every id. `advice`: the error's way out."""
         if not labels:
             return
         own, origin = self.model_labels()
@@ -145,8 +147,7 @@ class RunInputs:
         how = ("the same labels in another order: every id would be renamed" if reordered
                else "other labels than the model was trained on")
         raise InputsConflictError(
-            f"{where} {labels} contradicts {origin} {own} ({how}); leave it out to use the "
-            "model's labels, or give them in the model's order")
+            f"{where} {labels} contradicts {origin} {own} ({how}); {advice}")
 
 
 def _folder(source) -> str:
@@ -266,8 +267,9 @@ def _check_head(inputs, trains: bool) -> None:
     if trains or inputs.head not in TASK_HEADS or inputs.source is None:
         return
     held = [h for h in inputs.heads if h in TASK_HEADS]
-    if not held or inputs.head in held or (inputs.head == "multiple_choice"
-                                           and "classifier" in held):
+    # A head the source's format cannot tell from another (RACE's from a one-label classifier)
+    # is reported as that one.
+    if not held or reported_as(inputs.head, inputs.source.format) in held:
         return
     raise InputsConflictError(
         f"--init_checkpoint={inputs.source.path} holds a {' and a '.join(held)} head, but this "

@@ -77,6 +77,9 @@ class ClassificationTask(Task):
             # classifier names them in another order would have every id renamed.
             self.inputs.check_labels(self.source.labels,
                                      f"the labels of --task_name={config.task_name}", trains=True)
+        elif not config.do_train and not getattr(self.source, "label_list", True):
+            # Own data without --label_list: served with the names its output_dir records.
+            self.check_recorded_labels(results.read_labels(config.output_dir))
         self.load_text_model(F.check_max_seq_length)
         self.cached_dir = config.cached_dir or config.output_dir
         self.layout = F.Layout(self.source.multi_label,

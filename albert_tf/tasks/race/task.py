@@ -30,6 +30,7 @@ def _check_length(max_seq_length: int, max_position_embeddings: int) -> None:
 
 class RaceTask(Task):
     best_metric = "eval_accuracy"
+    head = "multiple_choice"
 
     def __init__(self, config: RaceRunConfig, inputs=None):
         super().__init__(config, inputs)  # works on a filled copy of `config` (self.config)

@@ -36,6 +36,10 @@ def build_model(run: SquadRunConfig, config: AlbertConfig):
 class SquadTask(Task):
     best_metric = "f1"
 
+    @classmethod
+    def head_for(cls, config: SquadRunConfig) -> str:
+        return "squad_v2" if config.version_2_with_negative else "squad_v1"
+
     def __init__(self, config: SquadRunConfig, inputs=None):
         super().__init__(config, inputs)
         config = self.config  # the filled copy (the caller's is left as given)

@@ -104,6 +104,7 @@ class NerTask(Task):
             return label_list
         recorded = read_labels(cfg.output_dir)
         if recorded is not None:
+            self.check_recorded_labels(recorded)
             return recorded
         source = self.inputs.source  # the --init_checkpoint opened once for the run
         if source is not None and "token_classifier" in source.heads and source.labels:
