@@ -1,6 +1,8 @@
 """LiteEncoder / LiteClassifier: raw text through our tokenizer into a .tflite file, and the int8
 classifier's accuracy guard on a (tiny) fine-tuned model."""
 
+import json
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -116,3 +118,37 @@ def test_a_token_classifier_file_is_refused_on_open(tmp_path, spm_model):
     with pytest.raises(InputError, match=rf"token_classifier.float32.tflite: its probabilities "
                        rf"have shape \[1, {SEQ}, 3\], one row per piece: a token-classifier file"):
         LiteClassifier(written["float32"], spm_model_file=spm_model)
+
+
+def test_a_regression_file_returns_its_score_and_refuses_labels(tmp_path, spm_model):
+    # It named class 0 for every text: the one column is a score, not a class's probability.
+    tf.keras.utils.set_random_seed(0)
+    model = AlbertClassifier(tiny_config(vocab_size=SPM_VOCAB_SIZE, num_hidden_layers=1), 1)
+    model({"input_ids": tf.zeros([1, SEQ], tf.int32)})
+    spread_weights(model)  # scores that differ between texts
+    export_tflite(model, tmp_path, SEQ, "float32", spm_model_file=spm_model)
+    meta_path = tmp_path / "classifier.json"
+    meta = json.loads(meta_path.read_text())
+    assert meta["regression"] is True and "multi_label" not in meta
+    regressor = LiteClassifier.from_folder(tmp_path, kind="float32")
+    scores = regressor.predict(TEXTS)
+    packed = regressor.pack(TEXTS)
+    want = model({"input_ids": packed["input_word_ids"], "input_mask": packed["input_mask"],
+                  "segment_ids": packed["input_type_ids"]})["predictions"].numpy()
+    # Measured 2026-11-29: the scores differ from Keras by 9.9e-8 and from each other by 8.2e-3.
+    assert scores.shape == (2,) and abs(float(want[0] - want[1])) > 1e-3
+    np.testing.assert_allclose(scores, want, atol=1e-6)  # the Keras model's own score
+    for call in (regressor.classify, regressor.predict_labels):
+        with pytest.raises(InputError, match=r"classifier.float32.tflite: a regression model "
+                           r".*use predict\(texts\)"):
+            call(TEXTS)
+    # A file written before the key, or opened without its JSON: its one column is a score too.
+    del meta["regression"]
+    meta_path.write_text(json.dumps(meta))
+    older = LiteClassifier.from_folder(tmp_path, kind="float32")
+    np.testing.assert_array_equal(older.predict(TEXTS), scores)
+    with pytest.raises(InputError, match="a regression model"):
+        older.classify(TEXTS)
+    meta_path.write_text(json.dumps({**meta, "regression": "yes"}))
+    with pytest.raises(InputError, match="classifier.json: key regression must be true or false"):
+        LiteClassifier.from_folder(tmp_path, kind="float32")

@@ -153,7 +153,9 @@ class LiteEncoder(_LiteTextModel):
 class LiteClassifier(_LiteTextModel):
     """`predict(texts)` → probabilities [B,C]; `classify(texts)` → a label name per text (class
     ids when the export has none), or for a multi-label file the set of names at or above its
-    threshold; `predict_labels(texts)` → the single most probable label per text."""
+    threshold; `predict_labels(texts)` → the single most probable label per text.
+    A regression file (`regression` in its JSON): `predict` → the score per text [B], and
+    `classify` / `predict_labels` are refused (they would name class 0 for every text)."""
 
     FILE_NAME = "classifier"
     OUTPUTS = ("probabilities",)
@@ -166,10 +168,18 @@ class LiteClassifier(_LiteTextModel):
                              f"{[int(n) for n in shape]}, one row "
                              "per piece: a token-classifier file, not a text classifier's "
                              "[batch, classes]; run it with interpreter_runner")
-        names = self.label_names
-        if names is not None and len(names) != int(shape[-1]):
+        names, columns = self.label_names, int(shape[-1])
+        if names is not None and len(names) != columns:
             raise InputError(f"{self.path}: {len(names)} label names in its JSON (key "
-                             f"label_names) for {int(shape[-1])} classes")
+                             f"label_names) for {columns} classes")
+        regression = self.metadata.get("regression")
+        # A file without the key (older, or opened without its JSON): one column is a score,
+        # since a softmax over one class would always say 1.
+        self.regression = bool(regression) if regression is not None else (
+            columns == 1 and not self.multi_label)
+        if self.regression and columns != 1:
+            raise InputError(f"{self.path}: its JSON says regression (one score) but the file "
+                             f"has {columns} outputs per text")
 
     @property
     def label_names(self):
@@ -180,7 +190,14 @@ class LiteClassifier(_LiteTextModel):
         return bool(self.metadata.get("multi_label"))
 
     def predict(self, texts, text_pairs=None) -> np.ndarray:
-        return self.run(texts, text_pairs)["probabilities"]
+        """Probabilities [B,C]; a regression file's score per text [B]."""
+        probabilities = self.run(texts, text_pairs)["probabilities"]
+        return probabilities[:, 0] if self.regression else probabilities
+
+    def _check_labels(self):
+        if self.regression:
+            raise InputError(f"{self.path}: a regression model (it predicts a score, not a "
+                             "label); use predict(texts) for the scores")
 
     def _name(self, index: int):
         names = self.label_names
@@ -188,10 +205,12 @@ class LiteClassifier(_LiteTextModel):
 
     def predict_labels(self, texts, text_pairs=None) -> list:
         """The most probable label of each text (a name, or a class id without names)."""
+        self._check_labels()
         return [self._name(i) for i in np.argmax(self.predict(texts, text_pairs), axis=-1)]
 
     def classify(self, texts, text_pairs=None) -> list:
         """A label per text; a multi-label file: the labels at or above its threshold."""
+        self._check_labels()
         if not self.multi_label:
             return self.predict_labels(texts, text_pairs)
         threshold = self.metadata["threshold"]
@@ -258,6 +277,11 @@ def read_metadata(path: str) -> dict:
         raise InputError(f"{path}: key label_names must be a list of names")
     if meta.get("multi_label") is not None and not isinstance(meta["multi_label"], bool):
         raise InputError(f"{path}: key multi_label must be true or false")
+    if meta.get("regression") is not None and not isinstance(meta["regression"], bool):
+        raise InputError(f"{path}: key regression must be true or false")
+    if meta.get("regression") and meta.get("multi_label"):
+        raise InputError(f"{path}: keys regression and multi_label are both true; a file is one "
+                         "or the other")
     threshold = meta.get("threshold")
     if meta.get("multi_label") and not (isinstance(threshold, (int, float)) and
                                         not isinstance(threshold, bool) and 0 < threshold < 1):

@@ -2,7 +2,8 @@
 
 `export_tflite(model, output_dir, max_seq_length, kinds, name=...)` writes
 `<output_dir>/<name>.<kind>.tflite` for each kind in `KINDS`, plus the tokenizer file and a
-small `<name>.json` (inputs, outputs, sequence length, tokenizer, label names) that a device
+small `<name>.json` (inputs, outputs, sequence length, tokenizer, label names; `multi_label` and
+`threshold`, or `regression`, for such a head) that a device
 app (or `albert_tf.serving.lite`) reads beside it. An export's files are versioned with its
 SavedModel: those of `<base>/<n>` are `<base>/tflite/<n>/`, published together (`extras`). Inputs are `input_word_ids`, `input_mask`,
 `input_type_ids` int32 [1, max_seq_length]; the batch dimension is left dynamic, so an
@@ -240,6 +241,8 @@ def export_tflite(model, output_dir, max_seq_length: int, kinds, name: str | Non
             metadata["label_names"] = [str(n) for n in label_names]
         if getattr(model, "multi_label", False):  # sigmoids: a reader chooses a set of labels
             metadata.update(multi_label=True, threshold=float(model.threshold))
+        if getattr(model, "is_regression", False):  # its one column is a score, not a class
+            metadata["regression"] = True
         written["metadata"] = os.path.join(output_dir, f"{name}.json")
         io_utils.write_text_atomically(written["metadata"], json.dumps(metadata, indent=2) + "\n")
     except BaseException:
