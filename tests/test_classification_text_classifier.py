@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from support.informative import assert_spread
 from support.released_model import passages as book_passages, write_model_folder
 from support.source_reads import counted
 
@@ -15,8 +16,10 @@ SOURCES = {"austen": "austen-emma.txt", "melville": "melville-moby_dick.txt"}
 
 @pytest.fixture(scope="module")
 def model_dir(spm_model, tmp_path_factory):
-    """The layout of a released archive, with a tiny random pretrained model."""
-    return write_model_folder(tmp_path_factory.mktemp("albert_tiny"), spm_model)
+    """The layout of a released archive, with a tiny pretrained model whose weights are spread
+    (support/informative.py): from the initializer's spread every text got nearly the same
+    probabilities, and the export checks could not tell a wrong serving path from the right one."""
+    return write_model_folder(tmp_path_factory.mktemp("albert_tiny"), spm_model, spread_seed=3)
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +96,11 @@ def test_fit_evaluate_predict_export(model_dir, passages, tmp_path, monkeypatch)
     assert path == str(tmp_path / "export" / "1")
     served = tf.saved_model.load(path).signatures["serve_text"](text_a=tf.constant(queries))
     assert [b.decode() for b in served["labels"].numpy()] == names
-    np.testing.assert_allclose(served["probabilities"].numpy(), probabilities, atol=1e-5)
+    # The spread start makes the six texts' probabilities differ (closest pair 1.0e-4 apart,
+    # measured): an export that reordered the rows or skipped lower-casing moves them by more
+    # than the tolerance. The two paths measured 0 apart; 1e-6 is ~10 float32 steps at 0.5.
+    assert_spread(probabilities, 5e-5)
+    np.testing.assert_allclose(served["probabilities"].numpy(), probabilities, atol=1e-6)
 
     # Reopened on the same output_dir: the labels come from labels.json, nothing retrains.
     again = albert_tf.tasks.TextClassifier.from_pretrained(model_dir, max_seq_length=32,
