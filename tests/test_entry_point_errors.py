@@ -272,7 +272,11 @@ def test_full_disk_while_checkpointing_is_one_line_and_leaves_no_partial_checkpo
     def small_file_limit():  # as `ulimit -f 60`: writes past 60 KiB fail with EFBIG
         resource.setrlimit(resource.RLIMIT_FSIZE, (60 * 1024, 60 * 1024))
 
+    # A run copies its SentencePiece model (258 KiB) into the output_dir before training; the
+    # folder already holds that copy here (as a re-run's would), so the checkpoint is what fails.
     out = inputs["root"] / "full_disk_out"
+    out.mkdir()
+    shutil.copy(inputs["spm"], out / "spm.model")
     script, *argv = _glue(inputs, "--do_train", "--train_step=2", "--save_checkpoints_steps=2",
                           "--train_batch_size=4")
     result = run_process(script, [*argv, f"--output_dir={out}"], env=console_env(),
