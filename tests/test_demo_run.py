@@ -4,7 +4,7 @@ import json
 import os
 
 from albert_tf.demo.run import SAMPLE_SENTENCES, run_demo
-from albert_tf.demo.stages import DemoOptions, demo_schedule
+from albert_tf.demo.stages import DemoOptions, demo_schedule, read_task_split
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.resolve import resolve_model_files
 
@@ -15,6 +15,11 @@ def _options(output_dir):
                        num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
                        pretrain=demo_schedule(4, 16, 2e-3, "lamb"), finetune=demo_schedule(4, 16, 1e-4),
                        max_task_examples=200, num_workers=1)
+
+
+def _assert_k_of_n(share, n):
+    right = share * n
+    assert n > 0 and 0 <= right <= n and abs(right - round(right)) < 1e-4, (share, n)
 
 
 def test_demo_runs_end_to_end_and_reuses_finished_stages(tmp_path, monkeypatch, capsys):
@@ -41,7 +46,11 @@ def test_demo_runs_end_to_end_and_reuses_finished_stages(tmp_path, monkeypatch, 
     assert "step 4/4" in (tmp_path / "out" / "demo.log").read_text()
     assert summary["corpus"]["sentences"] > 1000 and summary["records"]["train_instances"] > 100
     assert 0 <= summary["pretraining"]["masked_lm_accuracy"] <= 1
-    assert 0 <= summary["fine_tuning"]["eval_accuracy"] <= 1
+    # Accuracies are shares of whole examples (k of n), not means of batch means or a range.
+    pretraining = summary["pretraining"]
+    _assert_k_of_n(pretraining["sentence_order_accuracy"], pretraining["heldout_examples"])
+    dev = len(read_task_split(options, "dev")[1])
+    _assert_k_of_n(summary["fine_tuning"]["eval_accuracy"], dev)
     export = summary["fine_tuning"]["export_dir"]
     assert os.path.exists(os.path.join(export, "saved_model.pb"))
     # Label names from the export, and a folder that later commands need no other flag for.
@@ -57,7 +66,7 @@ def test_demo_runs_end_to_end_and_reuses_finished_stages(tmp_path, monkeypatch, 
     assert len(summary["tflite_predictions"]) == 4
     lite = summary["tflite"]
     assert abs(lite["float32"]["dev_accuracy"] - summary["fine_tuning"]["eval_accuracy"]) < 1e-6
-    assert 0 <= lite["dynamic_int8"]["dev_accuracy"] <= 1
+    _assert_k_of_n(lite["dynamic_int8"]["dev_accuracy"], dev)
     assert lite["dynamic_int8"]["megabytes"] < lite["float32"]["megabytes"]
     assert os.listdir(tmp_path) == ["out"]  # writes only under its output folder
 
