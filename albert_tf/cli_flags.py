@@ -111,7 +111,7 @@ FLAG_TABLE = {
     "allow_empty": ("bool", "Input that yields no instance writes empty output files (exit 0) instead of failing with nothing written."),
     # Export tools.
     "version": ("integer", "Version folder name; default: one past the highest."),
-    "serving_xla": ("bool", "XLA-compile the encoder's id-input signatures (jit_compile) with its weights as constants: 1.3x or more faster batch-1 CPU serving, the weights stored twice; TF Serving must then be started with --xla_cpu_compilation_enabled=true, which is why it is off by default."),
+    "serving_xla": ("bool", "XLA-compile the encoder's id-input signatures (jit_compile) with its weights as constants: about 1.2x faster batch-1 CPU serving (docs/lite.md), the weights stored twice; TF Serving must then be started with --xla_cpu_compilation_enabled=true, which is why it is off by default."),
     "verify": ("bool", "Reload each export in a fresh process and compare outputs."),
     "albert_directory": ("string", "A run_pretraining output_dir (it holds albert_config.json and the checkpoints)."),
     "checkpoint_name": ("string", "Checkpoint prefix inside albert_directory, e.g. model.ckpt-best; unset or 'latest' uses the latest checkpoint."),

@@ -1,4 +1,4 @@
-"""The old import paths the README documents still work after the move to `albert_tf.serving`:
+"""The old import paths earlier READMEs documented still work after the move to `albert_tf.serving`:
 `albert_tf.lite` and the `albert_tf.export` package (with `albert_tf.export.tflite`)."""
 
 import ast

@@ -1,6 +1,6 @@
-"""The old paths still work: `albert_tf.checkpoint` (the README's load/save of TF1
-checkpoints), `albert_tf.convert` and `python -m albert_tf.convert` are aliases of
-`albert_tf.weights`."""
+"""The old paths still work: `albert_tf.checkpoint` (the load/save of TF1 checkpoints that
+earlier READMEs documented), `albert_tf.convert` and `python -m albert_tf.convert` are aliases
+of `albert_tf.weights`."""
 
 import subprocess
 import sys
