@@ -8,11 +8,14 @@ _os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 from albert_tf import cli as _cli  # noqa: E402  (imports absl only, not TensorFlow)
 from albert_tf import lazy_imports as _lazy_imports  # noqa: E402
 
-# A script's console: TensorFlow's start-up lines silenced whenever it loads (nothing imported now,
-# so flags are parsed and checked before TensorFlow starts), and no scikit-learn import for
-# Keras' unused wrappers (1.5-2 s of start-up where scikit-learn is installed).
+# TensorFlow's C++ start-up lines (oneDNN, CUDA probing, cuInit) silenced whenever it loads after
+# this import, in our scripts and in a user's own Python alike; ALBERT_TF_TRACEBACK=1 (or a
+# script's --verbosity=1) keeps them (docs/errors-and-outputs.md). Nothing is imported now, so a
+# script parses and checks its flags before TensorFlow starts.
+_cli.quiet_tensorflow()
+# A script's console: no scikit-learn import for Keras' unused wrappers (1.5-2 s of start-up
+# where scikit-learn is installed).
 if _cli.is_entry_point():
-    _cli.quiet_tensorflow()
     _lazy_imports.defer_keras_wrappers()
 
 # Loaded on first use, so `from albert_tf import cli` does not import TensorFlow before a script
