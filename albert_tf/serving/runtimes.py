@@ -1,0 +1,149 @@
+"""Running the ONNX and OpenVINO files of an export, and loading their optional packages.
+
+    run = onnx_runner("x/classifier/onnx/1/classifier.float32.onnx")
+    run(input_word_ids=ids, input_mask=mask, input_type_ids=types)   # {"probabilities": ...}
+    run = openvino_runner("x/classifier/openvino/1/classifier.dynamic_int8.xml")
+
+Both return a callable like `serving.lite.LiteRunner`: keyword inputs (int32 [batch,
+max_seq_length] arrays of any batch) → {output name: numpy array}, with `.inputs`, `.outputs`
+and `.max_seq_length`. `runner(path)` picks the runtime by the file's suffix.
+
+The files (written by `serving.onnx_export` and `serving.openvino_export`) sit in
+`<export_dir>/<head>/onnx/<version>/<head>.<kind>.onnx` and
+`<export_dir>/<head>/openvino/<version>/<head>.<kind>.xml` (+ `.bin`), with the same
+`<head>.json` beside them as a TFLite folder's (`serving.lite.read_metadata` reads it): inputs,
+outputs, max_seq_length, do_lower_case, files ({kind: file name}), the tokenizer file,
+label_names / multi_label + threshold / regression as the head has them, and in addition
+`format` ("onnx" or "openvino"), `text_in` (false: the files take ids; tokenize with the
+tokenizer file beside them, as `serving.lite` does) and `agreement` ({kind: what the export
+measured against the Keras model: max_abs_diff, and for int8 the share of rows whose argmax
+agrees with float32}).
+
+The runtimes are optional (`pip install albert-tf[onnx]`, `albert-tf[openvino]`); this module
+imports neither TensorFlow nor them until asked, and a missing one is a `MissingDependencyError`
+naming the extra.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+
+import numpy as np
+
+from albert_tf.errors import InputError, MissingDependencyError
+
+# The package each extra brings → its extra's name.
+EXTRA_OF = {"tf2onnx": "onnx", "onnx": "onnx", "onnxruntime": "onnx",
+            "onnxruntime.quantization": "onnx", "onnxruntime_extensions": "onnx",
+            "openvino": "openvino", "openvino_tokenizers": "openvino"}
+
+
+def install_line(package: str) -> str:
+    return f"pip install albert-tf[{EXTRA_OF[package]}]"
+
+
+@functools.lru_cache(maxsize=None)
+def _try_import(package: str):
+    try:
+        return importlib.import_module(package), None
+    except Exception as error:  # absent, or built against another numpy/protobuf
+        return None, error
+
+
+def available(package: str) -> bool:
+    return _try_import(package)[0] is not None
+
+
+def load(package: str, purpose: str):
+    """The module `package`; `MissingDependencyError` naming its extra when it cannot be
+    imported (`purpose`: the flag or call that needs it)."""
+    module, error = _try_import(package)
+    if module is None:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise MissingDependencyError(f"{purpose} needs {package}, which cannot be imported "
+                                     f"({first}): {install_line(package)}")
+    return module
+
+
+class _Runner:
+    def _finish(self, label, inputs, outputs, shape):
+        self.label, self.inputs, self.outputs = label, list(inputs), list(outputs)
+        if len(shape) != 2:
+            raise InputError(f"{label}: inputs of shape {list(shape)}; expected "
+                             "[batch, max_seq_length] (a file written by albert_tf's export)")
+        self.max_seq_length = int(shape[1])
+
+    def _feed(self, inputs) -> dict:
+        missing = [name for name in self.inputs if name not in inputs]
+        if missing:
+            raise InputError(f"{self.label}: input {missing[0]!r} not given "
+                             f"(it takes {', '.join(self.inputs)})")
+        return {name: np.asarray(inputs[name], np.int32) for name in self.inputs}
+
+
+class OnnxRunner(_Runner):
+    """One .onnx file in an onnxruntime session (`num_threads`: intra-op threads)."""
+
+    def __init__(self, path, num_threads=None):
+        ort = load("onnxruntime", "running an ONNX file")
+        path = os.fspath(path)
+        options = ort.SessionOptions()
+        if num_threads:
+            options.intra_op_num_threads = int(num_threads)
+        try:
+            self.session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        except Exception as error:  # onnxruntime's own error types (Fail, InvalidGraph, ...)
+            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            raise InputError(f"{path}: onnxruntime cannot run it ({first})") from None
+        inputs = self.session.get_inputs()
+        self._finish(path, [i.name for i in inputs], [o.name for o in self.session.get_outputs()],
+                     inputs[0].shape)
+
+    def __call__(self, **inputs) -> dict:
+        values = self.session.run(self.outputs, self._feed(inputs))
+        return dict(zip(self.outputs, values))
+
+
+class OpenVinoRunner(_Runner):
+    """One OpenVINO IR (.xml beside its .bin) compiled for the CPU."""
+
+    def __init__(self, path, num_threads=None):
+        ov = load("openvino", "running an OpenVINO file")
+        path = os.fspath(path)
+        config = {"INFERENCE_NUM_THREADS": int(num_threads)} if num_threads else {}
+        try:
+            core = ov.Core()
+            self.model = core.compile_model(core.read_model(path), "CPU", config)
+        except Exception as error:  # openvino raises RuntimeError and its own types
+            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            raise InputError(f"{path}: OpenVINO cannot run it ({first})") from None
+        self.request = self.model.create_infer_request()
+        inputs = self.model.inputs
+        shape = inputs[0].get_partial_shape()
+        self._finish(path, [i.get_any_name() for i in inputs],
+                     [o.get_any_name() for o in self.model.outputs],
+                     [d.get_length() if d.is_static else -1 for d in shape])
+
+    def __call__(self, **inputs) -> dict:
+        results = self.request.infer(self._feed(inputs))
+        return {output.get_any_name(): np.array(value) for output, value in results.items()}
+
+
+def onnx_runner(path, num_threads=None) -> OnnxRunner:
+    return OnnxRunner(path, num_threads)
+
+
+def openvino_runner(path, num_threads=None) -> OpenVinoRunner:
+    return OpenVinoRunner(path, num_threads)
+
+
+def runner(path, num_threads=None):
+    """The runner of an .onnx or OpenVINO .xml file, by its suffix."""
+    path = os.fspath(path)
+    if path.endswith(".onnx"):
+        return onnx_runner(path, num_threads)
+    if path.endswith(".xml"):
+        return openvino_runner(path, num_threads)
+    raise InputError(f"{path}: neither an .onnx file nor an OpenVINO .xml file")
