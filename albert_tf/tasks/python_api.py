@@ -29,7 +29,10 @@ VERBOSE = (0, 1, 2)  # Keras': silent, a progress bar per epoch, one line per ep
 
 
 def is_preset(name) -> bool:
-    return isinstance(name, str) and (name in PRESETS or f"{name}_v2" in PRESETS)
+    """A preset's name ("albert_base") that names no local file or folder: a release archive
+    extracts to exactly such a folder, and a folder always wins."""
+    return isinstance(name, str) and (name in PRESETS or f"{name}_v2" in PRESETS) \
+        and not os.path.exists(name)
 
 
 @dataclasses.dataclass
