@@ -134,6 +134,20 @@ def test_eval_results_format_and_best_checkpoint_lines(tmp_path):
     assert (tmp_path / "eval_results.txt").read_text().splitlines() == lines
 
 
+def test_eval_results_of_a_run_health_flags_record_the_word(tmp_path):
+    # A run that training health flags adds `health = not_learning` to every evaluation: the
+    # results were written as float32 ("could not convert string to float") and the run died.
+    results = {"loss": 9.25, "masked_lm_accuracy": 0.0, "health": "not_learning"}
+    evaluator = CheckpointEvaluator(str(tmp_path), lambda: results, "masked_lm_accuracy",
+                                    PretrainingEvalLog(str(tmp_path)), load=None)
+    evaluator.on_checkpoint(120, str(tmp_path / "model.ckpt-120"))
+    lines = (tmp_path / "eval_results.txt").read_text().splitlines()
+    assert lines[:4] == ["global_step = 120", "health = not_learning", "loss = 9.25",
+                         "masked_lm_accuracy = 0.0"]
+    saved = json.loads((tmp_path / "eval_results.json").read_text())["evaluations"]
+    assert [e["health"] for e in saved] == ["not_learning"]
+
+
 def test_use_tpu_without_a_tpu_fails_fast(fixtures_dir, tmp_path):
     model_dir = fixtures_dir / "model"
     records = write_golden_records(model_dir, tmp_path / "golden.tfrecord")

@@ -199,6 +199,60 @@ def test_run_at_an_absurd_learning_rate_says_it_does_not_learn(toy, tmp_path, ca
         [label for _, label in reviews(400, seed=0)]))
 
 
+def test_an_evaluation_far_above_chance_or_not_finite_is_judged_at_any_length(caplog):
+    health = H.TrainingHealth({"learning_rate": ("--learning_rate", 3.0)}, chance_loss=LN2)
+    gold = np.array([1] * 26 + [0] * 14)  # the toy's dev set: 26 of 40 in class 1
+    ones, zeros = np.ones(40, int), np.zeros(40, int)
+    # Not the run's last evaluation and under MIN_STEPS: not judged, however bad.
+    assert not health.check_evaluation(40, 47.19, (zeros, gold), final=False)
+    # 3 x ln 2 = 2.0794: at it with one class predicted is news; just under it is not.
+    assert not health.check_evaluation(40, 2.0794, (ones, gold), final=True)
+    with caplog.at_level(logging.WARNING):
+        assert health.check_evaluation(40, 2.0795, (ones, gold), final=True)
+    said = [r.getMessage() for r in caplog.records if "training health" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith(
+        "training health: not learning: the evaluation at step 40 has loss 2.079, 3 times the "
+        "chance loss 0.6931, and gets 26 of 40 dev examples right, no more than the commonest "
+        "class alone (26); likely causes: a learning rate too high")
+    assert health.fields() == {"health": "not_learning"}
+    # Overconfident but right more often than the commonest class (27 of 40): an overfit run.
+    better = ones.copy()
+    better[26] = 0
+    assert not health.check_evaluation(40, 47.0, (better, gold), final=True)
+    assert health.status == "ok"
+    # From MIN_STEPS on every evaluation is judged; a non-finite loss whatever the predictions.
+    assert health.check_evaluation(H.MIN_STEPS, float("nan"), (gold, gold))
+    assert "the evaluation at step 100 has a non-finite loss (nan)" in health.findings["eval"]
+    # Without a chance loss (an eval-only run), the dev labels' prior: entropy(26/40, 14/40).
+    eval_only = H.TrainingHealth()
+    prior = -(26 / 40 * math.log(26 / 40) + 14 / 40 * math.log(14 / 40))
+    assert not eval_only.check_evaluation(0, 3 * prior - 1e-4, (ones, gold), final=True)
+    assert eval_only.check_evaluation(0, 3 * prior + 1e-4, (ones, gold), final=True)
+    # A tagger: gold -1 (a tag the run does not know) is left out of the count.
+    assert H.no_better_than_commonest([0, 0, 1, 1], [0, -1, 1, 0]) == (2, 2, 3)
+    assert H.no_better_than_commonest([0, 1, 1, 0], [0, -1, 1, 0]) is None
+
+
+def test_a_short_run_that_diverges_says_so_and_a_short_healthy_run_is_silent(toy, tmp_path,
+                                                                           caplog):
+    # 10 steps at learning rate 3.0: eval loss far above chance, everything in one class, and
+    # before this nothing was said (nothing under MIN_STEPS was judged).
+    with caplog.at_level(logging.WARNING):
+        summary, driver = _run(toy, tmp_path / "bad", 10, 3.0)
+        bad = [r.getMessage() for r in caplog.records if "training health" in r.getMessage()]
+        caplog.clear()
+        healthy, _ = _run(toy, tmp_path / "good", 10, 1e-3)
+        good = [r.getMessage() for r in caplog.records if "training health" in r.getMessage()]
+    loss = summary["eval"]["eval_loss"]
+    assert loss >= 3 * driver.health.chance_loss and summary["health"] == "not_learning"
+    assert summary["eval"]["health"] == "not_learning"
+    assert "health = not_learning" in (tmp_path / "bad" / "eval_results.txt").read_text()
+    assert len(bad) == 1 and f"the evaluation at step 10 has loss {loss:.4g}" in bad[0]
+    assert "--learning_rate=3.0" in bad[0]
+    assert good == [] and "health" not in healthy and "health" not in healthy["eval"]
+    assert healthy["eval"]["eval_loss"] < 3 * driver.health.chance_loss
+
+
 def _pretrained(path, config_file, collapse: bool) -> tuple[str, float]:
     """A TF1 checkpoint of a random pretrainer; `collapse`: the last LayerNorm's gamma 0 (every
     token's output is its beta). Returns (prefix, how much its outputs vary between inputs)."""

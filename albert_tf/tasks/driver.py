@@ -67,6 +67,7 @@ class Driver:
         # results and the summary as `health = ...`.
         self.health = TrainingHealth(settings_of(self.config))
         self._eval_step = None  # the step of the checkpoint being evaluated
+        self._final_step = None  # the step of the run's last evaluation (health judges it)
 
     @classmethod
     def create(cls, task_class, config, runtime=None, inputs=None) -> "Driver":
@@ -173,6 +174,7 @@ class Driver:
         self.optimizer = optimizer
         self.health = TrainingHealth(settings_of(self.config, task.num_warmup_steps),
                                      getattr(task, "chance_loss", lambda: None)())
+        self._final_step = task.num_train_steps
         trainer = Trainer(self.runtime, model, optimizer, task.objective(), self.output_dir,
                           keep_checkpoint_max=schedule.keep_checkpoint_max or None,
                           health=self.health)
@@ -243,6 +245,9 @@ class Driver:
         predictions = getattr(self.task, "eval_predictions", None)
         if predictions is not None:
             self.health.check_predictions(self._eval_step, *predictions)
+        final = self._final_step is None or (self._eval_step or 0) >= self._final_step
+        self.health.check_evaluation(self._eval_step, result.get("eval_loss", result.get("loss")),
+                                     predictions, final)
         return {**result, **self.health.fields()}
 
     def _evaluator(self) -> CheckpointEvaluator:
@@ -269,6 +274,7 @@ class Driver:
             return evaluator.finish()
         if not self.task.evaluate_during_training:
             saved = saved[-1:]
+        self._final_step = saved[-1][0]
         for step, prefix in saved:
             if step > evaluator.state.last_step:
                 self.load(prefix)

@@ -14,6 +14,11 @@ one line that names the likely causes and the settings to change:
   evaluation of a checkpoint of at least `MIN_STEPS` steps, every one of at least
   `MIN_EXAMPLES` dev examples gets the same class (a tagger: the same tag, `O`), though the
   dev set holds several.
+- **not learning at its end** (also `not_learning`), judged at the last evaluation of any run
+  however short, and at every evaluation from `MIN_STEPS` steps: the eval loss is not finite,
+  or it is at least `FAR_ABOVE_CHANCE` times the task's chance loss while the predictions are
+  no better than the commonest dev class (a model that overfits has its loss above chance
+  too, but gets more right than that).
 - **collapsed start** (`collapsed_start`): before the first step from an initial checkpoint,
   the encoder's outputs for one training batch barely differ between inputs (`input_spread`
   below `COLLAPSED_SPREAD`): the checkpoint looks under-trained or collapsed.
@@ -42,6 +47,10 @@ RELATIVE_TOLERANCE = 0.02
 Z = 3.0
 # One class for every dev example is judged only on this many examples or more.
 MIN_EXAMPLES = 20
+# An eval loss this many times the chance loss, with no more right than the commonest class:
+# a run that diverged (the suite's toy classifier, 40 steps: learning rate 3.0 gives 47 against
+# chance 0.69, 0.3 over 20 steps 4.5; 1e-3 and 5e-5 give 0.68 and 0.69).
+FAR_ABOVE_CHANCE = 3.0
 # Collapsed: the encoder's outputs vary between the inputs of a batch by less than this
 # fraction of their size (`input_spread`; random-initialised models from 2 to 12 layers,
 # H=16 to 768: 0.30-0.55; the last LayerNorm's gamma at 0: exactly 0).
@@ -142,6 +151,23 @@ def one_class(predicted, gold) -> object | None:
     return None
 
 
+def no_better_than_commonest(predicted, gold) -> tuple[int, int, int] | None:
+    """(right, commonest, n) when the predictions get no more of the `n` gold labels right
+    than always answering the commonest gold class would (`commonest` of them); else None.
+    Gold labels below 0 (unknown) are left out; rows of several labels are compared whole."""
+    predicted, gold = np.asarray(predicted), np.asarray(gold)
+    if not len(gold) or len(predicted) != len(gold):
+        return None
+    rows, gold_rows = predicted.reshape(len(predicted), -1), gold.reshape(len(gold), -1)
+    known = (gold_rows >= 0).all(1)
+    rows, gold_rows = rows[known], gold_rows[known]
+    if not len(gold_rows):
+        return None
+    right = int((rows == gold_rows).all(1).sum())
+    commonest = int(np.unique(gold_rows, axis=0, return_counts=True)[1].max())
+    return (right, commonest, len(gold_rows)) if right <= commonest else None
+
+
 class TrainingHealth:
     """One run's health. `settings`: what the advice names, {role: (flag, value)} for the
     roles learning_rate, warmup, seed, init_checkpoint (`settings_of` reads them from a config);
@@ -203,7 +229,7 @@ class TrainingHealth:
     def status(self) -> str:
         """`ok`, or what was found, joined by `,` (`collapsed_start`, `not_learning`)."""
         found = [COLLAPSED_START] if "start" in self.findings else []
-        if "loss" in self.findings or "predictions" in self.findings:
+        if {"loss", "predictions", "eval"} & set(self.findings):
             found.append(NOT_LEARNING)
         return ",".join(found) or "ok"
 
@@ -249,6 +275,34 @@ class TrainingHealth:
             f"the {len(gold)} dev examples; " + self.advice()))
         return True
 
+    def check_evaluation(self, step: int | None, loss, predictions=None,
+                         final: bool = False) -> bool:
+        """At an evaluation (`final`: the run's last; else judged from `MIN_STEPS` steps):
+        warns when the eval `loss` is not finite, or `FAR_ABOVE_CHANCE` times the chance loss
+        or more with `predictions` ((predicted, gold), None: not known) no better than the
+        commonest class."""
+        if loss is None or not (final or (step is not None and int(step) >= MIN_STEPS)):
+            return False
+        loss, at = float(loss), "" if step is None else f" at step {int(step)}"
+        message = None
+        if not math.isfinite(loss):
+            message = f"not learning: the evaluation{at} has a non-finite loss ({loss}); "
+        else:
+            chance = self.chance_loss
+            if chance is None and predictions is not None and np.ndim(predictions[1]) == 1:
+                chance = label_entropy(predictions[1])  # an eval-only run: the dev labels' prior
+            if chance and loss >= FAR_ABOVE_CHANCE * chance:
+                worse = None if predictions is None else no_better_than_commonest(
+                    *predictions[:2])
+                if predictions is None or worse is not None:
+                    right = ("" if worse is None else
+                             f", and gets {worse[0]} of {worse[2]} dev examples right, no more "
+                             f"than the commonest class alone ({worse[1]})")
+                    message = (f"not learning: the evaluation{at} has loss {loss:.4g}, "
+                               f"{loss / chance:.3g} times the chance loss {chance:.4g}{right}; ")
+        self._report("eval", None if message is None else message + self.advice())
+        return message is not None
+
     def check_start(self, spread: float, what: str) -> bool:
         """Before the first step from an initial checkpoint: `spread` (`input_spread`) of the
         encoder's `what` over one training batch."""
@@ -281,9 +335,11 @@ class TrainingHealth:
                 f"{self._flag('warmup', '--warmup_step')} usually avoids it")
 
 
-def settings_of(config, num_warmup_steps=None) -> dict:
+def settings_of(config, num_warmup_steps=None, named=None) -> dict:
     """{role: (flag, value)} of a run config for the advice (learning_rate, warmup, seed,
-    init_checkpoint), each flag by its name in that script (`FLAG_NAMES`)."""
+    init_checkpoint), each flag by its name in that script (`FLAG_NAMES`). `named`: {role:
+    (name, value)} the caller's own names over those (a Python API's arguments, such as
+    `warmup_proportion`, where the run config holds warm-up steps)."""
     names = getattr(config, "FLAG_NAMES", {})
     schedule = getattr(config, "schedule", None)
     settings = {}
@@ -297,4 +353,4 @@ def settings_of(config, num_warmup_steps=None) -> dict:
             break
     if getattr(config, "init_checkpoint", None):
         settings["init_checkpoint"] = ("--init_checkpoint", config.init_checkpoint)
-    return settings
+    return {**settings, **(named or {})}

@@ -32,11 +32,13 @@ from albert_tf.training.steps import EvalStep
 
 
 def format_eval_results(results: dict) -> list[str]:
-    """`key = value` lines in sorted key order, values printed as the original's float32."""
+    """`key = value` lines in sorted key order, values printed as the original's float32
+    (a word, such as `health = not_learning`, as it is)."""
     lines = []
     for key in sorted(results):
         value = results[key]
-        text = str(int(value)) if key == "global_step" else str(np.float32(value))
+        text = (str(int(value)) if key == "global_step" else
+                value if isinstance(value, str) else str(np.float32(value)))
         lines.append(f"{key} = {text}")
     return lines
 
