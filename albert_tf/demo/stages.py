@@ -22,9 +22,9 @@ from albert_tf.run_config import ScheduleConfig
 from albert_tf.serving.lite import LiteClassifier
 from albert_tf.tasks.classification.config import ClassifierRunConfig
 from albert_tf.tasks.classification.task import run_classifier
-from albert_tf.tasks.model_files import write_tokenizer_files
 from albert_tf.tasks.pretraining.task import PretrainingRunConfig, run_pretraining
 from albert_tf.train_spm import train_sentencepiece
+from albert_tf.weights.model_folder import write_tokenizer_files
 
 # The TFLite files the fine-tuning export writes (the demo compares int8 with float32).
 TFLITE_KINDS = "float32,dynamic_int8"

@@ -14,12 +14,11 @@ import abc
 import os
 from typing import Callable
 
-from albert_tf import io_utils
 from albert_tf.errors import UsageError
 from albert_tf.run_config import OPTIMIZERS, RunConfig
 from albert_tf.tokenization import FullTokenizer
-from albert_tf.training.checkpoint_files import BEST_NAME, list_checkpoints
 from albert_tf.training.steps import Objective
+from albert_tf.weights.model_folder import find_checkpoint
 # check_model_inputs: where the tasks have always imported it from.
 from albert_tf.weights.run_inputs import RunInputs, check_model_inputs, resolve_inputs  # noqa: F401
 from albert_tf.weights.source import LABELS_FILE
@@ -92,8 +91,7 @@ class Task(abc.ABC):
         when a run that does not train serves that model: the output_dir has no checkpoint of
         its own (the ones it has are what its labels.json names)."""
         output_dir = self.config.output_dir
-        if (not recorded or self.config.do_train or list_checkpoints(output_dir)
-                or io_utils.exists(os.path.join(output_dir, BEST_NAME) + ".index")):
+        if not recorded or self.config.do_train or find_checkpoint(output_dir, required=False):
             return
         self.inputs.check_labels(recorded, os.path.join(output_dir, LABELS_FILE),
                                  advice="use another --output_dir, or remove its labels.json "

@@ -27,8 +27,9 @@ from absl import logging
 
 from albert_tf.errors import InputError
 from albert_tf.io_utils import write_text_atomically
-from albert_tf.training.checkpoint_files import BEST_NAME, copy_checkpoint
+from albert_tf.training.checkpoint_files import copy_checkpoint
 from albert_tf.training.logs import write_scalar
+from albert_tf.weights.model_folder import BEST_NAME
 
 STATE_NAME = "best_trial.txt"
 SUMMARY_DIR = "eval"

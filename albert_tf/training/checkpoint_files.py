@@ -5,7 +5,6 @@ any source into a model is `albert_tf.weights.load`'s."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 
 import numpy as np
@@ -14,25 +13,8 @@ import tensorflow as tf
 from albert_tf.errors import CheckpointError, OutputError, TrainingError
 from albert_tf.io_utils import atomic_output
 from albert_tf.tf_errors import first_line
-# The error type of a checkpoint that does not fit a model; its home should be errors.py, so
-# that training/ needs nothing from weights/.
-
-CHECKPOINT_NAME = "model.ckpt"  # files model.ckpt-<step>.{index,data-*}, as the original's
-BEST_NAME = "model.ckpt-best"
-_STEP_INDEX = re.compile(r"^model\.ckpt-(\d+)\.index$")
-
-
-def list_checkpoints(directory) -> list[tuple[int, str]]:
-    """(step, prefix) of every `model.ckpt-<step>` in `directory`, by step (`-best` excluded)."""
-    directory = os.fspath(directory)
-    if not tf.io.gfile.isdir(directory):
-        return []
-    found = []
-    for name in tf.io.gfile.listdir(directory):
-        match = _STEP_INDEX.match(name)
-        if match:
-            found.append((int(match.group(1)), os.path.join(directory, name[:-len(".index")])))
-    return sorted(found)
+# The files' names (model.ckpt-<step>, model.ckpt-best) and their listing: the model folder's.
+from albert_tf.weights.model_folder import CHECKPOINT_NAME, list_checkpoints
 
 
 def nonfinite_variables(variables) -> list[str]:

@@ -11,6 +11,7 @@ import tensorflow as tf
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
 from albert_tf.models import AlbertModel, AlbertPretrainer
+from albert_tf.weights.model_folder import CONFIG_NAME, list_checkpoints
 from albert_tf.weights.tf1_checkpoint import (CheckpointError, resolve_prefix,
                                               restore_mismatch_error, save_tf1_checkpoint)
 
@@ -95,14 +96,19 @@ def export_tf1_checkpoint(albert_directory, export_path, checkpoint_name=None) -
     """Turns a checkpoint written by our training (in a run_pretraining output_dir, which holds
     `albert_config.json`) into a TF1-named one with `bert/*`, `cls/*` and `global_step` and no
     optimizer slots, like the archives the original ships. `checkpoint_name` is a file prefix
-    inside the directory (e.g. `model.ckpt-best`, `model.ckpt-5000`) or None/`latest`."""
+    inside the directory (e.g. `model.ckpt-best`, `model.ckpt-5000`); None the one the folder
+    serves (`model.ckpt-best`, else the newest: `model_folder.find_checkpoint`); `latest` the
+    newest."""
     directory = os.fspath(albert_directory)
-    config_file = os.path.join(directory, "albert_config.json")
+    config_file = os.path.join(directory, CONFIG_NAME)
     if not tf.io.gfile.exists(config_file):
         raise MissingConfigError(f"--albert_directory={directory}: albert_config.json not found "
                                  "there (it must be a run_pretraining output_dir)")
-    if checkpoint_name in (None, "", "latest"):
+    if checkpoint_name in (None, ""):
         prefix = resolve_prefix(directory)
+    elif checkpoint_name == "latest":
+        saved = list_checkpoints(directory)
+        prefix = resolve_prefix(saved[-1][1] if saved else directory)
     else:
         prefix = resolve_prefix(os.path.join(directory, checkpoint_name))
     if is_tf1_checkpoint(prefix):

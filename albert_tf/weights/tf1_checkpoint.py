@@ -10,9 +10,10 @@ import uuid
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.errors import CheckpointError, CheckpointNotFoundError
+from albert_tf.errors import CheckpointError, CheckpointNotFoundError, UsageError
 from albert_tf.models import AlbertModel
 from albert_tf.weights import tf1_names as names
+from albert_tf.weights.model_folder import find_checkpoint
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,13 +110,16 @@ def dimensions(shape_keys, model) -> tuple:
 
 
 def resolve_prefix(path) -> str:
-    """A checkpoint prefix from a prefix or a directory (its latest checkpoint)."""
+    """A checkpoint prefix from a prefix or a directory (the one it serves: `find_checkpoint`)."""
     path = os.fspath(path)
     if tf.io.gfile.isdir(path):
-        latest = tf.train.latest_checkpoint(path)
-        if latest is None:
+        try:
+            prefix = find_checkpoint(path, required=False)
+        except UsageError as error:  # several checkpoints, none of them chosen
+            raise CheckpointNotFoundError(str(error)) from None
+        if prefix is None:
             raise CheckpointNotFoundError(f"no checkpoint found in directory {path}")
-        return latest
+        return prefix
     if not tf.io.gfile.exists(path + ".index"):
         raise CheckpointNotFoundError(f"checkpoint not found: {path} (no {path}.index)")
     return path
