@@ -116,4 +116,12 @@ FLAG_TABLE = {
     "albert_directory": ("string", "A run_pretraining output_dir (it holds albert_config.json and the checkpoints)."),
     "checkpoint_name": ("string", "Checkpoint prefix inside albert_directory, e.g. model.ckpt-5000; unset: the one the folder serves (model.ckpt-best, else the newest); 'latest': the newest."),
     "export_path": ("string", "Prefix of the TF1 checkpoint to write."),
+    # Fill-mask, sentence embeddings and search (albert_tf/tasks/fill_mask, tasks/embeddings).
+    "top_k": ("integer", "How many candidates (fill-mask: per [MASK]; search: nearest texts per query) to print."),
+    "pooling": (("mean", "cls", "pooled"), "One vector per text: the mean of the sequence output over the real tokens ([CLS] and [SEP] included, padding not), the [CLS] token's output, or the pooled output (tanh layer over [CLS]); L2-normalised. Default: what the --init_checkpoint folder's embedding_config.json records, else mean."),
+    "embedding_loss": (("contrastive", "cosine"), "contrastive: (text, positive) pairs, every other text of the batch a negative, symmetric cross-entropy of cosine similarities / --temperature; cosine: (text_a, text_b, score) pairs, mean squared error between their cosine and the score mapped to 0..1 by --score_range."),
+    "temperature": ("float", "The contrastive loss divides the cosine similarities by this (0.05 = sentence-transformers' MultipleNegativesRankingLoss scale 20)."),
+    "score_range": ("string", "min,max of the scores in a scored pair file (STS-B: 0,5); a score outside is an error naming the file and line."),
+    "index_file": ("string", "A text file (one text a line) to search, or the .npz index built from one (<file>.index.npz, built once and reused while the model and the file are unchanged)."),
+    "query": ("multi_string", "A query to search for (repeat the flag for several)."),
 }

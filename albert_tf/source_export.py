@@ -4,7 +4,8 @@ head's export is its task's, named by the head class (`SERVING`, see `serving.he
 
 Under `export_dir`:
 * `encoder/<v>`: TF-Hub encoder signatures (`mlm` and TF Hub's `.mlm` when the source has the
-  masked-LM head, `sop` when it has the sentence-order head);
+  masked-LM head, `sop` when it has the sentence-order head; `fill_mask` on raw text with
+  `[MASK]`s when it has the masked-LM head and a tokenizer: `tasks/fill_mask/export.py`);
 * `preprocessing/<v>`: raw text → ids (when there is a SentencePiece model or a vocabulary);
 * `classifier/<v>`: when the source has a classification head, run_classifier's export
   (`serving_default` on serialized Examples; `serve_text(text_a)` for one text and
@@ -44,6 +45,7 @@ from albert_tf.serving.tflite import FOLDER as TFLITE_FOLDER
 from albert_tf.serving.tflite import parse_kinds
 from albert_tf.serving.tflite import writer as tflite_writer
 from albert_tf.serving.verify import compare, verify_all_in_fresh_process
+from albert_tf.tasks.fill_mask.export import fill_mask_serving
 from albert_tf.text import optional as text_optional
 from albert_tf.tokenization import FullTokenizer, unk
 from albert_tf.weights.loading import init_from_checkpoint
@@ -166,8 +168,15 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
         result["vocabulary_unk_rate"] = round(result_unk, 5)
     # Every module is built (weights loaded, tokenizer read) before anything is written.
     sop = "sop" in source.heads
-    exports = [("encoder", *build_module(encoder, sop, serving_xla),
-                lambda: reference.expected_encoder_outputs(encoder, config, sop), 1e-5)]
+    encoder_root, encoder_signatures = build_module(encoder, sop, serving_xla)
+    encoder_check = lambda: reference.expected_encoder_outputs(encoder, config, sop)  # noqa: E731
+    if "mlm" in source.heads and (files.spm_model_file or files.vocab_file) \
+            and text_optional.available():  # raw text with [MASK] → top-k (tasks/fill_mask)
+        encoder_check = fill_mask_serving(
+            encoder, config, files.spm_model_file, files.vocab_file, max_seq_length,
+            do_lower_case, albert_text_rules(source)).attach(
+                encoder_root, encoder_signatures, encoder_check)
+    exports = [("encoder", encoder_root, encoder_signatures, encoder_check, 1e-5)]
     if (files.spm_model_file or files.vocab_file) and not text_optional.available():
         logging.warning("%s", text_optional.skipped("the preprocessing export"))
     elif files.spm_model_file or files.vocab_file:

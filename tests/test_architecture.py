@@ -24,7 +24,7 @@ LAYERS = [
     ("serving", ["serving"]),
     ("tasks", ["tasks"]),
     ("applications", ["source_export", "demo", "cli", "entry_points", "evaluate_squad",
-                      "train_spm", "train_vocab", "smoke", "paper"]),
+                      "train_spm", "train_vocab", "smoke", "paper", "fill_mask", "search"]),
 ]
 # Old paths kept for users (README); nothing inside the package imports them.
 ALIASES = ["checkpoint", "convert", "export", "lite"]
