@@ -117,3 +117,35 @@ def test_text_classifier_checks_max_seq_length_and_export_path(fixtures_dir, spm
     with pytest.raises(TextClassifierError, match=f"{tmp_path / 'taken'}: exists and is not a "
                                                   "folder"):
         classifier.export(str(tmp_path / "taken"))
+
+
+def test_race_question_length_that_cannot_fit_the_window_is_refused_naming_both(tmp_path):
+    from support.entry_points import run_entry_point
+
+    # --max_seq_length=64 with the default --max_qa_length=128 failed 52 s in, reading its own
+    # records back ("Can't parse serialized Example"). 64 - 3 = 61 pieces fit: 62 do not.
+    assert RaceRunConfig.from_flat({"max_seq_length": 64, "max_qa_length": 61}).max_qa_length == 61
+    for flags in ({"max_seq_length": 64}, {"max_seq_length": 64, "max_qa_length": 62}):
+        qa = flags.get("max_qa_length", 128)
+        with pytest.raises(UsageError, match=(
+                rf"^--max_qa_length={qa} does not fit in --max_seq_length=64: .* at most "
+                r"--max_seq_length - 3 \(61\); pass --max_qa_length=61 or less")):
+            RaceRunConfig.from_flat(flags)
+    with pytest.raises(UsageError, match="--max_qa_length must be at least 1, got 0"):
+        RaceRunConfig.from_flat({"max_qa_length": 0})
+    # Neither flag given, the length taken from a 64-position model: the question keeps 61.
+    assert RaceRunConfig.from_flat({"max_seq_length": 64, "flags_given": frozenset(
+        {"data_dir"})}).max_qa_length == 61
+    with pytest.raises(UsageError, match=r"^--max_qa_length=100 does not fit in "
+                       r"--max_seq_length=64 \(the model's max_position_embeddings: no "):
+        RaceRunConfig.from_flat({"max_seq_length": 64, "max_qa_length": 100,
+                                 "flags_given": frozenset({"max_qa_length"})})
+    # The script: one error line, before it reads or writes anything.
+    done = run_entry_point("run_race.py", [
+        f"--data_dir={tmp_path / 'no_race'}", f"--output_dir={tmp_path / 'out'}",
+        f"--albert_config_file={tmp_path / 'no_config.json'}", "--spm_model_file=x.model",
+        "--max_seq_length=64"])
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1].startswith(
+        "error: --max_qa_length=128 does not fit in --max_seq_length=64")
+    assert not (tmp_path / "out").exists()

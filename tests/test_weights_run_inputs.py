@@ -277,7 +277,8 @@ def test_run_squad_and_run_race_serving_another_tasks_head_are_refused_naming_bo
         line = one_error_line(lambda: Driver.create(SquadTask, config), capsys)
         assert f"{classifier} holds a classifier head, but this run serves a {head} head" in line
     tagger = _hf_folder(tmp_path, "ner", "AlbertForTokenClassification")
-    config = RaceRunConfig.from_flat(dict(flags, init_checkpoint=str(tagger), do_train=False))
+    config = RaceRunConfig.from_flat(dict(flags, init_checkpoint=str(tagger), do_train=False,
+                                         max_qa_length=16))
     line = one_error_line(lambda: Driver.create(RaceTask, config), capsys)
     assert f"{tagger} holds a token_classifier head, but this run serves a multiple_choice" in line
     # Where a format cannot tell two heads apart, the one it reports serves: our run_squad v1
