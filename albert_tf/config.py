@@ -159,6 +159,53 @@ class AlbertConfig:
         return dataclasses.replace(self, **changes)
 
 
+def _group_runs(config) -> list[tuple[tuple[int, int], int]]:
+    """The layers' (attention group, FFN group) pairs in order, each with how many layers in a
+    row use it: [((0, 0), 6), ((1, 1), 6)] for 12 layers in 2 groups."""
+    runs: list = []
+    for groups in config.group_map():
+        if runs and runs[-1][0] == groups:
+            runs[-1] = (groups, runs[-1][1] + 1)
+        else:
+            runs.append((groups, 1))
+    return runs
+
+
+def with_passes(config: AlbertConfig, passes, flag: str = "--num_hidden_layers") -> AlbertConfig:
+    """`config` run `passes` times instead of its trained `num_hidden_layers`: the same weights
+    (the shared layer, or each group, runs fewer times), so the same size at K/L of the compute.
+
+    `passes` must be between 1 and the trained depth. With layer groups it must keep their
+    pattern: each group keeps its place and its share of the passes (12 passes in 2 groups run
+    as 6, 4 or 2; never 3, which would give group 0 two passes and group 1 one). A model whose
+    groups do not share the layer's sub-layers (`share_parameters` other than all) owns weights
+    per layer and runs only its trained depth. None or the trained depth: `config` unchanged."""
+    if passes is None:
+        return config
+    if isinstance(passes, bool) or not isinstance(passes, int):
+        raise ConfigError(f"{flag} must be an integer, got {passes!r}")
+    trained = config.num_hidden_layers
+    if not 1 <= passes <= trained:
+        raise ConfigError(f"{flag}={passes} must be between 1 and the model's trained depth "
+                          f"(num_hidden_layers {trained})")
+    if passes == trained:
+        return config
+    if config.share_parameters != "all":
+        raise ConfigError(f"{flag}={passes}: the model's layers own their weights "
+                          f"(share_parameters {config.share_parameters!r}), so it runs only its "
+                          f"trained depth (num_hidden_layers {trained})")
+    fewer = config.replace(num_hidden_layers=max(passes, config.num_hidden_groups))
+    mine, theirs = _group_runs(fewer), _group_runs(config)
+    if passes < config.num_hidden_groups or [g for g, _ in mine] != [g for g, _ in theirs] or any(
+            n * passes != m * trained for (_, n), (_, m) in zip(theirs, mine)):
+        raise ConfigError(
+            f"{flag}={passes} does not keep the pattern of the model's "
+            f"{config.num_hidden_groups} layer groups (num_hidden_layers {trained}, "
+            f"num_hidden_groups {config.num_hidden_groups}): each group must keep its share of "
+            f"the passes (with even groups: a multiple of {config.num_hidden_groups})")
+    return fewer
+
+
 def _released(hidden, layers, heads, intermediate, dropout):
     return dict(vocab_size=30000, embedding_size=128, hidden_size=hidden, num_hidden_layers=layers,
                 num_hidden_groups=1, num_attention_heads=heads, intermediate_size=intermediate,

@@ -177,6 +177,9 @@ class TextTaskConfig(RunConfig):
     vocab_file: str | None = None
     do_lower_case: bool = True
     max_seq_length: int = 512
+    # --num_hidden_layers: passes of the shared layer this run makes (None: the trained depth);
+    # the model's config key of that name is resolved from the weights (`config.with_passes`).
+    num_hidden_layers: int | None = None
 
     def __post_init__(self):
         # [CLS] one piece [SEP]: below that a value is a typo (0, -8), never "the default".

@@ -31,7 +31,7 @@ from albert_tf.errors import UsageError
 
 FLAGS = """
     albert_config_file init_checkpoint spm_model_file vocab_file export_dir max_seq_length
-    do_lower_case version verify init_from_group0 tflite serving_xla"""
+    do_lower_case version verify init_from_group0 tflite serving_xla num_hidden_layers"""
 
 
 def main(argv):
@@ -50,7 +50,8 @@ def main(argv):
                            values.vocab_file or None, values.max_seq_length,
                            values.do_lower_case, values.version, values.verify,
                            values.init_from_group0, tflite=values.tflite,
-                           serving_xla=values.serving_xla)
+                           serving_xla=values.serving_xla,
+                           num_hidden_layers=values.num_hidden_layers)
     print(json.dumps(result, indent=2))
 
 

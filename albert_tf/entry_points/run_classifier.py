@@ -16,7 +16,8 @@ FLAGS = """
     warmup_step save_checkpoints_steps keep_checkpoint_max optimizer export_dir tflite
     threshold_to_export shuffle_buffer seed
     train_file dev_file test_file text_a_column text_b_column label_column id_column label_list
-    task_type label_separator threshold long_document doc_stride window_pooling quotechar"""
+    task_type label_separator threshold long_document doc_stride window_pooling quotechar
+    num_hidden_layers"""
 
 
 def required_flags(argv) -> list:

@@ -237,6 +237,9 @@ def export_tflite(model, output_dir, max_seq_length: int, kinds, name: str | Non
                     tf.io.gfile.copy(source, tmp, overwrite=True)
                 created.append(target)
             metadata[key] = os.path.basename(target)
+        passes = getattr(getattr(model, "config", None), "num_hidden_layers", None)
+        if passes is not None:  # the passes of the shared layer this file runs
+            metadata["num_hidden_layers"] = int(passes)
         if label_names is not None:
             metadata["label_names"] = [str(n) for n in label_names]
         if getattr(model, "multi_label", False):  # sigmoids: a reader chooses a set of labels

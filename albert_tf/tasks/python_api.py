@@ -78,11 +78,12 @@ class PythonApi(abc.ABC):
 
     @classmethod
     def _inputs(cls, init_checkpoint, albert_config_file=None, spm_model_file=None,
-                vocab_file=None, do_lower_case=None, labels=None):
+                vocab_file=None, do_lower_case=None, labels=None, num_hidden_layers=None):
         """The `RunInputs` of every run of this object (`weights.run_inputs`): the weight source
         opened once; config, tokenizer, casing (None: as the model records it) and labels
         taken from it when not given, and checked against it when given (labels: their order
-        too; a new fit may give its head other labels)."""
+        too; a new fit may give its head other labels). `num_hidden_layers`: the passes of
+        the shared layer every run makes (None: the model's trained depth)."""
         if init_checkpoint is not None:
             init_checkpoint = os.fspath(init_checkpoint)
             if io_utils.is_local(init_checkpoint) and not os.path.isdir(init_checkpoint) \
@@ -95,16 +96,18 @@ class PythonApi(abc.ABC):
                     albert_config_file) else albert_config_file, spm_model_file=spm_model_file,
                 vocab_file=vocab_file, do_lower_case=do_lower_case, labels=labels,
                 labels_flag="labels=", head=cls.head_id,
-                trains=True)
+                trains=True, num_hidden_layers=num_hidden_layers,
+                passes_flag="num_hidden_layers")
         except UsageError as error:
             raise cls.error(str(error)) from None
 
-    def _use_inputs(self, inputs, init_checkpoint, do_lower_case, labels) -> None:
+    def _use_inputs(self, inputs, init_checkpoint, do_lower_case, labels,
+                    num_hidden_layers=None) -> None:
         """`self.inputs` (`inputs` as from_pretrained resolved them, else resolved here from the
         constructor's arguments) and what they decide: the casing."""
         if inputs is None:  # (the sequence length is checked by each run's task, as the CLI's)
             inputs = self._inputs(init_checkpoint, self.albert_config_file, self.spm_model_file,
-                                  self.vocab_file, do_lower_case, labels)
+                                  self.vocab_file, do_lower_case, labels, num_hidden_layers)
         self.inputs, self.do_lower_case = inputs, inputs.do_lower_case
 
     # ---------------------------------------------------------------- labels

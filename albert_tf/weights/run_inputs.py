@@ -29,6 +29,7 @@ import os
 from absl import logging
 
 from albert_tf import io_utils
+from albert_tf.config import ConfigError, with_passes
 from albert_tf.errors import UsageError
 from albert_tf.models.formats import SequenceView
 from albert_tf.tokenization.sentencepiece import load_sentencepiece
@@ -171,7 +172,8 @@ def resolve_inputs(config=None, *, init_checkpoint=None, albert_config_file=None
                    spm_model_file=None, vocab_file=None, do_lower_case=None, labels=None,
                    labels_flag: str = "--label_list", max_seq_length=None, head=None,
                    trains=None, need_tokenizer: bool = True,
-                   source: WeightSource | None = None) -> RunInputs:
+                   source: WeightSource | None = None, num_hidden_layers=None,
+                   passes_flag: str = "--num_hidden_layers") -> RunInputs:
     """The inputs of one run, each resolved and checked once (see the module docstring).
 
     `config`: a task's `RunConfig` (its flags); the keyword arguments, when given, win over its
@@ -181,7 +183,9 @@ def resolve_inputs(config=None, *, init_checkpoint=None, albert_config_file=None
     does not train (`trains` false) and whose source holds another task's head is refused.
     `max_seq_length`, when given, is checked against max_position_embeddings and the
     tokenizer's vocabulary against vocab_size (a task checks its own flags after validating).
-    `source`: an already opened source of `init_checkpoint`, reused."""
+    `source`: an already opened source of `init_checkpoint`, reused.
+    `num_hidden_layers` (the run's flag, not the config key): run the model's shared layer that
+    many times instead of its trained depth (`config.with_passes`); `passes_flag` names it."""
     def field(name, given):
         return given if given is not None else getattr(config, name, None)
 
@@ -198,6 +202,7 @@ def resolve_inputs(config=None, *, init_checkpoint=None, albert_config_file=None
     inputs = RunInputs(init_checkpoint, files.source, files.albert_config, files.spm_model_file,
                        files.vocab_file, head=head, taken=files.taken)
     _record_origins(inputs, config_file, spm, vocab, getattr(config, "albert_config", None))
+    _run_passes(inputs, field("num_hidden_layers", num_hidden_layers), passes_flag)
     _resolve_casing(inputs, config, do_lower_case)
     trains = bool(field("do_train", trains))
     _check_head(inputs, trains)
@@ -226,6 +231,20 @@ def _record_origins(inputs, config_file, spm, vocab, given_config) -> None:
         origins["tokenizer"] = "--spm_model_file" if spm else "--vocab_file"
     elif inputs.spm_model_file or inputs.vocab_file:
         origins["tokenizer"] = f"the tokenizer file of {source.path}"
+
+
+def _run_passes(inputs, passes, flag: str) -> None:
+    """The model config run `passes` times (a run's --num_hidden_layers); its trained depth is
+    the config's own (`with_passes` refuses 0, more, or a count that breaks the groups)."""
+    if passes is None or inputs.albert_config is None:
+        return
+    trained = inputs.albert_config.num_hidden_layers
+    try:
+        inputs.albert_config = with_passes(inputs.albert_config, passes, flag)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+    if trained != passes:
+        inputs.origins["albert_config"] += f", run {passes} of its {trained} passes ({flag})"
 
 
 def _resolve_casing(inputs, config, do_lower_case) -> None:

@@ -68,7 +68,7 @@ class TextClassifier(PythonApi):
                  seed: int | None = None, multi_label: bool | None = None,
                  threshold: float | None = None, long_document: str | None = None,
                  doc_stride: int | None = None, window_pooling: str | None = None, *,
-                 inputs=None):
+                 inputs=None, num_hidden_layers: int | None = None):
         if not spm_model_file and not vocab_file:
             raise TextClassifierError("spm_model_file= (or vocab_file= for a WordPiece model) is "
                                       "required: the model folder holds none of "
@@ -102,7 +102,8 @@ class TextClassifier(PythonApi):
         self.vocab_file = vocab_file
         self.max_seq_length = int(max_seq_length)
         self.seed = seed
-        self._use_inputs(inputs, init_checkpoint, do_lower_case, labels)
+        self.num_hidden_layers = num_hidden_layers  # passes of the shared layer (None: trained)
+        self._use_inputs(inputs, init_checkpoint, do_lower_case, labels, num_hidden_layers)
         # Pairs or single texts: fixed by the first fit (recorded for a reopened output_dir).
         self.is_pair = self._read_state().get("pair")
 
@@ -125,7 +126,8 @@ class TextClassifier(PythonApi):
                         spm_model_file: str | None = None, max_seq_length: int = 128,
                         output_dir: str | None = None, albert_config_file: str | None = None,
                         vocab_file: str | None = None, do_lower_case: bool | None = None,
-                        seed: int | None = None, **settings) -> "TextClassifier":
+                        seed: int | None = None, num_hidden_layers: int | None = None,
+                        **settings) -> "TextClassifier":
         """`path`: a model folder (albert_config.json, a checkpoint and, optionally, its
         SentencePiece model or WordPiece vocabulary: the released archives' layout), a run's
         output_dir, a Hugging Face or keras-hub folder, a TF-Hub module, or a checkpoint prefix
@@ -133,8 +135,9 @@ class TextClassifier(PythonApi):
         ("albert_base_v2"); presets are configurations only: weights are never downloaded.
         Left out, the labels are the model's own when its classifier head names them (an HF
         folder's id2label, a run's labels.json), and `do_lower_case` is what its tokenizer
-        settings record. `settings`: multi_label, threshold, long_document, doc_stride,
-        window_pooling.
+        settings record. `num_hidden_layers`: run the shared layer that many times (between 1
+        and the model's trained depth; compute scales with it, the size does not). `settings`:
+        multi_label, threshold, long_document, doc_stride, window_pooling.
         """
         path = os.fspath(path)
         if is_preset(path):
@@ -143,7 +146,8 @@ class TextClassifier(PythonApi):
                 "pass the folder of a released model (albert_config.json + checkpoint + "
                 f"30k-clean.model), or a checkpoint prefix with albert_config_file={path!r}")
         inputs = cls._inputs(path, albert_config_file, spm_model_file, vocab_file, do_lower_case,
-                             None if labels is None else [str(n) for n in labels])
+                             None if labels is None else [str(n) for n in labels],
+                             num_hidden_layers)
         if albert_config_file is None and inputs.albert_config is None:
             raise TextClassifierError(f"{path} holds no model config (albert_config.json, "
                                       "config.json); pass albert_config_file= (a file or a "
@@ -155,7 +159,8 @@ class TextClassifier(PythonApi):
         return cls(albert_config_file or inputs.albert_config, checkpoint, inputs.spm_model_file,
                    inputs.vocab_file, labels, num_classes, max_seq_length, output_dir,
                    do_lower_case, seed, **settings,
-                   inputs=None if is_preset(albert_config_file) else inputs)
+                   inputs=None if is_preset(albert_config_file) else inputs,
+                   num_hidden_layers=num_hidden_layers)
 
     # ---------------------------------------------------------------- arguments
     @staticmethod
@@ -228,7 +233,7 @@ class TextClassifier(PythonApi):
             init_checkpoint=self.init_checkpoint, spm_model_file=self.spm_model_file,
             vocab_file=self.vocab_file, do_lower_case=self.do_lower_case,
             max_seq_length=self.max_seq_length, seed=self.seed,
-            schedule=schedule or ScheduleConfig(), **self.settings.run_fields(), **fields)
+            num_hidden_layers=self.num_hidden_layers, schedule=schedule or ScheduleConfig(), **self.settings.run_fields(), **fields)
 
     def _driver(self, config, splits: dict, pair: bool):
         """The driver of a `ClassificationTask` on `splits` ({split: (texts, labels)}), held

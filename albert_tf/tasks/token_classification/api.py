@@ -55,7 +55,7 @@ class TokenClassifier(PythonApi):
                  spm_model_file: str | None = None, vocab_file: str | None = None,
                  labels=None, max_seq_length: int = 128, doc_stride: int | None = None,
                  output_dir: str | None = None, do_lower_case: bool | None = None,
-                 seed: int | None = None, *, inputs=None):
+                 seed: int | None = None, *, inputs=None, num_hidden_layers: int | None = None):
         if not spm_model_file and not vocab_file:
             raise TokenClassifierError("spm_model_file= (or vocab_file= for a WordPiece model) is "
                                        "required")
@@ -71,7 +71,8 @@ class TokenClassifier(PythonApi):
         self.spm_model_file, self.vocab_file = spm_model_file, vocab_file
         self.max_seq_length, self.doc_stride = int(max_seq_length), doc_stride
         self.seed = seed
-        self._use_inputs(inputs, init_checkpoint, do_lower_case, labels)
+        self.num_hidden_layers = num_hidden_layers  # passes of the shared layer (None: trained)
+        self._use_inputs(inputs, init_checkpoint, do_lower_case, labels, num_hidden_layers)
 
     @classmethod
     def from_pretrained(cls, path: str, labels=None, albert_config_file: str | None = None,
@@ -81,9 +82,10 @@ class TokenClassifier(PythonApi):
         folder, e.g. an `AlbertForTokenClassification` whose `id2label` gives the tags, a
         keras-hub preset, a TF-Hub module), or a checkpoint prefix with `albert_config_file=`.
         Other keyword arguments go to the constructor; `do_lower_case` left out is what the
-        model's tokenizer settings record."""
+        model's tokenizer settings record; `num_hidden_layers` runs the shared layer that many
+        times (at most the model's trained depth)."""
         inputs = cls._inputs(path, albert_config_file, spm_model_file, vocab_file,
-                             kwargs.get("do_lower_case"), labels)
+                             kwargs.get("do_lower_case"), labels, kwargs.get("num_hidden_layers"))
         if albert_config_file is None and inputs.albert_config is None:
             raise TokenClassifierError(f"{path} holds no model config; pass albert_config_file=")
         return cls(albert_config_file or inputs.albert_config,
@@ -141,7 +143,7 @@ class TokenClassifier(PythonApi):
                     init_checkpoint=self.init_checkpoint, spm_model_file=self.spm_model_file,
                     vocab_file=self.vocab_file, do_lower_case=self.do_lower_case,
                     max_seq_length=self.max_seq_length, doc_stride=self.doc_stride,
-                    seed=self.seed)
+                    seed=self.seed, num_hidden_layers=self.num_hidden_layers)
         flat.update(values)
         return NerRunConfig.from_flat(flat)
 

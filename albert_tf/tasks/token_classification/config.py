@@ -13,7 +13,7 @@ NER_FLAGS = """
     do_lower_case max_seq_length doc_stride do_train do_eval do_predict train_batch_size
     eval_batch_size predict_batch_size learning_rate train_step warmup_step
     save_checkpoints_steps keep_checkpoint_max optimizer export_dir tflite shuffle_buffer seed
-    train_file dev_file test_file label_list"""
+    train_file dev_file test_file label_list num_hidden_layers"""
 
 
 @dataclasses.dataclass
