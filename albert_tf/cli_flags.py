@@ -12,6 +12,7 @@ FLAG_TABLE = {
     "do_lower_case": ("bool", "Whether to lower-case the input text."),
     "init_checkpoint": ("string", "Initial weights, any format (found by what the path holds): an original TF1 checkpoint prefix or folder, a run's output_dir, a Hugging Face ALBERT folder, a keras-hub preset folder or a TF-Hub v1 module folder."),
     "albert_hub_module_handle": ("string", "A local TF-Hub v1 module folder (tfhub_module.pb + variables/), read as --init_checkpoint; hub URLs are not downloaded."),
+    "num_hidden_layers": ("integer", "Run the model's shared layer this many times instead of the number of passes it was trained with (its config's num_hidden_layers, which this does not rename): between 1 and that depth, and with layer groups a count that keeps each group's share. Compute and latency scale with it; the weights, and so the size, stay the same."),
     "init_from_group0": ("bool", "Initialise every group from group_0 of --init_checkpoint."),
     "output_dir": ("string", "Where checkpoints, results and logs are written."),
     "export_dir": ("string", "Where SavedModels are written, each in a numeric version sub-directory."),

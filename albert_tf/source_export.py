@@ -114,7 +114,7 @@ def head_exports(source, inputs: HeadInputs) -> list:
 def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_model_file=None,
                   vocab_file=None, max_seq_length=None, do_lower_case=None, version=None,
                   verify: bool = True, init_from_group0: bool = False, tflite=None,
-                  serving_xla: bool = False) -> dict:
+                  serving_xla: bool = False, num_hidden_layers=None) -> dict:
     """Writes every export the source at `init_checkpoint` can serve; returns
     {"model", "heads", "<name>": path, "<name>_check": differences} (see the module docstring).
     `max_seq_length` defaults to the source's preprocessor length (keras-hub), else 512 or the
@@ -123,6 +123,8 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     `tflite` (kinds, see `serving.tflite.KINDS`): also `<export_dir>/<name>/tflite/<version>/`
     (`<name>.<kind>.tflite`, `<name>.json`, the tokenizer) for the encoder and each head with a
     TFLite form, versioned with the SavedModel `<export_dir>/<name>/<version>` it came from.
+    `num_hidden_layers`: run the shared layer that many times (at most the trained depth);
+    every export and TFLite file then serves that model, and the result records it.
     Nothing is published until every SavedModel and TFLite file is written and checked."""
     tflite_kinds = parse_kinds(tflite)
     # Checked before the source is read: 0 was taken for "the default", -3 written as a folder.
@@ -142,7 +144,8 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
                            albert_config_file=resolve_path(albert_config_file),
                            spm_model_file=resolve_path(spm_model_file),
                            vocab_file=resolve_path(vocab_file), do_lower_case=do_lower_case,
-                           max_seq_length=max_seq_length or 0)  # 0: the vocabulary alone
+                           max_seq_length=max_seq_length or 0,  # 0: the vocabulary alone
+                           num_hidden_layers=num_hidden_layers)
     config = files.albert_config
     if config is None:
         raise UsageError(f"--albert_config_file is required: {source.path} holds no model config")
@@ -164,6 +167,7 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     if files.taken:
         result["from_source"] = list(files.taken)
     result["do_lower_case"] = bool(do_lower_case)
+    result["num_hidden_layers"] = config.num_hidden_layers  # the passes every export runs
     if files.vocab_file and not files.spm_model_file:
         result["vocabulary_unk_rate"] = round(result_unk, 5)
     # Every module is built (weights loaded, tokenizer read) before anything is written.
