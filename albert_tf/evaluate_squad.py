@@ -123,6 +123,8 @@ def _main(argv) -> None:
                         help="v2.0: model estimates of the probability of no answer")
     parser.add_argument("--na-prob-thresh", "-t", type=float, default=1.0,
                         help="v2.0: predict no answer when the probability exceeds this")
+    # Every other program here is an absl one, whose --helpshort / --helpfull print the help.
+    parser.add_argument("--helpshort", "--helpfull", action="help", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     result = evaluate_files(args.data_file, args.pred_file, args.na_prob_file, args.na_prob_thresh)
     version_2 = "exact" in result

@@ -101,3 +101,13 @@ def test_command_line_error_is_one_line_without_traceback(fixtures_dir, tmp_path
     # first: they are not this module's to silence)
     assert done.stderr.strip().splitlines()[-1] == \
         f"error: prediction file {pred}:1: not valid UTF-8"
+
+
+@pytest.mark.parametrize("flag", ["--helpshort", "--helpfull", "--help"])
+def test_every_help_flag_of_the_other_programs_prints_the_usage_and_exits_0(flag, capsys):
+    # The absl programs' --helpshort / --helpfull were "unrecognized arguments" here (exit 2).
+    with pytest.raises(SystemExit) as done:
+        evaluate_squad.main([flag])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: ") and "--na-prob-file" in out and "--helpshort" not in out
