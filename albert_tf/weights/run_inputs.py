@@ -109,7 +109,22 @@ class RunInputs:
             values.update(spm_model_file=self.spm_model_file, vocab_file=self.vocab_file)
         if hasattr(config, "do_lower_case"):
             values["do_lower_case"] = self.do_lower_case
+        length = self.sequence_length(config)
+        if length is not None:
+            values["max_seq_length"] = length
         return dataclasses.replace(config, **values)
+
+    def sequence_length(self, config) -> int | None:
+        """A command line without --max_seq_length (`flags_given` names the flags it gave)
+        takes the model's max_position_embeddings when that is shorter than the default: a
+        model folder made for 128 tokens runs without the flag. A --max_seq_length given stays
+        as given, and is checked against the model as in the original. None: nothing to fill."""
+        length = getattr(config, "max_seq_length", None)
+        given = getattr(config, "flags_given", None)
+        if length is None or given is None or "max_seq_length" in given \
+                or self.albert_config is None:
+            return None
+        return min(int(length), int(self.albert_config.max_position_embeddings))
 
     def model_labels(self) -> tuple[list | None, str | None]:
         """(names, where) of the outputs of the source's head this run uses; (None, None) when
