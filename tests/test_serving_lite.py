@@ -89,6 +89,28 @@ def test_int8_classifier_keeps_its_accuracy(tmp_path):
     assert abs(accuracy["dynamic_int8"] - accuracy["float32"]) <= 0.01, accuracy
 
 
+def test_from_folder_on_another_heads_tflite_files_names_them_and_what_opens_them(tmp_path):
+    # It said "classifier.json not found" of a folder holding token_classifier.json.
+    tagger = tmp_path / "ner_export" / "tflite" / "2"
+    tagger.mkdir(parents=True)
+    (tagger / "token_classifier.json").write_text("{}")
+    export = tmp_path / "ner_export"
+    with pytest.raises(InputError) as raised:
+        LiteClassifier.from_folder(export)
+    assert str(raised.value) == (
+        f"{export} holds {tagger / 'token_classifier.json'} (the TFLite files of a token "
+        "classifier), not classifier.json: open it with albert_tf.serving.lite."
+        "interpreter_runner on its .tflite file (probabilities per token), not LiteClassifier")
+    (tmp_path / "encoder.json").write_text("{}")
+    with pytest.raises(InputError, match=r"\(the TFLite files of an encoder\), not classifier"
+                       r"\.json: open it with LiteEncoder\.from_folder, not LiteClassifier$"):
+        LiteClassifier.from_folder(tmp_path)
+    with pytest.raises(InputError, match=r"of a SQuAD model\), not encoder\.json: open it with "
+                       r"albert_tf\.serving\.lite\.interpreter_runner .*, not LiteEncoder$"):
+        (tmp_path / "encoder.json").rename(tmp_path / "squad.json")
+        LiteEncoder.from_folder(tmp_path)
+
+
 def test_from_folder_errors_and_a_multi_label_file_classifies_into_label_sets(tmp_path,
                                                                               spm_model):
     with pytest.raises(InputError, match="classifier.json not found"):

@@ -228,10 +228,16 @@ def _other_kind(outputs) -> str:
     return next((f" ({hint})" for output, hint in _KIND_HINTS if output in outputs), "")
 
 
-def find_folder(folder: str, name: str) -> str:
-    """The folder holding `<name>.json`: `folder` itself (a version folder, or an older flat
-    one), else the newest version `<n>` in `folder`, `folder/tflite` or `folder/<name>/tflite`
-    (an export's TFLite files are versioned with its SavedModel: `<base>/tflite/<n>`)."""
+# What each TFLite export's `<name>.json` (a head's TFLITE_NAME) holds, and what opens it.
+_RUNNER = "albert_tf.serving.lite.interpreter_runner on its .tflite file"
+_OPENERS = {"encoder": ("an encoder", "LiteEncoder.from_folder"),
+            "classifier": ("a classifier", "LiteClassifier.from_folder"),
+            "token_classifier": ("a token classifier", f"{_RUNNER} (probabilities per token)"),
+            "squad": ("a SQuAD model", f"{_RUNNER} (start and end logits)")}
+
+
+def _search(folder: str, name: str) -> str | None:
+    """The folder holding `<name>.json` (see `find_folder`), or None."""
     for candidate in (folder, os.path.join(folder, "tflite"),
                       os.path.join(folder, name, "tflite")):
         if os.path.isfile(os.path.join(candidate, f"{name}.json")):
@@ -241,6 +247,25 @@ def find_folder(folder: str, name: str) -> str:
                         and os.path.isfile(os.path.join(candidate, n, f"{name}.json"))]
             if versions:
                 return os.path.join(candidate, str(max(versions)))
+    return None
+
+
+def find_folder(folder: str, name: str) -> str:
+    """The folder holding `<name>.json`: `folder` itself (a version folder, or an older flat
+    one), else the newest version `<n>` in `folder`, `folder/tflite` or `folder/<name>/tflite`
+    (an export's TFLite files are versioned with its SavedModel: `<base>/tflite/<n>`). A
+    folder holding another head's TFLite files is one error naming them and what opens them."""
+    found = _search(folder, name)
+    if found is not None:
+        return found
+    held = [(other, where) for other in _OPENERS if other != name
+            for where in [_search(folder, other)] if where is not None]
+    if held:
+        other, where = held[0]
+        what, opener = _OPENERS[other]
+        this = _OPENERS.get(name, (None, name))[1].split(".")[0]
+        raise InputError(f"{folder} holds {os.path.join(where, other + '.json')} (the TFLite "
+                         f"files of {what}), not {name}.json: open it with {opener}, not {this}")
     raise InputError(f"{os.path.join(folder, name + '.json')} not found, nor in a version folder "
                      "under it (write it with export_saved_model.py --tflite or an --export_dir "
                      "run with --tflite)")
