@@ -70,6 +70,10 @@ def define_runtime_flags(module_name: str, flag_values=None) -> None:
     flags.DEFINE_bool("jit_compile", False, "Compile the forward and backward pass with XLA.", **kw)
     flags.DEFINE_integer("gradient_accumulation_steps", 1, "Micro-batches per update (each "
                          "replica batch is split into this many).", **kw)
+    flags.DEFINE_bool("recompute", False, "Recompute each pass of the shared layer in the "
+                      "backward step instead of keeping its activations: a step's memory "
+                      "for about a third more compute (docs/distributed.md); needs a config "
+                      "without dropout in its layers.", **kw)
     flags.DEFINE_integer("log_every_steps", 100, "Log (and write summaries) every this many "
                          "steps.", **kw)
 

@@ -32,12 +32,15 @@ class RuntimeConfig:
     jit_compile: compile the forward+backward pass with XLA.
     gradient_accumulation_steps: split each replica's batch into this many micro-batches and
       sum their gradients before one update (the update equals one on the whole batch).
+    recompute: recompute each pass of the shared layer in the backward step instead of
+      keeping its activations (`layers.encoder.use_recompute`): less memory, more compute.
     """
 
     distribution_strategy: str = "one_device"
     mixed_precision: str = "none"
     jit_compile: bool = False
     gradient_accumulation_steps: int = 1
+    recompute: bool = False
     tpu_name: str | None = None
     tpu_zone: str | None = None
     gcp_project: str | None = None

@@ -3,6 +3,7 @@
 import keras
 
 from albert_tf.config import AlbertConfig
+from albert_tf.errors import UsageError
 from albert_tf.layers.attention import AttentionSublayer, attention_bias
 from albert_tf.layers.dense import Dense
 from albert_tf.layers.feedforward import FeedForwardSublayer
@@ -47,6 +48,9 @@ class AlbertTransformer(keras.layers.Layer):
         # SavedModel) does not see into them: name each sub-layer as an attribute too.
         for layer in self.attention_layers + self.ffn_layers:
             setattr(self, layer.name, layer)
+        # Training with --recompute (`use_recompute`): each block's activations are recomputed
+        # in the backward step instead of kept. Not part of the config: the same model.
+        self.recompute = False
 
     def build(self, input_shape=None):
         c = self.config
@@ -78,14 +82,27 @@ class AlbertTransformer(keras.layers.Layer):
             rows = None
             if output_positions is not None and index == len(blocks) - 1:
                 rows = gather_rows(x, output_positions)
+            ffn = self.ffn_for(ffn_group, inner)
+            if self.recompute and training and rows is None and not return_attention:
+                # Only the block's input is kept; its activations are recomputed backwards.
+                x = keras.remat(self._block(attention, ffn))(x, bias)
+                outputs.append(x)
+                continue
             if return_attention:
                 x, p = attention(x, bias, training=training, return_probs=True, query_input=rows)
                 probs.append(p)
             else:
                 x = attention(x, bias, training=training, query_input=rows)
-            x = self.ffn_for(ffn_group, inner)(x, training=training)
+            x = ffn(x, training=training)
             outputs.append(x)
         return (outputs, probs) if return_attention else outputs
+
+    @staticmethod
+    def _block(attention, ffn):
+        """One block as a function of its input alone (what `keras.remat` recomputes)."""
+        def block(x, bias):
+            return ffn(attention(x, bias, training=True), training=True)
+        return block
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}
@@ -94,3 +111,20 @@ class AlbertTransformer(keras.layers.Layer):
     def from_config(cls, config):
         config = dict(config)
         return cls(AlbertConfig.from_dict(config.pop("config")), **config)
+
+
+def use_recompute(model) -> None:
+    """Every `AlbertTransformer` in `model` recomputes its blocks in the backward step (the
+    memory of one block's activations instead of all of them, for a second forward pass).
+    Dropout inside the blocks would draw other masks when recomputed (its seed moves on), so a
+    config with dropout is refused, naming its keys."""
+    for layer in model._flatten_layers(include_self=True, recursive=True):
+        if isinstance(layer, AlbertTransformer):
+            c = layer.config
+            if c.hidden_dropout_prob or c.attention_probs_dropout_prob:
+                raise UsageError(
+                    f"--recompute needs a model without dropout in its layers (its config has "
+                    f"hidden_dropout_prob {c.hidden_dropout_prob}, attention_probs_dropout_prob "
+                    f"{c.attention_probs_dropout_prob}): a recomputed pass would draw other "
+                    "dropout masks; set both to 0 in --albert_config_file (as ALBERT v2 does)")
+            layer.recompute = True

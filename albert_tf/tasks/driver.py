@@ -160,7 +160,8 @@ class Driver:
         needed = check_step_fits(albert_config, cfg.schedule.train_batch_size, length,
                                  cfg.runtime.gradient_accumulation_steps,
                                  getattr(cfg, "max_predictions_per_seq", 1),
-                                 cfg.runtime.mixed_precision == "bf16")
+                                 cfg.runtime.mixed_precision == "bf16",
+                                 recompute=cfg.runtime.recompute)
         logging.info("a training step needs about %.2f GB of memory (estimate)", needed / GB)
 
     def train(self):

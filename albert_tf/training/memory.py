@@ -6,7 +6,8 @@ The estimate: the weights, their gradients and two optimizer slots (LAMB and Ada
 float32; plus the activations the backward pass keeps for one micro-batch (the batch split by
 `--gradient_accumulation_steps`), about s·b·h·(34 + 5·a·s/h) values per layer (the usual
 transformer account: Korthikanti et al. 2022), twice that in bytes for float32, and the masked-LM
-/ classifier logits. Only the host's memory is checked (a CPU run); an accelerator's own memory
+/ classifier logits. With `--recompute` the backward pass keeps only each layer's input
+(s·b·h values) and recomputes one layer's activations at a time. Only the host's memory is checked (a CPU run); an accelerator's own memory
 is the framework's to report.
 """
 
@@ -25,7 +26,7 @@ class StepMemoryError(UsageError):
 
 
 def step_bytes(config, batch_size: int, seq_length: int, accumulation: int = 1,
-               predictions: int = 20, bf16: bool = False) -> int:
+               predictions: int = 20, bf16: bool = False, recompute: bool = False) -> int:
     """Bytes one training step needs (see the module docstring)."""
     params = encoder_params(config) + config.vocab_size + config.embedding_size * 2
     state = params * 4 * (4 + (1 if accumulation > 1 else 0))  # weights, grads, 2 slots, sum
@@ -35,7 +36,11 @@ def step_bytes(config, batch_size: int, seq_length: int, accumulation: int = 1,
     per_layer = s * micro * h * (34 + 5 * a * s / h) * value_bytes / 2  # the count is for 2-byte values
     logits = micro * max(predictions, 1) * config.vocab_size * 4 * 3
     embeddings = micro * s * (config.embedding_size + h) * 4 * 4
-    return int(state + config.num_hidden_layers * per_layer + logits + embeddings)
+    if recompute:  # each layer's input kept, one layer's activations at a time
+        activations = config.num_hidden_layers * s * micro * h * value_bytes + per_layer
+    else:
+        activations = config.num_hidden_layers * per_layer
+    return int(state + activations + logits + embeddings)
 
 
 def available_bytes() -> int | None:
@@ -61,10 +66,12 @@ def available_bytes() -> int | None:
 
 
 def check_step_fits(config, batch_size: int, seq_length: int, accumulation: int = 1,
-                    predictions: int = 20, bf16: bool = False, available=None) -> int:
+                    predictions: int = 20, bf16: bool = False, available=None,
+                    recompute: bool = False) -> int:
     """Raises `StepMemoryError` when the estimate exceeds the memory available; returns the
     estimate. ALBERT_TF_SKIP_MEMORY_CHECK=1 skips the refusal (the estimate can be wrong)."""
-    needed = step_bytes(config, batch_size, seq_length, accumulation, predictions, bf16)
+    needed = step_bytes(config, batch_size, seq_length, accumulation, predictions, bf16,
+                        recompute)
     available = available_bytes() if available is None else available
     if available is None or os.environ.get("ALBERT_TF_SKIP_MEMORY_CHECK", "") not in ("", "0"):
         return needed

@@ -9,6 +9,8 @@ from typing import Callable
 
 import tensorflow as tf
 
+from albert_tf.layers.encoder import use_recompute
+
 SUM = tf.distribute.ReduceOp.SUM
 
 
@@ -75,6 +77,8 @@ class TrainStep:
         self.accumulation = int(runtime.config.gradient_accumulation_steps)
         self.clip_norm = getattr(optimizer, "clip_norm", None)
         self.fp16 = runtime.config.mixed_precision == "fp16"
+        if getattr(runtime.config, "recompute", False):
+            use_recompute(model)  # each pass recomputed in the backward step
         # The step all-reduces and clips itself; the optimizer only applies.
         optimizer.external_reduction = True
         with runtime.scope():

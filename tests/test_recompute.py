@@ -1,0 +1,66 @@
+"""--recompute: each pass of the shared layer recomputed in the backward step (keras.remat, i.e.
+tf.recompute_grad): the same loss and gradients as without, and the memory preflight's account."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf import AlbertConfig, AlbertPretrainer
+from albert_tf.config import preset
+from albert_tf.errors import UsageError
+from albert_tf.layers.encoder import use_recompute
+from albert_tf.optimization import create_optimizer
+from albert_tf.tasks.pretraining.objective import pretraining_objective
+from albert_tf.training import Runtime, RuntimeConfig
+from albert_tf.training.memory import step_bytes
+from albert_tf.training.steps import TrainStep
+from support.configs import GROUPED, TINY
+from support.tiny_pretraining import batch_features
+
+
+def _step_gradients(recompute: bool, **layout):
+    """(model, loss, gradients) of the train step's gradient function on a fixed batch."""
+    runtime = Runtime(RuntimeConfig(recompute=recompute))
+    keras.utils.set_random_seed(7)
+    model = AlbertPretrainer(AlbertConfig(**{**TINY, **layout}))
+    objective = pretraining_objective()
+    step = TrainStep(runtime, model, create_optimizer(1e-3, 10, 1, "lamb"), objective)
+    features = {k: tf.constant(v) for k, v in batch_features().items()}
+    totals = {k: tf.cast(v, tf.float32) for k, v in objective.totals_fn(features).items()}
+    totals["examples"] = tf.constant(8.0)
+    loss, _, grads, _ = step._compute(features, totals)  # the step's tf.function
+    return model, float(loss), [np.asarray(g) for g in grads]
+
+
+def test_recomputed_step_has_the_same_loss_and_gradients():
+    # 4 passes over 2 groups of 2 inner blocks: every block kind is recomputed (the last one,
+    # which the pretraining heads' positions cut short, is not).
+    plain, loss, grads = _step_gradients(False, **GROUPED)
+    model, loss_rc, grads_rc = _step_gradients(True, **GROUPED)
+    assert model.encoder.transformer.recompute and not plain.encoder.transformer.recompute
+    assert loss_rc == pytest.approx(loss, rel=1e-6)
+    scale = max(np.abs(g).max() for g in grads)
+    assert len(grads_rc) == len(grads)
+    for variable, want, got in zip(model.trainable_variables, grads, grads_rc):
+        assert np.abs(want).max() > 0 or "key/bias" in variable.path  # (key bias: no gradient)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * scale, err_msg=variable.path)
+
+
+def test_recompute_refuses_dropout_in_the_layers():
+    model = AlbertPretrainer(AlbertConfig(**{**TINY, "hidden_dropout_prob": 0.1}))
+    with pytest.raises(UsageError, match=r"^--recompute needs a model without dropout in its "
+                                         r"layers \(its config has hidden_dropout_prob 0.1, "
+                                         r"attention_probs_dropout_prob 0.0\)"):
+        use_recompute(model)
+    assert not model.encoder.transformer.recompute
+
+
+def test_preflight_counts_one_layers_activations_and_each_layers_input():
+    config = preset("albert_large")
+    b, s, h, a, L = 8, 128, 1024, 16, 24
+    per_layer = s * b * h * (34 + 5 * a * s / h) * 2  # float32 bytes of one layer's activations
+    kept = step_bytes(config, b, s)
+    recomputed = step_bytes(config, b, s, recompute=True)
+    # Without: every layer's activations; with: each layer's input (s·b·h floats) + one layer's.
+    assert abs((kept - recomputed) - (L * per_layer - (L * s * b * h * 4 + per_layer))) <= 2
