@@ -179,7 +179,7 @@ def _run(root, out, steps, lr, **extra):
                 vocab_file=str(root / "vocab.txt"), do_lower_case=False, output_dir=str(out),
                 max_seq_length=12, train_batch_size=8, eval_batch_size=64, learning_rate=lr,
                 train_step=steps, warmup_step=steps // 10, save_checkpoints_steps=steps,
-                do_train=True, seed=1, log_every_steps=1000, **{"do_eval": True, **extra})
+                seed=1, log_every_steps=1000, **{"do_train": True, "do_eval": True, **extra})
     driver = classification_driver(ClassifierRunConfig.from_flat(flat))
     return driver.run(), driver
 
@@ -233,7 +233,7 @@ def test_an_evaluation_far_above_chance_or_not_finite_is_judged_at_any_length(ca
     assert H.no_better_than_commonest([0, 1, 1, 0], [0, -1, 1, 0]) is None
 
 
-def test_a_short_run_that_diverges_says_so_and_a_short_healthy_run_is_silent(toy, tmp_path,
+def test_a_short_run_that_diverges_says_so_a_healthy_one_and_its_eval_only_rerun_too(toy, tmp_path,
                                                                            caplog):
     # 10 steps at learning rate 3.0: eval loss far above chance, everything in one class, and
     # before this nothing was said (nothing under MIN_STEPS was judged).
@@ -251,6 +251,17 @@ def test_a_short_run_that_diverges_says_so_and_a_short_healthy_run_is_silent(toy
     assert "--learning_rate=3.0" in bad[0]
     assert good == [] and "health" not in healthy and "health" not in healthy["eval"]
     assert healthy["eval"]["eval_loss"] < 3 * driver.health.chance_loss
+    # An eval-only run on that folder: its one checkpoint was evaluated, so it says so.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        again, _ = _run(toy, tmp_path / "good", 10, 1e-3, do_train=False)
+    said = [r.getMessage() for r in caplog.records]
+    assert said == [
+        f"--do_eval: every checkpoint in {tmp_path / 'good'} was evaluated before (the newest at "
+        f"step 10; the best, eval_accuracy {healthy['eval']['eval_accuracy']:.6g}, at step 10; "
+        f"see {tmp_path / 'good' / 'eval_results.json'}): nothing new to evaluate (delete "
+        f"{tmp_path / 'good' / 'best_trial.txt'} to evaluate them again)"]
+    assert "health" not in again
 
 
 def _pretrained(path, config_file, collapse: bool) -> tuple[str, float]:

@@ -276,10 +276,18 @@ class Driver:
         if not self.task.evaluate_during_training:
             saved = saved[-1:]
         self._final_step = saved[-1][0]
-        for step, prefix in saved:
-            if step > evaluator.state.last_step:
-                self.load(prefix)
-                self._evaluate_checkpoint(step, prefix)
+        fresh = [(step, prefix) for step, prefix in saved if step > evaluator.state.last_step]
+        if not fresh and not self.config.do_train:
+            state = evaluator.state
+            best = (f"; the best, {evaluator.metric} {state.best_value:.6g}, at step "
+                    f"{state.best_step}" if state.best_step >= 0 and evaluator.metric else "")
+            logging.warning("--do_eval: every checkpoint in %s was evaluated before (the newest "
+                            "at step %d%s; see %s): nothing new to evaluate (delete %s to "
+                            "evaluate them again)", self.output_dir, saved[-1][0], best,
+                            evaluator.json_path, evaluator.state_path)
+        for step, prefix in fresh:
+            self.load(prefix)
+            self._evaluate_checkpoint(step, prefix)
         return evaluator.finish()
 
     def _init_step(self) -> int:
