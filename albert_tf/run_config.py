@@ -257,3 +257,20 @@ def parse_tflite_kinds(value, flag: str = "--tflite") -> tuple[str, ...]:
         raise UsageError(f"{flag}: unknown kind {unknown[0]!r}; choose from "
                          f"{', '.join(TFLITE_KINDS)}")
     return tuple(k for k in TFLITE_KINDS if k in names)
+
+
+# The kinds of ONNX / OpenVINO file `--onnx` / `--openvino` name (serving.onnx_export writes them).
+RUNTIME_KINDS = ("float32", "dynamic_int8")
+
+
+def parse_runtime_kinds(value, flag: str = "--onnx") -> tuple[str, ...]:
+    """"float32,dynamic_int8" (or a list) → the kinds in `RUNTIME_KINDS` order; empty → ()."""
+    if value is None:
+        return ()
+    names = value.split(",") if isinstance(value, str) else list(value)
+    names = [n.strip() for n in names if n and n.strip()]
+    unknown = [n for n in names if n not in RUNTIME_KINDS]
+    if unknown:
+        raise UsageError(f"{flag}: unknown kind {unknown[0]!r}; choose from "
+                         f"{', '.join(RUNTIME_KINDS)}")
+    return tuple(k for k in RUNTIME_KINDS if k in names)

@@ -44,6 +44,8 @@ from albert_tf.serving.saved_model import resolve_path, staged_saved_model
 from albert_tf.serving.tflite import FOLDER as TFLITE_FOLDER
 from albert_tf.serving.tflite import parse_kinds
 from albert_tf.serving.tflite import writer as tflite_writer
+from albert_tf.serving.openvino_export import extras as runtime_extras
+from albert_tf.serving.openvino_export import require as require_runtimes
 from albert_tf.serving.verify import compare, verify_all_in_fresh_process
 from albert_tf.tasks.fill_mask.export import fill_mask_serving
 from albert_tf.text import optional as text_optional
@@ -114,6 +116,7 @@ def head_exports(source, inputs: HeadInputs) -> list:
 def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_model_file=None,
                   vocab_file=None, max_seq_length=None, do_lower_case=None, version=None,
                   verify: bool = True, init_from_group0: bool = False, tflite=None,
+                  onnx=None, openvino=None,
                   serving_xla: bool = False, num_hidden_layers=None) -> dict:
     """Writes every export the source at `init_checkpoint` can serve; returns
     {"model", "heads", "<name>": path, "<name>_check": differences} (see the module docstring).
@@ -127,6 +130,8 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     every export and TFLite file then serves that model, and the result records it.
     Nothing is published until every SavedModel and TFLite file is written and checked."""
     tflite_kinds = parse_kinds(tflite)
+    # --onnx / --openvino: kinds checked and their runtimes loaded (or named) before any work.
+    onnx_kinds, openvino_kinds = require_runtimes(onnx, openvino)
     # Checked before the source is read: 0 was taken for "the default", -3 written as a folder.
     if max_seq_length is not None and int(max_seq_length) < 3:
         raise UsageError(f"--max_seq_length must be at least 3, got {max_seq_length}")
@@ -198,7 +203,14 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
         exports.append((head.name, head.root, head.signatures, head.check, 1e-5))
         if head.tflite_model is not None:
             lite_models[head.name] = (head.tflite_model, head.tflite_args)
-    lite_files = {}  # name -> (stage, write) of the TFLite files published with its SavedModel
+        elif onnx_kinds or openvino_kinds:
+            flag = "--onnx" if onnx_kinds else "--openvino"
+            raise UsageError(f"{flag}: the {head.name} export has no ids-in form to convert "
+                             f"(the heads with one: encoder, classifier, squad v1.1, "
+                             f"token_classifier, multiple_choice); leave {flag} out")
+    # folder (tflite, onnx, openvino) -> name -> (stage, written) of the files published with
+    # its SavedModel
+    runtime_files = {}
     checks = []  # (name, staged path, calls, expected outputs, atol)
     with Publication() as publication:
         for name, module, signatures, check, atol in exports:
@@ -207,12 +219,20 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
                 model, max_seq_length, tflite_kinds, spm_model_file=files.spm_model_file,
                 vocab_file=None if files.spm_model_file else files.vocab_file,
                 do_lower_case=do_lower_case, verify=verify, **args)
+            writes = {TFLITE_FOLDER: write} if write else {}
+            if model is not None:  # ONNX / OpenVINO: <name>/onnx/<v>, <name>/openvino/<v>
+                writes.update(runtime_extras(
+                    model, max_seq_length, onnx_kinds, openvino_kinds,
+                    spm_model_file=files.spm_model_file,
+                    vocab_file=None if files.spm_model_file else files.vocab_file,
+                    do_lower_case=do_lower_case, verify=verify, **args))
             with staged_saved_model(module, os.path.join(export_dir, name), signatures, version,
-                                    (TFLITE_FOLDER,) if write else (), publication) as stage:
+                                    tuple(writes), publication) as stage:
                 if verify:
                     checks.append((name, stage.path, *check(), atol))
-                if write:
-                    lite_files[name] = stage, write(stage.extra(TFLITE_FOLDER))
+                for folder, write_folder in writes.items():
+                    runtime_files.setdefault(folder, {})[name] = (
+                        stage, write_folder(stage.extra(folder)))
             result[name] = stage
         # Every SavedModel of the export served by one fresh process, before any is published.
         served = verify_all_in_fresh_process(
@@ -222,7 +242,7 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     # Published together (versions are final only now).
     for name, _, _, _, _ in exports:
         result[name] = result[name].target
-    if lite_files:
-        result["tflite"] = {name: {key: stage.final_path(path) for key, path in written.items()}
-                            for name, (stage, written) in lite_files.items()}
+    for folder, files_of in runtime_files.items():
+        result[folder] = {name: {key: stage.final_path(path) for key, path in written.items()}
+                          for name, (stage, written) in files_of.items()}
     return result

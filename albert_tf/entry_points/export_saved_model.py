@@ -15,6 +15,10 @@ its version folder appears. A WordPiece model (the Chinese ALBERTs) takes
 `--tflite=float32,float16,dynamic_int8` (any subset) also writes exports/tflite/<name>.<kind>.tflite
 for the encoder and each head exported (TFLite builtin ops only; inputs int32 [1, max_seq_length],
 resizable batch), with the tokenizer file and <name>.json beside them.
+`--onnx=float32,dynamic_int8` and `--openvino=float32,dynamic_int8` also write
+exports/<name>/onnx/<version>/<name>.<kind>.onnx and exports/<name>/openvino/<version>/
+<name>.<kind>.xml/.bin (the same ids-in function as the TFLite files; shared weights stored
+once; pip install albert-tf[onnx] / albert-tf[openvino]), with <name>.json beside them.
 `--serving_xla` XLA-compiles the encoder's id signatures with the weights as constants (faster
 on CPU, twice the size; TF Serving then needs --xla_cpu_compilation_enabled=true).
 Without tensorflow-text the raw-text parts are left out (one notice), and an explicit
@@ -31,7 +35,7 @@ from albert_tf.errors import UsageError
 
 FLAGS = """
     albert_config_file init_checkpoint spm_model_file vocab_file export_dir max_seq_length
-    do_lower_case version verify init_from_group0 tflite serving_xla num_hidden_layers"""
+    do_lower_case version verify init_from_group0 tflite onnx openvino serving_xla num_hidden_layers"""
 
 
 def main(argv):
@@ -50,6 +54,7 @@ def main(argv):
                            values.vocab_file or None, values.max_seq_length,
                            values.do_lower_case, values.version, values.verify,
                            values.init_from_group0, tflite=values.tflite,
+                           onnx=values.onnx, openvino=values.openvino,
                            serving_xla=values.serving_xla,
                            num_hidden_layers=values.num_hidden_layers)
     print(json.dumps(result, indent=2))

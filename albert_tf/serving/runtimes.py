@@ -40,8 +40,8 @@ EXTRA_OF = {"tf2onnx": "onnx", "onnx": "onnx", "onnxruntime": "onnx",
             "openvino": "openvino", "openvino_tokenizers": "openvino"}
 
 
-def install_line(package: str) -> str:
-    return f"pip install albert-tf[{EXTRA_OF[package]}]"
+def install_line(package: str, extra: str | None = None) -> str:
+    return f"pip install albert-tf[{extra or EXTRA_OF[package]}]"
 
 
 @functools.lru_cache(maxsize=None)
@@ -56,14 +56,14 @@ def available(package: str) -> bool:
     return _try_import(package)[0] is not None
 
 
-def load(package: str, purpose: str):
-    """The module `package`; `MissingDependencyError` naming its extra when it cannot be
-    imported (`purpose`: the flag or call that needs it)."""
+def load(package: str, purpose: str, extra: str | None = None):
+    """The module `package`; `MissingDependencyError` naming its extra (or `extra`) when it
+    cannot be imported (`purpose`: the flag or call that needs it)."""
     module, error = _try_import(package)
     if module is None:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise MissingDependencyError(f"{purpose} needs {package}, which cannot be imported "
-                                     f"({first}): {install_line(package)}")
+                                     f"({first}): {install_line(package, extra)}")
     return module
 
 
@@ -112,7 +112,10 @@ class OpenVinoRunner(_Runner):
     def __init__(self, path, num_threads=None):
         ov = load("openvino", "running an OpenVINO file")
         path = os.fspath(path)
-        config = {"INFERENCE_NUM_THREADS": int(num_threads)} if num_threads else {}
+        # f32 as the file is: on a CPU with AMX or AVX-512 BF16 the plugin would run bf16.
+        config = {"INFERENCE_PRECISION_HINT": "f32"}
+        if num_threads:
+            config["INFERENCE_NUM_THREADS"] = int(num_threads)
         try:
             core = ov.Core()
             self.model = core.compile_model(core.read_model(path), "CPU", config)

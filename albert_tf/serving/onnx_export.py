@@ -1,0 +1,234 @@
+"""ONNX files of an encoder or a model with a head, converted from the function TFLite converts.
+
+`export_onnx(model, folder, max_seq_length, kinds, name=..., ...)` writes
+`<folder>/<name>.<kind>.onnx` for each kind in `KINDS` (`float32`, `dynamic_int8`), the
+tokenizer file and `<name>.json` (the keys of a TFLite folder's, plus `format`, `text_in` and
+`agreement`: see `serving.runtimes`, which runs the files). An export's files are versioned with
+its SavedModel: those of `<base>/<n>` are `<base>/onnx/<n>/`, published together (`extras`).
+
+The function converted is `serving.tflite.serving_function`: three int32 [batch,
+max_seq_length] inputs (`input_word_ids`, `input_mask`, `input_type_ids`, any batch) → the
+head's outputs (float32). tf2onnx freezes each variable into ONE initializer, however many
+times the graph reads it, so ALBERT's shared layer is stored once (an ALBERT file is about its
+parameter count × 4 bytes, not × the number of layers as an export that unrolls a copy per
+pass). `dynamic_int8` is onnxruntime's dynamic quantization of that file (int8 weights of every
+MatMul and Gather, activations quantized on the fly).
+
+Each float32 file must reproduce the Keras model within `FLOAT32_ATOL` on sample ids, run by
+the runtime itself; what every kind measured (largest difference; for an int8 file the share of
+rows whose most probable class agrees with the Keras model's) is written into `<name>.json`.
+Nothing is half-written: a failure removes what the call wrote, and inside an export the
+stage (`serving.publish`) is never published.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+
+from albert_tf import io_utils
+from albert_tf.errors import OutputError
+from albert_tf.run_config import RUNTIME_KINDS as KINDS  # noqa: F401
+from albert_tf.run_config import parse_runtime_kinds
+from albert_tf.serving import runtimes
+from albert_tf.serving.tflite import (INPUT_NAMES, TFLiteExportError, default_heads,
+                                      sample_inputs, serving_function)
+
+FOLDER = "onnx"
+FLOAT32_ATOL = 1e-4
+OPSET = 17
+# Outputs whose argmax is the prediction (int8 agreement is measured on them).
+_SCORES = ("probabilities", "logits", "start_logits", "end_logits", "score")
+
+
+class RuntimeExportError(TFLiteExportError):
+    """A model that does not convert, or a file that does not reproduce the Keras model."""
+
+
+def parse_kinds(value, flag: str = "--onnx") -> tuple[str, ...]:
+    return parse_runtime_kinds(value, flag)
+
+
+def convert(model, max_seq_length: int, kinds, outputs=None, call=None,
+            batch_size=None, flag: str = "--onnx") -> dict[str, bytes]:
+    """{kind: .onnx bytes} (float32 is always converted: the int8 file is made from it)."""
+    kinds = parse_kinds(kinds, flag)
+    tf2onnx = runtimes.load("tf2onnx", flag, "openvino" if flag == "--openvino" else None)
+    if outputs is None:
+        outputs = default_heads(model)[1]
+    serve = serving_function(model, max_seq_length, tuple(outputs), call, batch_size)
+    try:
+        proto, _ = tf2onnx.convert.from_function(
+            serve, input_signature=serve.input_signature, opset=OPSET)
+    except Exception as error:  # tf2onnx raises ValueError, KeyError, its own types
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise RuntimeExportError(f"{type(model).__name__} does not convert to ONNX: "
+                                 f"{first}") from None
+    result = {"float32": proto.SerializeToString()}
+    if "dynamic_int8" in kinds:
+        result["dynamic_int8"] = quantize(result["float32"], flag)
+    return result
+
+
+def quantize(content: bytes, flag: str = "--onnx") -> bytes:
+    """onnxruntime's dynamic int8 quantization of a float32 .onnx file's bytes."""
+    quantization = runtimes.load("onnxruntime.quantization", f"{flag}=dynamic_int8")
+    staging = tempfile.mkdtemp(prefix="albert_onnx_")
+    try:
+        source, target = os.path.join(staging, "f.onnx"), os.path.join(staging, "q.onnx")
+        with open(source, "wb") as writer:
+            writer.write(content)
+        root = logging.getLogger()
+        level = root.level
+        root.setLevel(logging.ERROR)  # its advice to pre-process, on every call
+        try:
+            quantization.quantize_dynamic(source, target,
+                                          weight_type=quantization.QuantType.QInt8)
+        finally:
+            root.setLevel(level)
+        with open(target, "rb") as reader:
+            return reader.read()
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def expected(model, max_seq_length, outputs, call, batch_size, inputs) -> dict:
+    """The Keras model's outputs on `inputs` (numpy), through the function converted."""
+    serve = serving_function(model, max_seq_length, tuple(outputs), call, batch_size)
+    return {k: v.numpy() for k, v in serve(**{k: tf.constant(v)
+                                               for k, v in inputs.items()}).items()}
+
+
+def measure(got: dict, want: dict) -> dict:
+    """{max_abs_diff, argmax_agreement (on a score output, when there is one)}."""
+    result = {"max_abs_diff": max(float(np.max(np.abs(got[k] - want[k]))) for k in want)}
+    for name in _SCORES:
+        if name in want and want[name].ndim >= 2 and want[name].shape[-1] > 1:
+            agree = np.argmax(got[name], -1) == np.argmax(want[name], -1)
+            result["argmax_agreement"] = round(float(np.mean(agree)), 6)
+            result["rows"] = int(agree.size)
+            break
+    return result
+
+
+def check_file(path, run, want, inputs, kind, strict: bool = True) -> dict:
+    """Runs a written file and measures it against the Keras model; with `strict`, a float32
+    file further than `FLOAT32_ATOL` is an error naming it."""
+    got = run(path)(**inputs)
+    missing = [name for name in want if name not in got]
+    if missing:
+        raise RuntimeExportError(f"{path}: has no output {missing[0]!r}")
+    found = measure(got, want)
+    if strict and kind == "float32" and not found["max_abs_diff"] <= FLOAT32_ATOL:
+        raise RuntimeExportError(f"{path}: differs from the Keras model by "
+                                 f"{found['max_abs_diff']:.2e} (allowed {FLOAT32_ATOL})")
+    return found
+
+
+def check_inputs(model, max_seq_length: int, batch_size=None) -> dict:
+    vocab = getattr(getattr(model, "config", None), "vocab_size", 100)
+    return sample_inputs(max_seq_length, vocab, batch=1 if batch_size == 1 else 8)
+
+
+def refuse_existing(paths) -> None:
+    for path in paths:
+        if tf.io.gfile.exists(path):
+            raise OutputError(f"{path} already exists; an export never replaces a published "
+                              "file (write into another folder)")
+
+
+def write_metadata(model, folder, name, fmt, outputs, max_seq_length, do_lower_case, files,
+                   agreement, spm_model_file=None, vocab_file=None, label_names=None,
+                   created=None) -> str:
+    """Copies the tokenizer file beside the files and writes `<name>.json`; returns its path."""
+    meta = {"format": fmt, "inputs": list(INPUT_NAMES), "outputs": list(outputs),
+            "max_seq_length": int(max_seq_length), "do_lower_case": bool(do_lower_case),
+            "text_in": False, "files": dict(files), "agreement": agreement}
+    for key, source in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
+        if source:
+            source = os.fspath(source)
+            target = os.path.join(folder, os.path.basename(source))
+            if not tf.io.gfile.exists(target):
+                with io_utils.atomic_output(target) as tmp:
+                    tf.io.gfile.copy(source, tmp, overwrite=True)
+                if created is not None:
+                    created.append(target)
+            meta[key] = os.path.basename(target)
+    passes = getattr(getattr(model, "config", None), "num_hidden_layers", None)
+    if passes is not None:
+        meta["num_hidden_layers"] = int(passes)
+    if label_names is not None:
+        meta["label_names"] = [str(n) for n in label_names]
+    if getattr(model, "multi_label", False):
+        meta.update(multi_label=True, threshold=float(model.threshold))
+    if getattr(model, "is_regression", False):
+        meta["regression"] = True
+    path = os.path.join(folder, f"{name}.json")
+    io_utils.write_text_atomically(path, json.dumps(meta, indent=2) + "\n")
+    if created is not None:
+        created.append(path)
+    return path
+
+
+def remove(paths) -> None:
+    for path in paths:
+        if tf.io.gfile.exists(path):
+            tf.io.gfile.remove(path)
+
+
+def export_onnx(model, output_dir, max_seq_length: int, kinds, name: str | None = None,
+                outputs=None, call=None, spm_model_file=None, vocab_file=None,
+                do_lower_case: bool = True, label_names=None, verify: bool = True,
+                batch_size=None, contents=None) -> dict:
+    """Writes `<output_dir>/<name>.<kind>.onnx` for each kind, the tokenizer file and
+    `<name>.json`; returns {kind: path, "metadata": path}. Arguments as
+    `serving.tflite.export_tflite`'s (`contents`: {kind: bytes} already converted)."""
+    kinds = parse_kinds(kinds)
+    if not kinds:
+        return {}
+    if name is None or outputs is None:
+        default_name, default_outputs = default_heads(model)
+        name, outputs = name or default_name, outputs or default_outputs
+    output_dir = os.fspath(output_dir)
+    paths = {kind: os.path.join(output_dir, f"{name}.{kind}.onnx") for kind in kinds}
+    refuse_existing([*paths.values(), os.path.join(output_dir, f"{name}.json")])
+    runtimes.load("onnxruntime", "--onnx")  # refused before the conversion's work
+    contents = contents or convert(model, max_seq_length, kinds, outputs, call, batch_size)
+    inputs = check_inputs(model, max_seq_length, batch_size)
+    want = expected(model, max_seq_length, outputs, call, batch_size, inputs)
+    created, agreement = [], {}
+    try:
+        for kind, path in paths.items():
+            with io_utils.atomic_output(path) as tmp:
+                with tf.io.gfile.GFile(tmp, "wb") as writer:
+                    writer.write(contents[kind])
+            created.append(path)
+            agreement[kind] = check_file(path, runtimes.onnx_runner, want, inputs, kind, verify)
+        written = {kind: path for kind, path in paths.items()}
+        written["metadata"] = write_metadata(
+            model, output_dir, name, FOLDER, outputs, max_seq_length, do_lower_case,
+            {k: os.path.basename(p) for k, p in paths.items()}, agreement, spm_model_file,
+            vocab_file, label_names, created)
+    except BaseException:
+        remove(created)  # all or nothing
+        raise
+    return written
+
+
+def writer(model, max_seq_length: int, kinds, **kwargs):
+    """`write(folder)` of the ONNX files an export publishes with its SavedModel (as
+    `<export_dir>/onnx/<version>`), or None when `kinds` names none."""
+    if not parse_kinds(kinds):
+        return None
+    runtimes.load("onnxruntime", "--onnx")  # refused before any export work
+    runtimes.load("tf2onnx", "--onnx")
+
+    def write(folder):
+        return export_onnx(model, folder, max_seq_length, kinds, **kwargs)
+    return write

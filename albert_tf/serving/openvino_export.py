@@ -1,0 +1,138 @@
+"""OpenVINO IR files (`.xml` + `.bin`) of an encoder or a model with a head, and the writers an
+export publishes with its SavedModel.
+
+`export_openvino(model, folder, max_seq_length, kinds, ...)` writes
+`<folder>/<name>.<kind>.xml` and `.bin` for each kind, the tokenizer file and `<name>.json`
+(`format: "openvino"`; see `serving.runtimes`). Each IR is OpenVINO's reading of the ONNX file
+of the same kind (`serving.onnx_export.convert`): the float32 IR keeps float32 weights (no
+fp16 compression), the dynamic_int8 IR is the int8 ONNX file's graph (int8 weights,
+DynamicQuantizeLinear + MatMulInteger, which OpenVINO's CPU plugin runs as int8 matmuls). The
+ONNX route keeps the shared layer's weights once, as in the ONNX file. Each file is compiled
+and run at export, float32 in f32 precision (a CPU with AMX would otherwise run bf16), and
+checked against the Keras model as the ONNX files are.
+
+`extras(model, max_seq_length, onnx_kinds, openvino_kinds, **kwargs)` → {folder: write} for
+`write_saved_model(extras=...)`: the ONNX conversion is made once for both formats.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import tensorflow as tf
+
+from albert_tf import io_utils
+from albert_tf.serving import onnx_export, runtimes
+from albert_tf.serving.tflite import default_heads
+
+FOLDER = "openvino"
+
+
+def parse_kinds(value) -> tuple[str, ...]:
+    return onnx_export.parse_kinds(value, "--openvino")
+
+
+def save_ir(content: bytes, xml_path: str) -> list[str]:
+    """The ONNX bytes as an IR at `xml_path` (+ its `.bin`), each written atomically; returns
+    both paths."""
+    ov = runtimes.load("openvino", "--openvino")
+    staging = tempfile.mkdtemp(prefix="albert_openvino_")
+    try:
+        source = os.path.join(staging, "model.onnx")
+        with open(source, "wb") as writer:
+            writer.write(content)
+        ir = ov.convert_model(source)
+        staged_xml = os.path.join(staging, "model.xml")
+        ov.save_model(ir, staged_xml, compress_to_fp16=False)
+        bin_path = xml_path[:-len(".xml")] + ".bin"
+        written = []
+        # The .bin first: a reader opens the .xml, which names its weights.
+        for staged, path in ((staged_xml[:-4] + ".bin", bin_path), (staged_xml, xml_path)):
+            with io_utils.atomic_output(path) as tmp:
+                tf.io.gfile.copy(staged, tmp, overwrite=True)
+            written.append(path)
+        return written
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | None = None,
+                    outputs=None, call=None, spm_model_file=None, vocab_file=None,
+                    do_lower_case: bool = True, label_names=None, verify: bool = True,
+                    batch_size=None, contents=None) -> dict:
+    """Writes `<output_dir>/<name>.<kind>.xml`/`.bin` for each kind, the tokenizer file and
+    `<name>.json`; returns {kind: xml path, "metadata": path}. Arguments as
+    `onnx_export.export_onnx`'s (`contents`: the ONNX {kind: bytes} already converted)."""
+    kinds = parse_kinds(kinds)
+    if not kinds:
+        return {}
+    if name is None or outputs is None:
+        default_name, default_outputs = default_heads(model)
+        name, outputs = name or default_name, outputs or default_outputs
+    output_dir = os.fspath(output_dir)
+    paths = {kind: os.path.join(output_dir, f"{name}.{kind}.xml") for kind in kinds}
+    onnx_export.refuse_existing([*paths.values(), *(p[:-4] + ".bin" for p in paths.values()),
+                                 os.path.join(output_dir, f"{name}.json")])
+    runtimes.load("openvino", "--openvino")
+    contents = contents or onnx_export.convert(model, max_seq_length, kinds, outputs, call,
+                                               batch_size, flag="--openvino")
+    inputs = onnx_export.check_inputs(model, max_seq_length, batch_size)
+    want = onnx_export.expected(model, max_seq_length, outputs, call, batch_size, inputs)
+    created, agreement = [], {}
+    try:
+        for kind, path in paths.items():
+            created.extend(save_ir(contents[kind], path))
+            agreement[kind] = onnx_export.check_file(path, runtimes.openvino_runner, want,
+                                                     inputs, kind, verify)
+        written = dict(paths)
+        written["metadata"] = onnx_export.write_metadata(
+            model, output_dir, name, FOLDER, outputs, max_seq_length, do_lower_case,
+            {k: os.path.basename(p) for k, p in paths.items()}, agreement, spm_model_file,
+            vocab_file, label_names, created)
+    except BaseException:
+        onnx_export.remove(created)  # all or nothing
+        raise
+    return written
+
+
+def require(onnx_kinds=None, openvino_kinds=None) -> tuple[tuple, tuple]:
+    """The kinds `--onnx` and `--openvino` name, checked, and the packages they need loaded:
+    a missing one is one `MissingDependencyError` naming its extra, before any work."""
+    onnx_kinds = onnx_export.parse_kinds(onnx_kinds)
+    openvino_kinds = parse_kinds(openvino_kinds)
+    if onnx_kinds or openvino_kinds:
+        runtimes.load("tf2onnx", "--onnx" if onnx_kinds else "--openvino",
+                      None if onnx_kinds else "openvino")
+    if onnx_kinds:
+        runtimes.load("onnxruntime", "--onnx")
+    if openvino_kinds:
+        runtimes.load("openvino", "--openvino")
+    return onnx_kinds, openvino_kinds
+
+
+def extras(model, max_seq_length: int, onnx_kinds=None, openvino_kinds=None, **kwargs) -> dict:
+    """{folder: write(folder)} of the ONNX and OpenVINO files an export publishes with its
+    SavedModel ({} when neither names a kind); a missing runtime is refused here, before any
+    export work. `kwargs` as `export_onnx`'s."""
+    onnx_kinds, openvino_kinds = require(onnx_kinds, openvino_kinds)
+    if not (onnx_kinds or openvino_kinds):
+        return {}
+    cache = {}
+
+    def contents():  # one conversion for both formats, made when the first is written
+        if not cache:
+            kinds = tuple(sorted(set(onnx_kinds) | set(openvino_kinds)))
+            cache.update(onnx_export.convert(model, max_seq_length, kinds, kwargs.get("outputs"),
+                                             kwargs.get("call"), kwargs.get("batch_size")))
+        return cache
+
+    result = {}
+    if onnx_kinds:
+        result[onnx_export.FOLDER] = lambda folder: onnx_export.export_onnx(
+            model, folder, max_seq_length, onnx_kinds, contents=contents(), **kwargs)
+    if openvino_kinds:
+        result[FOLDER] = lambda folder: export_openvino(
+            model, folder, max_seq_length, openvino_kinds, contents=contents(), **kwargs)
+    return result

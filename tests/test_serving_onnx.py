@@ -1,0 +1,152 @@
+"""ONNX and OpenVINO files from the same export (issue 48): export_saved_model's --onnx and
+--openvino write `<name>/onnx/<v>/` and `<name>/openvino/<v>/` beside each SavedModel with an
+ids-in form; the float32 files give transformers' own probabilities on the HF classifier
+fixture; the shared layer's weights are stored once; kinds, missing runtimes and damaged files
+are one clear error each, and nothing is written before them."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from albert_tf.config import AlbertConfig
+from albert_tf.errors import InputError, MissingDependencyError, UsageError
+from albert_tf.models import AlbertClassifier
+from albert_tf.run_config import parse_runtime_kinds
+from albert_tf.serving import onnx_export, runtimes
+from albert_tf.serving.tflite import sample_inputs
+from support.interop import assert_close, expected, inputs, interop
+
+LENGTH = 20  # the interop fixtures' sequence length
+
+pytestmark = pytest.mark.skipif(
+    not all(runtimes.available(p) for p in ("tf2onnx", "onnxruntime", "openvino")),
+    reason="needs the [onnx] and [openvino] extras: pip install -e .[onnx,openvino]")
+
+
+def _softmax(x):
+    e = np.exp(x - np.max(x, -1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _feed():
+    feed = inputs()
+    return {"input_word_ids": feed["input_ids"].astype(np.int32),
+            "input_mask": feed["input_mask"].astype(np.int32),
+            "input_type_ids": feed["segment_ids"].astype(np.int32)}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """export_saved_model's work on transformers' ALBERT classifier, with every kind of both."""
+    from albert_tf.source_export import export_source
+
+    root = tmp_path_factory.mktemp("runtime_exports")
+    result = export_source(interop("hf", "classifier"), root, max_seq_length=LENGTH,
+                           verify=False, onnx="float32,dynamic_int8",
+                           openvino="float32,dynamic_int8")
+    return result, root
+
+
+def test_files_are_versioned_with_their_savedmodel_with_json_beside(exported):
+    result, root = exported
+    assert sorted(os.listdir(root / "classifier" / "onnx" / "1")) == [
+        "classifier.dynamic_int8.onnx", "classifier.float32.onnx", "classifier.json",
+        "spiece.model"]
+    assert sorted(os.listdir(root / "classifier" / "openvino" / "1")) == [
+        "classifier.dynamic_int8.bin", "classifier.dynamic_int8.xml", "classifier.float32.bin",
+        "classifier.float32.xml", "classifier.json", "spiece.model"]
+    assert sorted(os.listdir(root / "encoder" / "onnx" / "1")) == [
+        "encoder.dynamic_int8.onnx", "encoder.float32.onnx", "encoder.json", "spiece.model"]
+    assert result["onnx"]["classifier"]["float32"] == str(
+        root / "classifier" / "onnx" / "1" / "classifier.float32.onnx")
+    assert result["openvino"]["classifier"]["dynamic_int8"] == str(
+        root / "classifier" / "openvino" / "1" / "classifier.dynamic_int8.xml")
+    for fmt, suffix in (("onnx", "onnx"), ("openvino", "xml")):
+        meta = json.loads((root / "classifier" / fmt / "1" / "classifier.json").read_text())
+        assert meta["format"] == fmt and meta["text_in"] is False
+        assert meta["inputs"] == ["input_word_ids", "input_mask", "input_type_ids"]
+        assert meta["outputs"] == ["probabilities"] and meta["max_seq_length"] == LENGTH
+        assert meta["files"] == {"float32": f"classifier.float32.{suffix}",
+                                 "dynamic_int8": f"classifier.dynamic_int8.{suffix}"}
+        assert meta["spm_model_file"] == "spiece.model"
+        # Measured at export against the Keras model on 8 rows of sample ids.
+        assert meta["agreement"]["float32"]["max_abs_diff"] <= 1e-4
+        assert meta["agreement"]["dynamic_int8"]["rows"] == 8
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+def test_float32_files_give_transformers_probabilities(exported, fmt):
+    result, _ = exported
+    run = runtimes.runner(result[fmt]["classifier"]["float32"])
+    assert run.max_seq_length == LENGTH and run.outputs == ["probabilities"]
+    assert_close(run(**_feed())["probabilities"],
+                 _softmax(expected("hf", "classifier")["logits"]), f"{fmt} float32 probabilities")
+    encoder = runtimes.runner(result[fmt]["encoder"]["float32"])(**_feed())
+    assert_close(encoder["sequence_output"], expected("hf", "classifier")["last_hidden_state"],
+                 f"{fmt} encoder sequence_output")
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+def test_int8_files_name_the_float32_class(exported, fmt):
+    result, _ = exported
+    want = np.argmax(expected("hf", "classifier")["logits"], -1)
+    got = runtimes.runner(result[fmt]["classifier"]["dynamic_int8"])(**_feed())["probabilities"]
+    np.testing.assert_array_equal(np.argmax(got, -1), want)
+
+
+def test_shared_layer_weights_are_stored_once(tmp_path):
+    """Six passes of the shared layer: the file holds its weights once (about 4 bytes a
+    parameter), the size of a one-pass model's file; a copy per pass would add 5 layers."""
+    sizes = {}
+    for passes in (1, 6):
+        config = AlbertConfig(vocab_size=300, embedding_size=16, hidden_size=64,
+                              num_hidden_layers=passes, num_attention_heads=4,
+                              intermediate_size=128, max_position_embeddings=64)
+        model = AlbertClassifier(config, 2)
+        feed = sample_inputs(16, 300)
+        model({"input_ids": feed["input_word_ids"], "input_mask": feed["input_mask"],
+               "segment_ids": feed["input_type_ids"]})
+        written = onnx_export.export_onnx(model, tmp_path / str(passes), 16, "float32")
+        sizes[passes] = (os.path.getsize(written["float32"]), model.count_params())
+    (one, params), (six, same) = sizes[1], sizes[6]
+    assert params == same  # the layer is shared: more passes, no more parameters
+    layer = 4 * (4 * 64 * 64 + 4 * 64 + 2 * 64 * 128 + 128 + 64 + 4 * 64)  # one layer's bytes
+    # Five more passes add their graph nodes (about 12 KB each here), never a layer's weights.
+    assert 0 < six - one < layer, (one, six)
+    # The weights, once (constant folding drops the position rows past max_seq_length).
+    assert 0.85 * 4 * params < one < six < 4 * params + layer, (one, six, 4 * params)
+
+
+def test_kinds_are_checked_with_the_flag_named():
+    assert parse_runtime_kinds("dynamic_int8, float32") == ("float32", "dynamic_int8")
+    with pytest.raises(UsageError, match=r"^--openvino: unknown kind 'float16'; choose from "
+                                         r"float32, dynamic_int8$"):
+        parse_runtime_kinds("float16", "--openvino")
+
+
+@pytest.mark.parametrize("flag,missing,extra", [("onnx", "onnxruntime", "onnx"),
+                                                ("openvino", "openvino", "openvino")])
+def test_a_missing_runtime_is_one_error_naming_the_extra_before_any_work(
+        tmp_path, monkeypatch, flag, missing, extra):
+    from albert_tf.source_export import export_source
+
+    real = runtimes._try_import
+    monkeypatch.setattr(runtimes, "_try_import", lambda name: (
+        None, ImportError(f"No module named {name!r}")) if name == missing else real(name))
+    with pytest.raises(MissingDependencyError,
+                       match=rf"^--{flag} needs {missing}, which cannot be imported \(No module "
+                             rf"named '{missing}'\): pip install albert-tf\[{extra}\]$"):
+        export_source(interop("hf", "classifier"), tmp_path / "x", max_seq_length=LENGTH,
+                      verify=False, **{flag: "float32"})
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_damaged_file_is_an_input_error_naming_it(tmp_path):
+    for name, runtime in (("x.onnx", "onnxruntime"), ("x.xml", "OpenVINO")):
+        (tmp_path / name).write_bytes(b"not a model")
+        with pytest.raises(InputError, match=rf"^{tmp_path / name}: {runtime} cannot run it"):
+            runtimes.runner(tmp_path / name)
+    with pytest.raises(InputError, match=r"neither an \.onnx file nor an OpenVINO \.xml file"):
+        runtimes.runner(tmp_path / "x.tflite")
