@@ -14,7 +14,7 @@ PACKAGE = REPO / "albert_tf"
 
 # Lowest first. A module may import its own layer or lower ones (ARCHITECTURE.md draws this).
 LAYERS = [
-    ("base", ["errors", "tf_errors", "io_utils", "config", "run_config", "cli_flags",
+    ("base", ["errors", "tf_errors", "io_utils", "config", "run_config", "cli_flags", "labels",
               "lazy_imports"]),
     ("tokenizers", ["tokenization", "text"]),
     ("model", ["layers", "models", "optimization", "param_counts"]),

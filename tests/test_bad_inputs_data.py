@@ -15,6 +15,7 @@ import pytest
 
 from bad_inputs import one_error_line
 
+from albert_tf import labels
 from albert_tf.tasks.classification import files as D
 from albert_tf.tasks.classification.files import Columns, CustomDataError, CustomReader
 
@@ -32,7 +33,8 @@ def _jsonl(tmp_path, rows, name="d.jsonl"):
 
 def _train_labels(path, file_format="csv", label_list=None):
     examples = CustomReader(file_format, Columns()).read(path, "train")
-    return D.resolve_labels(examples, path, label_list)
+    return labels.derive([(e.label, e.source) for e in examples], path, label_list,
+                         error=D.CustomDataError)
 
 
 # ----------------------------------------------------------------------------- labels' spelling
@@ -172,6 +174,6 @@ def test_text_classifier_refuses_labels_differing_in_case(classifier):
     from albert_tf.tasks.classification.text_classifier import TextClassifierError
 
     with pytest.raises(TextClassifierError, match=re.escape(
-            "labels[2] 'Pos' and labels[0] 'pos' differ only in case")):
+            "labels 'Pos' (labels[2]) and 'pos' (labels[0]) differ only in case")):
         classifier.fit(["a", "b", "c"], ["pos", "neg", "Pos"])
     assert classifier.labels is None

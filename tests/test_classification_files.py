@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from albert_tf import labels
 from albert_tf.tasks.classification import files as D
 from albert_tf.tasks.classification.files import Columns, CustomDataError, CustomReader
 
@@ -28,6 +29,11 @@ CSV = ('id,text,label\r\n'
        '9,plain text,greeting\r\n')
 
 
+def _labels(examples, path, given=None):
+    return labels.derive([(e.label, e.source) for e in examples], path, given,
+                         error=D.CustomDataError)
+
+
 def test_csv_rfc4180_quotes_commas_and_newlines(tmp_path):
     path = _write(tmp_path, "d.csv", CSV)
     examples = CustomReader("csv", Columns(id="id")).read(path, "train")
@@ -36,7 +42,7 @@ def test_csv_rfc4180_quotes_commas_and_newlines(tmp_path):
         ("9", "plain text", "greeting")]
     # The third record starts on line 5: the second spans lines 3-4.
     assert examples[2].source.startswith(f"{path}:5:")
-    assert D.resolve_labels(examples, path, None) == ["greeting", "quote"]
+    assert _labels(examples, path) == ["greeting", "quote"]
 
 
 def test_tsv_and_jsonl_pairs_and_ids_default_to_row_numbers(tmp_path):
@@ -81,18 +87,19 @@ def test_missing_column_names_it_and_the_header(tmp_path):
 def test_label_errors(tmp_path):
     train = CustomReader("csv", Columns()).read(
         _write(tmp_path, "train.csv", "text,label\na,x\nb,y\nc,z\n"), "train")
-    message = _error(lambda: D.resolve_labels(train, "train.csv", ["x", "y"]))
+    message = _error(lambda: _labels(train, "train.csv", ["x", "y"]))
     assert message.startswith(f"{tmp_path / 'train.csv'}:4: column 'label' (--label_column): "
                               "label 'z' is not in --label_list (x, y)")
     dev = CustomReader("csv", Columns()).read(
         _write(tmp_path, "dev.csv", "text,label\na,x\nb,w\n"), "dev")
-    message = _error(lambda: D.check_labels(dev, ["x", "y", "z"], from_flag=False))
+    message = _error(lambda: labels.check_known([(e.label, e.source) for e in dev],
+                                                ["x", "y", "z"], False, error=D.CustomDataError))
     assert message.startswith(f"{tmp_path / 'dev.csv'}:3: column 'label'")
     assert "'w' was never seen in training" in message
     one = CustomReader("csv", Columns()).read(
         _write(tmp_path, "one.csv", "text,label\na,x\nb,x\n"), "train")
     assert "1 class (x); a classifier needs at least 2" in _error(
-        lambda: D.resolve_labels(one, "one.csv", None))
+        lambda: _labels(one, "one.csv"))
 
 
 def test_empty_text_non_numeric_target_and_non_utf8(tmp_path):

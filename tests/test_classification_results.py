@@ -53,11 +53,13 @@ def test_prediction_count_mismatch_is_an_error(tmp_path):
 def test_labels_json_and_label_predictions(tmp_path):
     from albert_tf.errors import UsageError
 
-    glue_results.check_or_write_labels(str(tmp_path), ["b", "a"])
-    assert glue_results.read_labels(str(tmp_path)) == ["b", "a"]
-    glue_results.check_or_write_labels(str(tmp_path), ["b", "a"])  # the same labels: fine
+    from albert_tf.labels import LabelFile
+
+    LabelFile.read(str(tmp_path)).check_or_write(["b", "a"])
+    assert LabelFile.read(str(tmp_path)).names == ["b", "a"]
+    LabelFile.read(str(tmp_path)).check_or_write(["b", "a"])  # the same labels: fine
     with pytest.raises(UsageError, match="labels.json holds the labels"):
-        glue_results.check_or_write_labels(str(tmp_path), ["a", "b"])
+        LabelFile.read(str(tmp_path)).check_or_write(["a", "b"])
     text = glue_results.format_label_predictions(["x1", "x\t2"], [1, 0], ["b", "a"])
     assert text == 'id\tlabel\nx1\ta\n"x\t2"\tb\n'  # a tab in an id is quoted
     assert glue_results.format_label_predictions(["1"], [0.25], None) == "id\tlabel\n1\t0.25\n"

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from albert_tf import labels
 from albert_tf.tasks.token_classification import data as D
 from support.paths import DATA
 
@@ -82,18 +83,24 @@ def test_empty_file(tmp_path):
         D.read_sentences(_write(tmp_path, "e.conll", "\n\n-DOCSTART- O\n"))
 
 
+def _tags(sentences, path, given=None):
+    return labels.derive(D.tag_pairs(sentences), path, given, error=D.TaggedDataError,
+                         words=labels.TAGS)
+
+
 def test_labels(tmp_path):
     train = D.read_sentences(_write(tmp_path, "t.conll", "a\tO\nb\tB-X\n\nc\tI-X\n"))
-    assert D.resolve_labels(train, "t.conll") == ["B-X", "I-X", "O"]
-    assert D.resolve_labels(train, "t.conll", ["O", "B-X", "I-X", "B-Y"]) == \
+    assert _tags(train, "t.conll") == ["B-X", "I-X", "O"]
+    assert _tags(train, "t.conll", ["O", "B-X", "I-X", "B-Y"]) == \
         ["O", "B-X", "I-X", "B-Y"]
     with pytest.raises(D.TaggedDataError, match=r"t.conll:2: tag 'B-X' is not in --label_list"):
-        D.resolve_labels(train, "t.conll", ["O", "I-X"])
+        _tags(train, "t.conll", ["O", "I-X"])
     with pytest.raises(D.TaggedDataError, match="needs at least 2"):
-        D.resolve_labels(D.read_sentences(_write(tmp_path, "o.conll", "a\tO\n")), "o.conll")
+        _tags(D.read_sentences(_write(tmp_path, "o.conll", "a\tO\n")), "o.conll")
     dev = D.read_sentences(_write(tmp_path, "d.conll", "a\tO\n\nb\tB-Z\n"))
     with pytest.raises(D.TaggedDataError, match=r"d.conll:3: tag 'B-Z' was never seen"):
-        D.check_tags(dev, ["B-X", "I-X", "O"], from_flag=False)
+        labels.check_known(D.tag_pairs(dev), ["B-X", "I-X", "O"], False,
+                           error=D.TaggedDataError, words=labels.TAGS)
     assert D.has_chunk_tags(["B-PER", "O"]) and D.has_chunk_tags(["S-LOC", "O"])
     assert not D.has_chunk_tags(["NN", "VB", "DT"])
 
@@ -105,5 +112,5 @@ def test_broad_twitter_corpus_reads_whole():
     sentences = D.read_sentences(str(path))
     assert len(sentences) == 2001  # section H (MANIFEST)
     assert sum(len(s.tokens) for s in sentences) == 29480
-    assert D.resolve_labels(sentences, str(path)) == \
+    assert _tags(sentences, str(path)) == \
         ["B-LOC", "B-ORG", "B-PER", "I-LOC", "I-ORG", "I-PER", "O"]

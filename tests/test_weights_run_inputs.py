@@ -193,12 +193,12 @@ def test_wrong_types_in_tokenizer_config_name_the_file_and_key(tmp_path, text, w
 ])
 def test_wrong_types_in_labels_json_name_the_file_and_key(tmp_path, key, value, words):
     from albert_tf.errors import UsageError
-    from albert_tf.tasks.classification.results import read_label_file
+    from albert_tf.labels import LabelFile
 
     (tmp_path / "labels.json").write_text(json.dumps(
         {"labels": ["a", "b"], "task_type": "multi_label", key: value}))
     with pytest.raises(UsageError, match=r"labels\.json: ") as raised:
-        read_label_file(str(tmp_path))
+        LabelFile.read(str(tmp_path))
     assert str(raised.value) == f"{os.path.join(str(tmp_path), 'labels.json')}: {words}"
 
 

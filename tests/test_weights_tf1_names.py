@@ -85,7 +85,7 @@ def test_task_model_weights_have_one_name_and_back(build, tiny_config):
 
 def test_a_head_shape_mismatch_names_its_key(tiny_config, tmp_path):
     prefix = checkpoint.save_tf1_checkpoint(AlbertClassifier(tiny_config, 3), str(tmp_path / "ckpt"))
-    with pytest.raises(checkpoint.CheckpointError, match=r"output_weights .*num_labels \(model: 2\)"):
+    with pytest.raises(checkpoint.CheckpointError, match=r"output_weights .*the num_labels this model was built with \(2: its labels\)"):
         checkpoint.load_tf1_checkpoint(AlbertClassifier(tiny_config, 2), prefix)
 
 

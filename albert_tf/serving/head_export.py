@@ -10,10 +10,14 @@ source's weights (`inputs.load`) and its serving module, without writing anythin
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Callable
 
 import numpy as np
 import tensorflow as tf
+from absl import logging
+
+from albert_tf.labels import LABELS_FILE
 
 # Texts every raw-text check sends (the second pair's text_b left empty on purpose).
 SAMPLE_TEXT = (["The quick brown fox jumps over the lazy dog.", "ALBERT shares its layers."],
@@ -71,6 +75,16 @@ def numpy_outputs(outputs) -> dict:
 
 
 def text_labels(source, num_labels: int) -> list | None:
-    """The source's label names when it names one per output, else None."""
+    """The source's label names when it names one per output, else None: for one of our
+    runs' folders (which write labels.json before training) with a warning, as a missing
+    tokenizer file gets."""
     labels = source.labels
-    return list(labels) if labels and len(labels) == num_labels else None
+    if labels and len(labels) == num_labels:
+        return list(labels)
+    if source.format == "albert_tf" and num_labels > 1:
+        path = os.fspath(source.path)
+        folder = path if os.path.isdir(path) else os.path.dirname(path)
+        logging.warning("%s not found: the export's %d outputs have no names (class ids only); "
+                        "put back the run's labels.json to serve its names",
+                        os.path.join(folder, LABELS_FILE), num_labels)
+    return None

@@ -11,17 +11,16 @@ A new task is one folder under `albert_tf/tasks/` with a `task.py` holding its c
 from __future__ import annotations
 
 import abc
-import os
 from typing import Callable
 
 from albert_tf.errors import UsageError
+from albert_tf.labels import LabelFile
 from albert_tf.run_config import OPTIMIZERS, RunConfig
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.training.steps import Objective
 from albert_tf.weights.model_folder import find_checkpoint
 # check_model_inputs: where the tasks have always imported it from.
 from albert_tf.weights.run_inputs import RunInputs, check_model_inputs, resolve_inputs  # noqa: F401
-from albert_tf.weights.source import LABELS_FILE
 
 
 def replica_dataset_fn(input_fn, global_batch_size: int) -> Callable:
@@ -86,16 +85,20 @@ class Task(abc.ABC):
         check_model_inputs(self.albert_config, config.max_seq_length, len(self.tokenizer.vocab),
                            config.spm_model_file or config.vocab_file)
 
-    def check_recorded_labels(self, recorded) -> None:
-        """The output_dir's labels.json (`recorded`) against the --init_checkpoint's own labels,
-        when a run that does not train serves that model: the output_dir has no checkpoint of
-        its own (the ones it has are what its labels.json names)."""
+    def recorded_labels(self) -> list | None:
+        """The names the output_dir's labels.json records (None: none), checked against the
+        --init_checkpoint's own labels when a run that does not train serves that model: the
+        output_dir has no checkpoint of its own (the ones it has are what its labels.json
+        names)."""
         output_dir = self.config.output_dir
-        if not recorded or self.config.do_train or find_checkpoint(output_dir, required=False):
-            return
-        self.inputs.check_labels(recorded, os.path.join(output_dir, LABELS_FILE),
+        recorded = LabelFile.read(output_dir)
+        if (recorded.names is None or self.config.do_train
+                or find_checkpoint(output_dir, required=False)):
+            return recorded.names
+        self.inputs.check_labels(recorded.names, recorded.path,
                                  advice="use another --output_dir, or remove its labels.json "
                                         "to serve the model's own labels")
+        return recorded.names
 
     def prepare_output_dir(self, is_chief: bool) -> None:
         """Called under the output_dir lock before training: check and write what the folder

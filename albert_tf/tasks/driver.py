@@ -219,7 +219,8 @@ class Driver:
         weights = self.task.inputs.weights(path)
 
         def initialize(model):
-            description = load(model, weights, init_from_group0=group0)
+            # A head of another class count than the run's is dropped, with a warning.
+            description = load(model, weights, init_from_group0=group0, new_head=True)
             self.check_start(model)
             return description
         return initialize

@@ -20,6 +20,7 @@ import tempfile
 from albert_tf import io_utils
 from albert_tf.config import PRESETS, AlbertConfig, preset
 from albert_tf.errors import UsageError
+from albert_tf.labels import LabelFile
 from albert_tf.tasks.keras_bridge import FitProgress
 from albert_tf.tasks.output_lock import OutputDirLock
 from albert_tf.training.checkpoint_files import list_checkpoints
@@ -111,9 +112,11 @@ class PythonApi(abc.ABC):
         self.inputs, self.do_lower_case = inputs, inputs.do_lower_case
 
     # ---------------------------------------------------------------- labels
-    def _given_or_recorded(self, labels, recorded):
-        """`labels` given, else the ones `<output_dir>/labels.json` records (`recorded`); when
-        both are there they must be the same."""
+    def _given_or_recorded(self, labels, recorded=None):
+        """`labels` given, else the ones `<output_dir>/labels.json` records (`recorded`, else
+        read); when both are there they must be the same."""
+        if recorded is None:
+            recorded = LabelFile.read(self.output_dir, self.error).names
         if labels is not None and recorded is not None and recorded != labels:
             raise self.error(f"{self.output_dir}/labels.json holds the {self.label_word} "
                              f"{recorded} but labels= is {labels}; use another output_dir")

@@ -30,6 +30,13 @@ def reported_as(head: str, source_format: str) -> str:
     return next((other for other in HEADS if keys(other) == keys(head)), head)
 
 
+def fixed_outputs(head: str) -> int | None:
+    """The number of outputs of a head whose first weight has a fixed size (RACE's 1 score,
+    SQuAD v1's start and end), None for one sized by its labels or by the config."""
+    first = HEAD_ROWS[head][0][2][0] if head in HEAD_ROWS else None
+    return first if isinstance(first, int) else None
+
+
 def labelled_heads() -> dict:
     """{head: the TF1 name of its [num_labels, ...] weight} of the heads with one output per
     label (the classifier, the token classifier), from their classes' `FORMATS`."""

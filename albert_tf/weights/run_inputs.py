@@ -29,6 +29,7 @@ import os
 from absl import logging
 
 from albert_tf import io_utils
+from albert_tf import labels as L
 from albert_tf.config import ConfigError, with_passes
 from albert_tf.errors import UsageError
 from albert_tf.models.formats import SequenceView
@@ -36,9 +37,9 @@ from albert_tf.tokenization.sentencepiece import load_sentencepiece
 from albert_tf.tokenization.settings import (CasingConflictError, flag_given,
                                              recorded_lower_case, resolve_do_lower_case)
 from albert_tf.tokenization.wordpiece import load_vocab
-from albert_tf.weights.heads import labelled_heads, reported_as, task_heads
+from albert_tf.weights.heads import fixed_outputs, labelled_heads, reported_as, task_heads
 from albert_tf.weights.resolve import resolve_model_files
-from albert_tf.weights.source import LABELS_FILE, WeightSource
+from albert_tf.weights.source import WeightSource
 
 # The heads a fine-tuned model ends in: a run that serves one needs its own.
 TASK_HEADS = SequenceView(task_heads)
@@ -128,53 +129,45 @@ class RunInputs:
 
     def model_labels(self) -> tuple[list | None, str | None]:
         """(names, where) of the outputs of the source's head this run uses; (None, None) when
-        it names none (HF's placeholders LABEL_0, LABEL_1, ... name nothing)."""
+        it has none. HF's placeholders LABEL_0, LABEL_1, ... are names (HF's own), which any
+        names of their count agree with."""
         source = self.source
         if source is None or (self.head or "classifier") not in NAMED_HEADS:
             return None, None
         if (self.head or "classifier") not in source.heads or not source.labels:
             return None, None
-        names = [str(n) for n in source.labels]
-        if names == [f"LABEL_{i}" for i in range(len(names))]:
-            return None, None
         where = (f"id2label of {os.path.join(source.path, 'config.json')}"
-                 if source.format == "hf" else f"{_folder(source)}/{LABELS_FILE}")
-        return names, where
+                 if source.format == "hf" else f"{_folder(source)}/{L.LABELS_FILE}")
+        return [str(n) for n in source.labels], where
 
     def check_labels(self, labels, where: str, trains: bool = False,
                      advice: str = "leave it out to use the model's labels, or give them in the "
                                    "model's order") -> None:
-        """`labels` (what the run uses, from `where`) against the model's own, order included.
-        A training run may give its head other labels (its new task's), but not the model's in
-        another order: that would rename every id. `advice`: the error's way out."""
+        """`labels` (what the run uses, from `where`) against the model's own, order included
+        (`labels.disagreement`). A training run may give its head other labels (its new
+        task's: the old head is dropped), but not the model's in another order: that would
+        rename every id. `advice`: the error's way out."""
         if not labels:
             return
         own, origin = self.model_labels()
         if own is None:
             return
-        labels = [str(n) for n in labels]
-        folded, own_folded = [n.casefold() for n in labels], [n.casefold() for n in own]
-        if folded == own_folded:  # ENTAILMENT is entailment
+        how = L.disagreement(labels, own)
+        if how is None:
             self.checks.append(f"labels: {where} agrees with {origin}")
             return
-        reordered = sorted(folded) == sorted(own_folded)
-        if trains and not reordered:
+        if trains and how != "order":
             return
-        how = ("the same labels in another order: every id would be renamed" if reordered
-               else "other labels than the model was trained on")
+        how = {"order": "the same labels in another order: every id would be renamed",
+               "count": f"{len(labels)} labels for a head of {len(own)} outputs"}.get(
+                   how, "other labels than the model was trained on")
         raise InputsConflictError(
-            f"{where} {labels} contradicts {origin} {own} ({how}); {advice}")
+            f"{where} {[str(n) for n in labels]} contradicts {origin} {own} ({how}); {advice}")
 
 
 def _folder(source) -> str:
     path = os.fspath(source.path)
     return path if os.path.isdir(path) else os.path.dirname(path) or "."
-
-
-def _label_list(value) -> list | None:
-    if value is None or isinstance(value, (list, tuple)):
-        return None if value is None else [str(v) for v in value]
-    return [part.strip() for part in str(value).split(",") if part.strip()] or None
 
 
 def _config_labels(config):
@@ -221,7 +214,7 @@ def resolve_inputs(config=None, *, init_checkpoint=None, albert_config_file=None
     _resolve_casing(inputs, config, do_lower_case)
     trains = bool(field("do_train", trains))
     _check_head(inputs, trains)
-    run_labels = _label_list(labels if labels is not None else _config_labels(config))
+    run_labels = L.parse(labels if labels is not None else _config_labels(config))
     # The model's own labels are in its weights (a head's size): read only when they matter.
     own, origin = inputs.model_labels() if run_labels or head in NAMED_HEADS else (None, None)
     inputs.check_labels(run_labels, labels_flag, trains)
@@ -302,13 +295,18 @@ def _check_head(inputs, trains: bool) -> None:
         return
     held = [h for h in inputs.heads if h in TASK_HEADS]
     # A head the source's format cannot tell from another (RACE's from a one-label classifier)
-    # is reported as that one.
-    if not held or reported_as(inputs.head, inputs.source.format) in held:
+    # is reported as that one: then its output count tells them apart.
+    reported = reported_as(inputs.head, inputs.source.format)
+    size, count = fixed_outputs(inputs.head), inputs.source.num_labels
+    if not held or (reported in held and (reported == inputs.head or None in (size, count)
+                                          or size == count)):
         return
+    what = " and a ".join(f"{h} head" + (f" of {count} outputs" if h == reported else "")
+                          for h in held)
     raise InputsConflictError(
-        f"--init_checkpoint={inputs.source.path} holds a {' and a '.join(held)} head, but this "
-        f"run serves a {inputs.head} head: pass a checkpoint of this task (or --do_train to "
-        "train its head from that encoder)")
+        f"--init_checkpoint={inputs.source.path} holds a {what}, but this run serves a "
+        f"{inputs.head} head: pass a checkpoint of this task (or --do_train to train its head "
+        "from that encoder)")
 
 
 def _check_sizes(inputs, max_seq_length) -> None:

@@ -14,10 +14,10 @@ import os
 from typing import Callable, Mapping
 
 import numpy as np
-import tensorflow as tf
 
 from albert_tf import io_utils
 from albert_tf.errors import UsageError
+from albert_tf.labels import LabelFile
 
 
 class SourceError(UsageError):
@@ -126,50 +126,13 @@ def folder_json(folder, name) -> dict:
     return values if isinstance(values, dict) else {}
 
 
-LABELS_FILE = "labels.json"
-
-
-def _labels_json(folder):
-    """What `folder/labels.json` holds (a list of names, or a multi-label run's object); None
-    when there is none or it is not JSON."""
-    path = os.path.join(os.fspath(folder), LABELS_FILE)
-    if not tf.io.gfile.exists(path):
-        return None
-    try:
-        with tf.io.gfile.GFile(path, "r") as reader:
-            return json.load(reader)
-    except ValueError:
-        return None
-
-
-def label_names(folder, num_labels) -> list | None:
-    """The label (or tag) names of `folder/labels.json` (run_classifier's and run_ner's
-    output_dir, and the folders converted from one) when they fit a head of `num_labels`
-    classes: what exports serve as `labels` and an HF config writes as `id2label`."""
-    names = None if num_labels is None else _labels_json(folder)
-    if isinstance(names, dict):  # a multi-label (or windowed) run: {"labels": [...], ...}
-        names = names.get("labels")
-    ok = isinstance(names, list) and len(names) == num_labels
-    return [str(n) for n in names] if ok else None
-
-
 MULTI_LABEL = "multi_label_classification"
 
 
 def problem_type(folder) -> str | None:
     """HF's `problem_type` of the classifier of `folder` (a run_classifier output_dir): its
     labels.json records `task_type` multi_label; None otherwise."""
-    value = _labels_json(folder)
-    multi = isinstance(value, dict) and value.get("task_type") == "multi_label"
-    return MULTI_LABEL if multi else None
-
-
-def write_label_names(folder, names) -> None:
-    """`folder/labels.json` (a converted folder keeps its source's label names)."""
-    if names:
-        with open(os.path.join(folder, LABELS_FILE), "w", encoding="utf-8") as writer:
-            json.dump([str(n) for n in names], writer, ensure_ascii=False)
-            writer.write("\n")
+    return MULTI_LABEL if LabelFile.read(folder).task_type == "multi_label" else None
 
 
 def read_json(path) -> dict:

@@ -150,8 +150,9 @@ def _mismatch_error(entry, ckpt_shape, model_shape, model, ckpt_prefix):
                 if isinstance(k, str) and a != b]
     if len(ckpt_shape) != len(model_shape):
         culprits = [_key_name(k) for k in entry.shape_keys if isinstance(k, str)]
-    hint = ", ".join(("config key " if hasattr(model.config, k) else "") +
-                     f"{k} (model: {_key_value(k, model)})" for k in dict.fromkeys(culprits))
+    hint = ", ".join(f"config key {k} (model: {_key_value(k, model)})" if hasattr(model.config, k)
+                     else f"the {k} this model was built with ({_key_value(k, model)}: its "
+                     "labels)" for k in dict.fromkeys(culprits))
     return CheckpointError(
         f"{ckpt_prefix}: variable {entry.name} has shape {list(ckpt_shape)} in the checkpoint but "
         f"{list(model_shape)} in the model; check {hint or 'shapes'}")

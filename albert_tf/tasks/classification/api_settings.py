@@ -59,13 +59,3 @@ class ApiSettings:
     @property
     def task_type(self) -> str:
         return "multi_label" if self.multi_label else "classification"
-
-
-def label_set(value, label_of, where: str) -> tuple:
-    """One example's labels for a multi-label classifier: a list (tuple, set) of names or class
-    ids, each checked by `label_of(label, where)`; duplicates once."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, set, frozenset)):
-        raise UsageError(f"{where}: a multi-label classifier takes a list of labels per text "
-                         f"(possibly empty), got {type(value).__name__} {value!r:.60}")
-    items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
-    return tuple(dict.fromkeys(label_of(label, f"{where}[{i}]") for i, label in enumerate(items)))

@@ -10,7 +10,7 @@
   column. Ids default to the row number (from 1).
 * Labels are strings (class names) or, for `--task_type=regression`, numbers; for
   `--task_type=multi_label` a set of names joined by `--label_separator` (empty: no label),
-  or in JSONL a list of names (`label_sets.py` checks them against the label list).
+  or in JSONL a list of names (`albert_tf.labels` checks them against the label list).
 
 Nothing is coerced silently: a JSONL text must be a JSON string, a class label a string or a whole
 number (1 is the class "1"; true, 0.0 and null are refused), an id a string or a whole number; a
@@ -271,62 +271,7 @@ class CustomReader:
         return tuple(dict.fromkeys(name for name in names if name))
 
 
-def resolve_labels(train_examples, train_file: str, label_list: list[str] | None) -> list[str]:
-    """The label names in id order: `label_list`, else the sorted set of the training labels;
-    every training label must be in it and the training file must hold at least 2 classes."""
-    seen = sorted({e.label for e in train_examples})
-    clash = None if label_list else case_clash([e.label for e in train_examples])
-    if clash:
-        first, later = (train_examples[i] for i in clash)
-        raise CustomDataError(f"labels {later.label!r} ({later.source}) and {first.label!r} "
-                              f"({first.source}) differ only in case: one class or two? Write "
-                              "one spelling, or name both in --label_list")
-    if label_list:
-        for example in train_examples:
-            if example.label not in label_list:
-                raise CustomDataError(f"{example.source}: label {example.label!r} is not in "
-                                      f"--label_list ({', '.join(label_list)})")
-    if len(seen) < 2:
-        raise CustomDataError(f"{train_file}: the training file has {len(seen)} class"
-                              f"{'' if len(seen) == 1 else 'es'} ({', '.join(seen)}); a "
-                              "classifier needs at least 2")
-    return list(label_list) if label_list else seen
-
-
-def check_labels(examples, labels: list[str], from_flag: bool) -> None:
-    """Every label of a dev (or labelled test) file must be one the model can predict."""
-    for example in examples:
-        if example.label is not None and example.label not in labels:
-            if from_flag:
-                reason = f"is not in --label_list ({', '.join(labels)})"
-            else:
-                reason = (f"was never seen in training (the training labels are "
-                          f"{', '.join(labels)}; pass --label_list to fix the set)")
-            raise CustomDataError(f"{example.source}: label {example.label!r} {reason}")
-
-
-def parse_label_list(value) -> list[str] | None:
-    if not value:
-        return None
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value]
-    return [part.strip() for part in str(value).split(",") if part.strip()]
-
-
 # ----------------------------------------------------------------------------- no silent coercion
-
-def case_clash(labels) -> tuple[int, int] | None:
-    """(index of a label, index of a later one spelt differently that differs only in case), or
-    None: such labels would become two classes."""
-    first = {}
-    for index, label in enumerate(labels):
-        key = str(label).casefold()
-        if key in first and labels[first[key]] != label:
-            return first[key], index
-        first.setdefault(key, index)
-    return None
-
-
 def _check_header(path: str, line: int, header: list) -> None:
     columns = {}
     for number, name in enumerate(header, start=1):

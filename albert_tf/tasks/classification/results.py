@@ -9,8 +9,8 @@
   header `index<TAB>prediction`, then `<guid><TAB><label string or score>`.
 
 Ours, for every classifier task (GLUE, your own files, texts in memory):
-* `labels.json`: the label names in id order, written before training; a later run on the
-  same output_dir (predict, export) must have the same labels.
+* `labels.json`: the label names in id order, written before training (`albert_tf.labels`); a
+  later run on the same output_dir (predict, export) must have the same labels.
 * `test_predictions.tsv`: header `id<TAB>label`, then per test row its id and the predicted
   label *name* (the score when regressing; multi-label: the names joined by
   `--label_separator`, empty for none).
@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.tasks.classification.processors import LEADERBOARD_NAMES
 
@@ -93,90 +91,6 @@ def write_predictions(output_dir: str, task_name: str, guids, probabilities, pre
     write_text_atomically(paths["leaderboard"], submit)
     return paths
 
-
-LABELS_FILE = "labels.json"
-
-
-def _read_labels_file(output_dir: str):
-    path = os.path.join(output_dir, LABELS_FILE)
-    if not tf.io.gfile.exists(path):
-        return path, None
-    with tf.io.gfile.GFile(path, "r") as reader:
-        try:
-            return path, json.load(reader)
-        except json.JSONDecodeError as error:
-            raise UsageError(f"{path}: not valid JSON ({error}); remove it or use another "
-                             "--output_dir") from None
-
-
-# The settings labels.json may record beside the names, and the JSON type of each.
-SETTING_TYPES = {"task_type": (str,), "label_separator": (str,), "long_document": (str,),
-                 "window_pooling": (str,), "threshold": (int, float), "doc_stride": (int,)}
-
-
-def check_setting_types(settings: dict, path: str) -> None:
-    """Each setting of labels.json of its JSON type, else one error naming the file and the key
-    (a hand-edited `"doc_stride": "auto"` or `"threshold": "high"`)."""
-    for key, types in SETTING_TYPES.items():
-        value = settings.get(key)
-        if value is None or (isinstance(value, types) and not isinstance(value, bool)):
-            continue
-        kind = "a number" if float in types else "an integer" if int in types else "a string"
-        raise UsageError(f"{path}: key {key} must be {kind}, got {json.dumps(value)}")
-
-
-def read_label_file(output_dir: str) -> tuple[list[str] | None, dict]:
-    """(label names, settings) of `<output_dir>/labels.json`: a JSON list of names (a
-    single-label classifier reading the first window, as always), or an object with `labels`
-    and the settings the classifier was trained with (`task_type`, `threshold`,
-    `label_separator`, `long_document`, `doc_stride`, `window_pooling`). (None, {}) when there
-    is no file."""
-    path, value = _read_labels_file(output_dir)
-    if value is None:
-        return None, {}
-    settings = {}
-    if isinstance(value, dict):
-        settings = {k: v for k, v in value.items() if k != "labels"}
-        value = value.get("labels")
-        check_setting_types(settings, path)
-    if not isinstance(value, list) or not all(isinstance(label, str) for label in value):
-        raise UsageError(f"{path}: expected a JSON list of label names (or an object whose "
-                         "\"labels\" is one)")
-    return value, settings
-
-
-def read_labels(output_dir: str) -> list[str] | None:
-    """The label names recorded in `<output_dir>/labels.json`, or None when there is none."""
-    return read_label_file(output_dir)[0]
-
-
-def check_or_write_labels(output_dir: str, labels: list[str], write: bool = True,
-                          settings: dict | None = None) -> None:
-    """Writes labels.json, or checks that the one already there names the same labels in the
-    same order, and the same task type (a model trained with other labels would serve wrong
-    names). `settings` (multi-label, long documents) make it an object (`read_label_file`)."""
-    path = os.path.join(output_dir, LABELS_FILE)
-    separator = (settings or {}).get("label_separator")
-    for name in labels if separator else ():
-        if separator in name:
-            # test_predictions.tsv and the export's `labels` join a set's names with it.
-            raise UsageError(f"label {name!r} contains --label_separator {separator!r}: a "
-                             "predicted set holding it could not be told apart from two labels; "
-                             "rename the label or pass another --label_separator")
-    existing, recorded = read_label_file(output_dir)
-    if existing is not None:
-        if existing != list(labels):
-            raise UsageError(f"{path} holds the labels {existing} but this run has {list(labels)}; "
-                             "use another --output_dir or the same labels (--label_list)")
-        was = recorded.get("task_type", "classification")
-        now = (settings or {}).get("task_type", "classification")
-        if was != now:
-            raise UsageError(f"{path} was written by a --task_type={was} run but this run has "
-                             f"--task_type={now}; use another --output_dir")
-        return
-    if write:
-        value = {"labels": list(labels), **settings} if settings else list(labels)
-        write_text_atomically(path, json.dumps(value, ensure_ascii=False) + "\n")
 
 
 def format_label_predictions(guids, predictions, label_names, separator: str = ",") -> str:

@@ -26,13 +26,13 @@ import os
 
 import tensorflow as tf
 
+from albert_tf import labels as L
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.run_config import SPLIT_FLAGS
 from albert_tf.tasks.classification import files as D
 from albert_tf.tasks.classification import metrics as M
 from albert_tf.tasks.classification import results
-from albert_tf.tasks.classification.label_sets import check_label_sets, resolve_label_sets
 from albert_tf.tasks.classification.multi_label_metrics import BEST_METRIC, multi_label_metrics
 from albert_tf.tasks.classification.config import (TASK_TYPES, ClassifierRunConfig,
                                                    ClassifierRunError)
@@ -167,7 +167,7 @@ class OwnDataSource(ExampleSource):
                  label_list=None):
         super().__init__(config)
         self.task_type = task_type
-        self.label_list = D.parse_label_list(label_list)
+        self.label_list = L.parse(label_list)
         self._labels = None
         self._examples = {}
 
@@ -203,12 +203,23 @@ class OwnDataSource(ExampleSource):
         """How the training examples are named in messages."""
         return "the training examples"
 
+    def _pairs(self, examples) -> list:
+        """(label, where) of every label of `examples` (multi-label: of every name of each)."""
+        if self.multi_label:
+            return [(name, e.source) for e in examples for name in e.label or ()]
+        return [(e.label, e.source) for e in examples if e.label is not None]
+
+    def _derive(self, given) -> list[str]:
+        """The labels of the training examples (`labels.derive`); multi-label: at least 1."""
+        return L.derive(self._pairs(self.examples("train")), self.train_name(), given,
+                        error=D.CustomDataError, minimum=1 if self.multi_label else 2,
+                        words=L.LABEL_SETS if self.multi_label else L.CLASSES)
+
     def _resolve_labels(self) -> list[str]:
         cfg = self.config
-        recorded = results.read_labels(cfg.output_dir)
-        resolve = resolve_label_sets if self.multi_label else D.resolve_labels
+        recorded = L.LabelFile.read(cfg.output_dir).names
         if cfg.do_train:
-            return resolve(self.examples("train"), self.train_name(), self.label_list)
+            return self._derive(self.label_list)
         if self.label_list:
             return self.label_list
         if recorded is not None:
@@ -216,16 +227,16 @@ class OwnDataSource(ExampleSource):
         if self.model_labels:
             return list(self.model_labels)
         if self.has_split("train"):
-            return resolve(self.examples("train"), self.train_name(), None)
+            return self._derive(None)
         raise UsageError(f"no labels: {cfg.output_dir} has no labels.json (written by a "
                          "training run); pass --label_list or --train_file")
 
     def examples(self, split: str) -> list[InputExample]:
         if split not in self._examples:
             examples = self.read(split)
-            check = check_label_sets if self.multi_label else D.check_labels
             if split != "train" and not self.regression:
-                check(examples, self.labels, from_flag=bool(self.label_list))
+                L.check_known(self._pairs(examples), self.labels, bool(self.label_list),
+                              error=D.CustomDataError)
             if split == "test":  # features need a label id; the test split's are not used
                 fill = 0.0 if self.regression else () if self.multi_label else self.labels[0]
                 for example in examples:

@@ -19,6 +19,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.labels import LabelFile
 from albert_tf.tokenization import unk
 from albert_tf.errors import UsageError
 from albert_tf.serving import tflite
@@ -79,7 +80,7 @@ class ClassificationTask(Task):
                                      f"the labels of --task_name={config.task_name}", trains=True)
         elif not config.do_train and not getattr(self.source, "label_list", True):
             # Own data without --label_list: served with the names its output_dir records.
-            self.check_recorded_labels(results.read_labels(config.output_dir))
+            self.recorded_labels()
         self.load_text_model(F.check_max_seq_length)
         self.cached_dir = config.cached_dir or config.output_dir
         self.layout = F.Layout(self.source.multi_label,
@@ -151,8 +152,8 @@ class ClassificationTask(Task):
     def prepare_output_dir(self, is_chief: bool) -> None:
         names = self.label_names()
         if names is not None:
-            results.check_or_write_labels(self.config.output_dir, names, is_chief,
-                                          self.label_settings())
+            LabelFile.read(self.config.output_dir).check_or_write(names, is_chief,
+                                                                  self.label_settings())
 
     # ---------------------------------------------------------------- data
     def cache_key(self, split: str) -> dict:

@@ -31,13 +31,12 @@ import os
 
 import numpy as np
 
+from albert_tf import labels as L
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.run_config import ScheduleConfig
-from albert_tf.tasks.classification import results
-from albert_tf.tasks.classification.api_settings import ApiSettings, label_set
+from albert_tf.tasks.classification.api_settings import ApiSettings
 from albert_tf.tasks.classification.config import ClassifierRunConfig
-from albert_tf.tasks.classification.files import case_clash
 from albert_tf.tasks.classification.sources import MemorySource
 from albert_tf.tasks.classification.task import classification_driver
 from albert_tf.tasks.keras_bridge import KerasCallbacks, as_examples, is_dataset
@@ -88,14 +87,14 @@ class TextClassifier(PythonApi):
                 raise TextClassifierError(f"num_classes= must be at least 2, got {num_classes}")
             labels = [str(i) for i in range(int(num_classes))]
         self._open_output_dir(output_dir, "albert_tf_clf_")
-        recorded, settings = results.read_label_file(self.output_dir)
+        recorded = L.LabelFile.read(self.output_dir, TextClassifierError)
         self.settings = ApiSettings.resolve(
             dict(multi_label=multi_label, threshold=threshold, long_document=long_document,
-                 doc_stride=doc_stride, window_pooling=window_pooling), settings,
+                 doc_stride=doc_stride, window_pooling=window_pooling), recorded.settings,
             int(max_seq_length), TextClassifierError)
         if labels is not None and len(labels) < (1 if self.multi_label else 2):
             raise TextClassifierError(f"labels= must name at least 2 classes, got {labels}")
-        self.labels = self._given_or_recorded(labels, recorded)
+        self.labels = self._given_or_recorded(labels, recorded.names)
         self.albert_config_file = self._config_file(albert_config_file)
         self.init_checkpoint = init_checkpoint
         self.spm_model_file = spm_model_file
@@ -200,7 +199,7 @@ class TextClassifier(PythonApi):
                     raise TextClassifierError(f"{where}[{i}]: empty text")
             checked.append(parts if pair else parts[0])
             if labels is not None and self.multi_label:
-                names.append(label_set(labels[i], self._label_of, f"{label_where}[{i}]"))
+                names.append(L.label_set(labels[i], self._label_of, f"{label_where}[{i}]"))
             elif labels is not None:
                 names.append(self._label_of(labels[i], f"{label_where}[{i}]"))
         if self.is_pair is not None and pair != self.is_pair:
@@ -262,18 +261,10 @@ class TextClassifier(PythonApi):
         splits = {"train": (texts, names)}
         known = self.labels, self.is_pair
         if self.labels is None:  # the sorted set of the training labels, as run_classifier's
-            flat = [name for row in names for name in row] if self.multi_label else names
-            clash = case_clash(flat)
-            if clash:
-                first, later = clash
-                raise TextClassifierError(f"labels[{later}] {flat[later]!r} and labels[{first}] "
-                                          f"{flat[first]!r} differ only in case: one class or "
-                                          "two? Give one spelling, or labels= naming both")
-            seen = sorted(set(flat))
-            if len(seen) < (1 if self.multi_label else 2):
-                raise TextClassifierError(f"labels: {len(seen)} class ({', '.join(seen)}); a "
-                                          "classifier needs at least 2")
-            self.labels = seen
+            rows = names if self.multi_label else [(name,) for name in names]
+            self.labels = L.derive([(n, f"labels[{i}]") for i, row in enumerate(rows) for n in row],
+                                   "labels", error=TextClassifierError, minimum=1 if
+                                   self.multi_label else 2, words=L.Words(flag="labels="))
         try:
             if validation_data is not None:
                 if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
@@ -306,7 +297,7 @@ class TextClassifier(PythonApi):
         except BaseException:
             self.labels, self.is_pair = known
             raise
-        self.labels = results.read_labels(self.output_dir)
+        self.labels = L.LabelFile.read(self.output_dir).names
         self.is_pair = pair
         write_text_atomically(os.path.join(self.output_dir, self.STATE_FILE),
                               json.dumps({"pair": pair}) + "\n")

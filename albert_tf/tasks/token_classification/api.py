@@ -26,7 +26,7 @@ import tempfile
 import keras
 
 from albert_tf.errors import UsageError
-from albert_tf.tasks.classification.results import read_labels
+from albert_tf.labels import LabelFile
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.python_api import PythonApi
 from albert_tf.tasks.token_classification.config import NerRunConfig
@@ -65,7 +65,7 @@ class TokenClassifier(PythonApi):
                 raise TokenClassifierError(f"labels= must name at least 2 distinct tags, got "
                                            f"{labels}")
         self._open_output_dir(output_dir, "albert_tf_ner_")
-        self.labels = self._given_or_recorded(labels, read_labels(self.output_dir))
+        self.labels = self._given_or_recorded(labels)
         self.albert_config_file = self._config_file(albert_config_file)
         self.init_checkpoint = init_checkpoint
         self.spm_model_file, self.vocab_file = spm_model_file, vocab_file
@@ -189,7 +189,7 @@ class TokenClassifier(PythonApi):
                 values.update(dev_file=self._write(folder, "dev.jsonl", dev_rows), do_eval=True)
             summary = self._train(self._driver(self._config(**values)), verbose, epochs,
                                   steps_per_epoch, start)
-        self.labels = read_labels(self.output_dir)
+        self.labels = LabelFile.read(self.output_dir).names
         return summary
 
     # Names the in-memory sentences in messages: never read (`NerTask.use_sentences`).

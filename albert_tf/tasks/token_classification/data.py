@@ -152,31 +152,10 @@ def _jsonl(path: str, text: str, need_tags: bool) -> list[Sentence]:
 
 
 # ---------------------------------------------------------------------------------- the tags
-def resolve_labels(train: list[Sentence], train_file: str, label_list=None) -> list[str]:
-    """The tags in id order: `label_list`, else the sorted set of the training tags. Every
-    training tag must be in it, and there must be at least two."""
-    seen = sorted({tag for sentence in train for tag in sentence.tags})
-    if label_list:
-        if len(set(label_list)) != len(label_list):
-            raise TaggedDataError(f"--label_list names a tag twice: {', '.join(label_list)}")
-        check_tags(train, label_list, from_flag=True)
-    labels = list(label_list) if label_list else seen
-    if len(labels) < 2:
-        raise TaggedDataError(f"{train_file}: {len(labels)} tag ({', '.join(labels)}); a tagger "
-                              "needs at least 2")
-    return labels
-
-
-def check_tags(sentences: list[Sentence], labels: list[str], from_flag: bool) -> None:
-    """Every tag of a training or dev file must be one the model can predict."""
-    known = set(labels)
-    for sentence in sentences:
-        for index, tag in enumerate(sentence.tags or ()):
-            if tag not in known:
-                reason = (f"is not in --label_list ({', '.join(labels)})" if from_flag else
-                          f"was never seen in training (the training tags are "
-                          f"{', '.join(labels)}; pass --label_list to fix the set)")
-                raise TaggedDataError(f"{sentence.where(index)}: tag {tag!r} {reason}")
+def tag_pairs(sentences) -> list[tuple[str, str]]:
+    """(tag, where) of every tag of `sentences` (what `albert_tf.labels` derives and checks)."""
+    return [(tag, sentence.where(index)) for sentence in sentences
+            for index, tag in enumerate(sentence.tags or ())]
 
 
 def has_chunk_tags(labels) -> bool:

@@ -2,7 +2,7 @@
 
 * `labels.json`: the tags in id order, written before training; a later run on the same
   output_dir (evaluation, prediction, export) must have the same tags (the classifiers' file:
-  `classification.results.read_labels` and `check_or_write_labels`).
+  `albert_tf.labels.LabelFile`).
 * `eval_results.txt`: per evaluated checkpoint its `key = value` lines (with `global_step`),
   the files copied to `model.ckpt-best`, `best <metric> = <value>` and a line of 50 `=`; at the
   end the best checkpoint's lines and `best perf happened at step: <step>` (the SQuAD and RACE

@@ -17,14 +17,13 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from albert_tf import labels as L
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertTokenClassifier, token_classifier_loss
 from albert_tf.run_config import SPLIT_FLAGS, parse_tflite_kinds
 from albert_tf.serving import tflite
 from albert_tf.tasks.base import Task, replica_dataset_fn
-from albert_tf.tasks.classification.files import parse_label_list
-from albert_tf.tasks.classification.results import check_or_write_labels, read_labels
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.inference import array_batches, predict_function
 from albert_tf.tasks.token_classification import data as D
@@ -97,22 +96,30 @@ class NerTask(Task):
 
     def _resolve_labels(self) -> list[str]:
         cfg = self.config
-        label_list = parse_label_list(cfg.label_list)
+        label_list = L.parse(cfg.label_list)
         if cfg.do_train:
-            return D.resolve_labels(self.read_split("train"), cfg.train_file, label_list)
+            return self._derive(label_list)
         if label_list:
             return label_list
-        recorded = read_labels(cfg.output_dir)
+        recorded = self.recorded_labels()
         if recorded is not None:
-            self.check_recorded_labels(recorded)
             return recorded
         source = self.inputs.source  # the --init_checkpoint opened once for the run
         if source is not None and "token_classifier" in source.heads and source.labels:
             return list(source.labels)
         if cfg.train_file:
-            return D.resolve_labels(self.read_split("train"), cfg.train_file, None)
+            return self._derive(None)
         raise UsageError(f"no tags: {cfg.output_dir} has no labels.json (written by a training "
                          "run); pass --label_list or --train_file")
+
+    def _derive(self, label_list) -> list[str]:
+        return L.derive(D.tag_pairs(self.read_split("train")), self.config.train_file, label_list,
+                        error=D.TaggedDataError, words=L.TAGS)
+
+    def _check_tags(self, sentences) -> None:
+        """Every tag of a dev file one the model can predict."""
+        L.check_known(D.tag_pairs(sentences), self.labels, bool(self.config.label_list),
+                      error=D.TaggedDataError, words=L.TAGS)
 
     @property
     def best_metric(self) -> str:
@@ -122,7 +129,8 @@ class NerTask(Task):
         return AlbertTokenClassifier(self.albert_config, len(self.labels))
 
     def prepare_output_dir(self, is_chief: bool) -> None:
-        check_or_write_labels(self.config.output_dir, self.labels, is_chief)
+        L.LabelFile.read(self.config.output_dir).check_or_write(self.labels, is_chief,
+                                                                word="tags")
 
     # ---------------------------------------------------------------- data
     def read_split(self, split: str) -> list:
@@ -136,7 +144,7 @@ class NerTask(Task):
             unk.report_sample(self.tokenizer, sentences, lambda s: [" ".join(s.tokens)], path,
                               self.config.do_lower_case)
             if split == "dev":
-                D.check_tags(sentences, self.labels, from_flag=bool(self.config.label_list))
+                self._check_tags(sentences)
         return self._sentences[split]
 
     def split_features(self, split: str) -> tuple:
@@ -161,7 +169,7 @@ class NerTask(Task):
         arrays; no file is read or written."""
         cfg = self.config
         if split == "dev":
-            D.check_tags(sentences, self.labels, from_flag=bool(cfg.label_list))
+            self._check_tags(sentences)
         fed = sentences if split != "test" else [D.Sentence(s.tokens, None, s.lines, s.path)
                                                  for s in sentences]
         arrays = F.record_arrays(F.sentence_records(fed, self.labels, self.pieces,

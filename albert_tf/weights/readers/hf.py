@@ -10,6 +10,7 @@ import numpy as np
 from safetensors.numpy import load_file
 
 from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.labels import placeholders
 from albert_tf.tokenization.settings import lower_case_setting, read_settings
 from albert_tf.weights import hf_names as hn
 from albert_tf.weights.arrays import drop_identity_projection, fill_pooler
@@ -161,8 +162,8 @@ def _labels(values, num_labels, label):
     """The names of a head's `num_labels` outputs from `id2label`; an id it leaves out is an
     error naming it (a folder whose config names some labels but not all)."""
     id2label = {int(k): v for k, v in (values.get("id2label") or {}).items()}
-    if not id2label:
-        return None
+    if not id2label:  # HF's own names for classes nobody named
+        return placeholders(num_labels)
     missing = [i for i in range(num_labels) if i not in id2label]
     if missing:
         raise SourceError(

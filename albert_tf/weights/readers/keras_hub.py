@@ -11,10 +11,11 @@ import h5py
 import numpy as np
 
 from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.labels import LabelFile
 from albert_tf.weights import keras_hub_names as kn
 from albert_tf.weights.arrays import drop_identity_projection
 from albert_tf.weights.source import (SourceError, WeightSource, folder_json, json_key,
-                                      label_names, read_json)
+                                      read_json)
 from albert_tf.weights.tf1_names import BLOCK_PREFIX
 
 CONFIG, WEIGHTS, TASK, TASK_WEIGHTS = "config.json", "model.weights.h5", "task.json", "task.weights.h5"
@@ -178,7 +179,7 @@ def _read_weights(path, config, task) -> dict:
         num_labels = int(arrays["output_weights"].shape[0])
         # written beside it by our converter
         values.update(heads=("classifier",), num_labels=num_labels,
-                      labels=label_names(path, num_labels))
+                      labels=LabelFile.read(path).for_head(num_labels, "classifier", path))
     elif task == "AlbertMaskedLM":
         arrays.update(masked_lm_to_tf1(os.path.join(path, TASK_WEIGHTS)))
         values["heads"] = ("mlm",)

@@ -7,10 +7,11 @@ import os
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
+from albert_tf.labels import LabelFile
 from albert_tf.weights.heads import labelled_heads, our_heads, tf1_heads
 from albert_tf.weights.model_folder import SPM_NAMES, VOCAB_NAMES, first_file
 from albert_tf.weights.our_checkpoints import has_tf1_names, variable_shapes
-from albert_tf.weights.source import WeightSource, label_names, problem_type
+from albert_tf.weights.source import WeightSource, problem_type
 from albert_tf.weights.stable import open_stable
 from albert_tf.weights.tf1_checkpoint import resolve_prefix
 
@@ -46,7 +47,8 @@ def read_checkpoint(path: str) -> WeightSource:
     tf1 = has_tf1_names(shapes)
     heads, num_labels = tf1_heads(shapes) if tf1 else our_heads(shapes)
     # The label (or tag) names of our run (its labels.json), or of a folder converted from one.
-    labels = label_names(folder, num_labels) if set(labelled_heads()) & set(heads) else None
+    labelled = [head for head in heads if head in labelled_heads()]
+    labels = LabelFile.read(folder).for_head(num_labels, labelled[0], prefix) if labelled else None
     return WeightSource(
         path=path, format="tf1" if tf1 else "albert_tf", config=config,
         checkpoint_prefix=prefix, heads=heads, num_labels=num_labels, labels=labels,

@@ -14,9 +14,10 @@ import keras
 import numpy as np
 
 from albert_tf.io_utils import atomic_output
+from albert_tf.labels import write_labels
 from albert_tf.weights import keras_hub_names as kn
 from albert_tf.weights.arrays import encoder_names, identity_projection, require
-from albert_tf.weights.source import SourceError, write_label_names
+from albert_tf.weights.source import SourceError
 from albert_tf.weights.tf1_names import BLOCK_PREFIX
 from albert_tf.weights.writers.common import WriteReport, prepare, refuse_fixed_keys, unused_names
 
@@ -226,7 +227,7 @@ def write_keras_hub(source, output, config=None, spm_model_file=None,
         else:
             report.notes.append("no SentencePiece model (pass --spm_model_file): no tokenizer written")
         if classifier:
-            write_label_names(tmp, source.labels)  # keras-hub has no place for them
+            write_labels(tmp, source.labels)  # keras-hub has no place for them
             length = (sequence_length or source.sequence_length
                       or min(512, config.max_position_embeddings))
             num_classes = int(arrays["output_weights"].shape[0])

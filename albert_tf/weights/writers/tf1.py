@@ -9,9 +9,9 @@ import shutil
 import numpy as np
 
 from albert_tf.io_utils import atomic_output
+from albert_tf.labels import write_labels
 from albert_tf.weights.arrays import encoder_names, require
 from albert_tf.weights.model_folder import VOCAB_NAMES
-from albert_tf.weights.source import write_label_names
 from albert_tf.weights.tf1_checkpoint import write_tf1_checkpoint
 from albert_tf.weights.writers.common import WriteReport, prepare
 
@@ -33,7 +33,7 @@ def write_tf1(source, output, config=None, spm_model_file=None, step: int = 0) -
         write_tf1_checkpoint(values, os.path.join(tmp, f"model.ckpt-{step}"))
         with open(os.path.join(tmp, "albert_config.json"), "w", encoding="utf-8") as f:
             f.write(prepared.config.to_json_string())
-        write_label_names(tmp, source.labels)
+        write_labels(tmp, source.labels)
         if prepared.spm_model_file:
             shutil.copyfile(prepared.spm_model_file, os.path.join(tmp, "30k-clean.model"))
         elif source.vocab_file:  # a WordPiece model (the Chinese ALBERTs): its vocabulary
