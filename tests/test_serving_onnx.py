@@ -150,3 +150,52 @@ def test_a_damaged_file_is_an_input_error_naming_it(tmp_path):
             runtimes.runner(tmp_path / name)
     with pytest.raises(InputError, match=r"neither an \.onnx file nor an OpenVINO \.xml file"):
         runtimes.runner(tmp_path / "x.tflite")
+
+
+def test_run_classifier_export_writes_onnx_and_openvino_beside_its_savedmodel(
+        tmp_path, fixtures_dir, spm_model):
+    """run_classifier's export step (MRPC, labels "0"/"1") with --onnx and --openvino: the
+    files are versioned with the SavedModel, carry the label names, and give the Keras
+    model's probabilities."""
+    from albert_tf.tasks.classification.config import GlueRunConfig
+    from albert_tf.tasks.classification.task import ClassificationTask
+    from support.configs import GLUE_TINY
+
+    config = tmp_path / "albert_config.json"
+    config.write_text(json.dumps(GLUE_TINY))
+    task = ClassificationTask(GlueRunConfig.from_flat(dict(
+        data_dir=str(fixtures_dir / "glue" / "data"), task_name="mrpc",
+        output_dir=str(tmp_path / "out"), albert_config_file=str(config),
+        spm_model_file=spm_model, max_seq_length=16, export_dir=str(tmp_path / "e"),
+        onnx="float32", openvino="float32")))
+    task.validate()
+    model = AlbertClassifier(AlbertConfig(**GLUE_TINY), 2)
+    feed = sample_inputs(16, GLUE_TINY["vocab_size"], batch=3)
+    want = model({"input_ids": feed["input_word_ids"], "input_mask": feed["input_mask"],
+                  "segment_ids": feed["input_type_ids"]})["probabilities"].numpy()
+    assert task.export(model, str(tmp_path / "e")) == str(tmp_path / "e" / "1")
+    for fmt, suffix in (("onnx", "onnx"), ("openvino", "xml")):
+        folder = tmp_path / "e" / fmt / "1"
+        meta = json.loads((folder / "classifier.json").read_text())
+        assert meta["label_names"] == ["0", "1"] and meta["format"] == fmt
+        got = runtimes.runner(folder / f"classifier.float32.{suffix}")(**feed)["probabilities"]
+        assert_close(got, want, f"{fmt} probabilities")
+
+
+def test_run_classifier_refuses_runtime_files_without_export_dir(tmp_path, fixtures_dir,
+                                                                  spm_model):
+    from albert_tf.tasks.classification.config import GlueRunConfig
+    from albert_tf.tasks.classification.task import ClassificationTask
+    from albert_tf.tasks.classification.config import ClassifierRunError
+    from support.configs import GLUE_TINY
+
+    config = tmp_path / "albert_config.json"
+    config.write_text(json.dumps(GLUE_TINY))
+    flags = dict(data_dir=str(fixtures_dir / "glue" / "data"), task_name="mrpc",
+                 output_dir=str(tmp_path / "out"), albert_config_file=str(config),
+                 spm_model_file=spm_model, max_seq_length=16, do_eval=True, openvino="float32")
+    with pytest.raises(ClassifierRunError, match=r"^--onnx / --openvino need --export_dir"):
+        ClassificationTask(GlueRunConfig.from_flat(flags)).validate()
+    with pytest.raises(UsageError, match=r"^--onnx: unknown kind 'int4'"):
+        ClassificationTask(GlueRunConfig.from_flat(
+            dict(flags, onnx="int4", export_dir=str(tmp_path / "e")))).validate()

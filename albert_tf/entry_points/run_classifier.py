@@ -14,7 +14,7 @@ FLAGS = """
     init_checkpoint albert_hub_module_handle do_lower_case max_seq_length do_train do_eval
     do_predict train_batch_size eval_batch_size predict_batch_size learning_rate train_step
     warmup_step save_checkpoints_steps keep_checkpoint_max optimizer export_dir tflite
-    threshold_to_export shuffle_buffer seed
+    onnx openvino threshold_to_export shuffle_buffer seed
     train_file dev_file test_file text_a_column text_b_column label_column id_column label_list
     task_type label_separator threshold long_document doc_stride window_pooling quotechar
     num_hidden_layers"""

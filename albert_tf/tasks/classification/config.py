@@ -62,6 +62,8 @@ class ClassifierRunConfig(TextTaskConfig):
     albert_hub_module_handle: str | None = None
     threshold_to_export: float = float("nan")
     tflite: str = ""  # kinds of TFLite file written beside the export (serving/tflite.py)
+    onnx: str = ""  # kinds of ONNX file written beside the export (serving/onnx_export.py)
+    openvino: str = ""  # kinds of OpenVINO file (serving/openvino_export.py)
     shuffle_buffer: int = 100
     seed: int | None = None
     threshold: float = 0.5  # multi_label: a label is chosen when its probability >= it

@@ -22,7 +22,7 @@ from absl import logging
 from albert_tf.labels import LabelFile
 from albert_tf.tokenization import unk
 from albert_tf.errors import UsageError
-from albert_tf.serving import tflite
+from albert_tf.serving import openvino_export, tflite
 from albert_tf.models import AlbertClassifier, classifier_outputs, per_example_loss
 from albert_tf.run_config import parse_tflite_kinds
 from albert_tf.tasks.base import Task, replica_dataset_fn
@@ -118,6 +118,11 @@ class ClassificationTask(Task):
             if not cfg.export_dir:
                 raise ClassifierRunError("--tflite needs --export_dir (the files go to "
                                          "<export_dir>/tflite)")
+        if cfg.onnx or cfg.openvino:
+            openvino_export.require(cfg.onnx, cfg.openvino)  # the kinds, then the runtimes
+            if not cfg.export_dir:
+                raise ClassifierRunError("--onnx / --openvino need --export_dir (the files go "
+                                         "to <export_dir>/onnx, <export_dir>/openvino)")
         try:
             super().validate()
         except UsageError as error:
@@ -330,6 +335,10 @@ class ClassificationTask(Task):
                              spm_model_file=cfg.spm_model_file,
                              vocab_file=None if cfg.spm_model_file else cfg.vocab_file,
                              do_lower_case=cfg.do_lower_case, label_names=self.label_names())
+        lite.update(openvino_export.extras(  # <export_dir>/onnx/<version>, openvino/<version>
+            model, cfg.max_seq_length, cfg.onnx, cfg.openvino, spm_model_file=cfg.spm_model_file,
+            vocab_file=None if cfg.spm_model_file else cfg.vocab_file,
+            do_lower_case=cfg.do_lower_case, label_names=self.label_names()))
         return export_classifier(model, export_dir, cfg.max_seq_length, cfg.spm_model_file,
                                  cfg.do_lower_case, self.source.is_pair, threshold,
                                  label_names=self.label_names(), vocab_file=cfg.vocab_file,
