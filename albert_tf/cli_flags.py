@@ -116,6 +116,7 @@ FLAG_TABLE = {
     "version": ("integer", "Version folder name; default: one past the highest."),
     "serving_xla": ("bool", "XLA-compile the encoder's id-input signatures (jit_compile) with its weights as constants: about 1.2x faster batch-1 CPU serving (docs/lite.md), the weights stored twice; TF Serving must then be started with --xla_cpu_compilation_enabled=true, which is why it is off by default."),
     "verify": ("bool", "Reload each export in a fresh process and compare outputs."),
+    "json": ("bool", "Print the whole result as JSON on stdout (nothing else there) instead of the closing summary lines."),
     "albert_directory": ("string", "A run_pretraining output_dir (it holds albert_config.json and the checkpoints)."),
     "checkpoint_name": ("string", "Checkpoint prefix inside albert_directory, e.g. model.ckpt-5000; unset: the one the folder serves (model.ckpt-best, else the newest); 'latest': the newest."),
     "export_path": ("string", "Prefix of the TF1 checkpoint to write."),

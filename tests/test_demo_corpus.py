@@ -1,4 +1,11 @@
-from albert_tf.demo import corpus
+import dataclasses
+import io
+import json
+import os
+import random
+
+from albert_tf.demo import corpus, stages
+from albert_tf.demo.console import Console
 
 
 def test_sentences_drop_code_and_grammar():
@@ -29,3 +36,53 @@ def test_corpus_round_trip(tmp_path):
     stats = corpus.write_corpus(tmp_path / "c.txt", documents)
     assert stats == {"documents": 2, "sentences": 3}
     assert corpus.read_documents(tmp_path / "c.txt") == documents
+
+
+def _own_text(path, seed):
+    """40 documents of 8 sentences over a few hundred words: too little text for 3,000 pieces."""
+    rng = random.Random(seed)
+    words = [f"w{seed}x{i}" if i % 3 else f"word{i}" for i in range(300)]
+    documents = [" ".join(rng.choice(words) for _ in range(12)).capitalize() + "."
+                 for _ in range(40 * 8)]
+    path.write_text("\n\n".join("\n".join(documents[d * 8:(d + 1) * 8]) for d in range(40)) + "\n")
+    return str(path)
+
+
+def test_another_input_file_redoes_every_stage_after_it_with_a_vocabulary_sized_to_it(
+        tmp_path, monkeypatch):
+    # The demo has no --vocab_size: a small text is sized (the error advised that flag), and a
+    # re-run on another text trained nothing new: its corpus sat beside the old vocabulary,
+    # records and model (each stage's settings named only paths and byte counts).
+    options = stages.DemoOptions(output_dir=str(tmp_path / "out"), max_seq_length=32,
+                                 max_predictions_per_seq=5, dupe_factor=1, num_workers=1)
+    runs = []
+    for text, seed in (("a.txt", 1), ("b.txt", 2), ("b.txt", 2)):  # the last: all reused
+        options = dataclasses.replace(options, input_file=_own_text(tmp_path / text, seed))
+        console = Console(stages.STAGES, io.StringIO())
+        corpus = stages.build_corpus(options, console)
+        spm = stages.train_vocabulary(options, corpus, console)
+        records = stages.make_records(options, spm, console)
+        runs.append((corpus, spm, records, console.stream.getvalue()))
+    (corpus_a, spm_a, records_a, out_a), (corpus_b, spm_b, records_b, out_b), (*_, out_c) = runs
+    for spm, out in ((spm_a, out_a), (spm_b, out_b)):
+        with open(spm["vocab"], encoding="utf-8") as f:
+            pieces = sum(1 for _ in f)
+        assert spm["vocab_size"] == pieces < options.vocab_size
+        assert (f"the corpus makes at most {pieces:,} pieces, not 3,000: training {pieces:,}"
+                in out)
+    assert "reusing" not in out_b and out_c.count("reusing finished stage") == 3
+    assert corpus_a["digest"] != corpus_b["digest"] and spm_a["key"] != spm_b["key"]
+    assert records_a["key"] != records_b["key"]
+    # Pretraining (run here as its stage would, its training faked) follows the records and
+    # builds its model for the vocabulary trained.
+    monkeypatch.setattr(stages.Stage, "run", lambda stage, fn: (stage.settings, fn))
+    monkeypatch.setattr(stages, "run_pretraining", lambda config: {
+        "masked_lm_accuracy": 0.0, "sentence_order_accuracy": 0.5, "masked_lm_loss": 1.0,
+        "sentence_order_loss": 0.7})
+    monkeypatch.setattr(stages, "write_tokenizer_files", lambda *a, **k: None)
+    settings, fn = stages.pretrain(options, spm_b, records_b, Console(7, io.StringIO()))
+    assert settings["records_stage"] == records_b["key"]
+    os.makedirs(options.path("pretrain"))
+    result = fn()
+    with open(result["config"]) as f:
+        assert json.load(f)["vocab_size"] == spm_b["vocab_size"] == result["vocab_size"]

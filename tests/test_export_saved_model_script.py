@@ -1,5 +1,6 @@
 import json
 import os
+import re
 import shutil
 
 import numpy as np
@@ -27,9 +28,9 @@ def test_cli_exports_an_original_checkpoint_and_verifies_it(tmp_path, fixtures_d
         f"--albert_config_file={model_dir / 'albert_config.json'}",
         f"--init_checkpoint={model_dir / 'ckpt' / 'model.ckpt'}",
         f"--spm_model_file={fixtures_dir / 'spm' / 'spm.model'}", "--max_seq_length=32",
-        f"--export_dir={tmp_path}", "--tflite=dynamic_int8"])
+        f"--export_dir={tmp_path}", "--tflite=dynamic_int8", "--json"])
     assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(proc.stdout[proc.stdout.index("{"):])
+    result = json.loads(proc.stdout)  # --json: stdout is the result, nothing else
     assert result["model"] == "AlbertPretrainer"
     assert result["encoder"] == str(tmp_path / "encoder" / "1")
     assert result["preprocessing"] == str(tmp_path / "preprocessing" / "1")
@@ -106,11 +107,17 @@ def test_cli_relative_paths_are_verified_and_published_once(tmp_path):
                           "--init_checkpoint=model/model.ckpt", "--export_dir=exports",
                           "--serving_xla", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(proc.stdout[proc.stdout.index("{"):])
-    assert result["encoder"] == str(tmp_path / "exports" / "encoder" / "1")
-    assert max(result["encoder_check"].values()) <= 1e-5
+    # Without --json: a short gist, each export where it was written and the check's result.
+    encoder = str(tmp_path / "exports" / "encoder" / "1")
+    gist = proc.stdout.splitlines()
+    assert gist[0].startswith("exported ") and "model/model.ckpt" in gist[0] \
+        and gist[0].endswith(" to exports:"), gist
+    assert gist[1:-1] == [f"  encoder  {encoder}"], gist
+    check = re.fullmatch(r"each checked in a fresh process against the Keras model \(largest "
+                         r"difference (\S+)\); --json prints every detail", gist[-1])
+    assert check and float(check.group(1)) <= 1e-5, gist[-1]
     assert os.listdir(tmp_path / "exports" / "encoder") == ["1"]
-    assert any("frozen_encoder" in f for f in xla_compiled_functions(result["encoder"]))
+    assert any("frozen_encoder" in f for f in xla_compiled_functions(encoder))
 
 
 def test_cli_errors_are_one_line_and_write_nothing(tmp_path):
@@ -165,9 +172,9 @@ def test_cli_exports_wordpiece_preprocessing_with_vocab_file_only(tmp_path):
     proc = _export_script("--albert_config_file=model/albert_config.json",
                           "--init_checkpoint=model/model.ckpt", "--export_dir=exports",
                           "--vocab_file=vocab_chinese.txt", "--do_lower_case",
-                          "--max_seq_length=16", cwd=tmp_path)
+                          "--max_seq_length=16", "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(proc.stdout[proc.stdout.index("{"):])
+    result = json.loads(proc.stdout)
     assert result["preprocessing"] == str(tmp_path / "exports" / "preprocessing" / "1")
     assert max(result["preprocessing_check"].values()) == 0
     texts = ["我爱中国人。", "The quick Foxes! Café."]

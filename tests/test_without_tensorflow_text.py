@@ -105,7 +105,8 @@ def runs(no_text_env, data_dir, spm_model, tmp_path_factory):
             "--threshold_to_export=0.0", "--train_step=4", "--save_checkpoints_steps=2",
             "--train_batch_size=8", "--eval_batch_size=64", "--predict_batch_size=64",
             "--seed=1"]),
-        ("export", "export_saved_model.py", [*export, f"--export_dir={root / 'exports'}"]),
+        ("export", "export_saved_model.py", [*export, f"--export_dir={root / 'exports'}",
+                                             "--json"]),
         ("refused", "export_saved_model.py", [*export, f"--export_dir={root / 'refused'}",
                                               f"--spm_model_file={spm_model}"]),
     ]

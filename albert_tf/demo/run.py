@@ -106,7 +106,8 @@ def format_table(summary: dict, options: DemoOptions) -> str:
                    f"{corpus['sentences']} sentences"),
         ("pretraining instances", f"{summary['records']['train_instances']} "
                                   f"(+{summary['records']['heldout_instances']} held out)"),
-        ("held-out MLM accuracy", f"{pre['masked_lm_accuracy']:.3f} (chance {1 / options.vocab_size:.4f})"),
+        ("held-out MLM accuracy", f"{pre['masked_lm_accuracy']:.3f} (chance "
+                                  f"{1 / pre.get('vocab_size', options.vocab_size):.4f})"),
         ("held-out SOP accuracy", f"{pre['sentence_order_accuracy']:.3f} (chance 0.5)"),
         ("fine-tuned dev accuracy", f"{fine['eval_accuracy']:.3f} (majority class "
                                     f"{fine['majority_baseline']:.3f})"),

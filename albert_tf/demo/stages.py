@@ -5,6 +5,7 @@ prints a header, its progress and a closing line through the demo's `Console`.""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import shutil
@@ -23,7 +24,7 @@ from albert_tf.serving.lite import LiteClassifier
 from albert_tf.tasks.classification.config import ClassifierRunConfig
 from albert_tf.tasks.classification.task import run_classifier
 from albert_tf.tasks.pretraining.task import PretrainingRunConfig, run_pretraining
-from albert_tf.train_spm import train_sentencepiece
+from albert_tf.train_spm import VocabularyTooLargeError, train_sentencepiece
 from albert_tf.weights.model_folder import write_tokenizer_files
 
 # The TFLite files the fine-tuning export writes (the demo compares int8 with float32).
@@ -113,6 +114,8 @@ class Stage:
         start = time.time()
         result = fn()
         result["seconds"] = round(time.time() - start, 1)
+        # What a later stage's settings name of this one: it is redone when this one changes.
+        result["key"] = _sha256(json.dumps(self.settings, sort_keys=True).encode())
         tmp = self.marker + ".tmp"
         with open(tmp, "w") as f:
             json.dump({"settings": self.settings, "result": result}, f, indent=2)
@@ -124,6 +127,13 @@ class Stage:
 
 def _settings(options: DemoOptions, *names) -> dict:
     return {n: getattr(options, n) for n in names}
+
+
+def _sha256(*blobs) -> str:
+    digest = hashlib.sha256()
+    for blob in blobs:
+        digest.update(blob)
+    return digest.hexdigest()[:16]
 
 
 def build_corpus(options: DemoOptions, console: Console) -> dict:
@@ -148,7 +158,10 @@ def build_corpus(options: DemoOptions, console: Console) -> dict:
                                       max_per_class=options.max_task_examples // 2)
         write_task_files(os.path.join(directory, "task"), task, label_names(options))
         size = os.path.getsize(os.path.join(directory, "corpus.txt"))
+        texts = ["corpus.txt", "heldout.txt", *(f"task/{s}.tsv" for s in ("train", "dev", "test"))]
+        blobs = [open(os.path.join(directory, name), "rb").read() for name in texts]
         return {"source": source, "bytes": size, **stats, "heldout_documents": len(heldout),
+                "digest": _sha256(*blobs),  # the text itself: another file is another corpus
                 "task_sizes": {k: len(v) for k, v in task.items()},
                 "majority_baseline": majority_baseline(task["dev"])}
 
@@ -192,12 +205,19 @@ def train_vocabulary(options: DemoOptions, corpus: dict, console: Console) -> di
 
     def fn():
         prefix = os.path.join(directory, "spm")
+        text, size = [options.path("corpus", "corpus.txt")], options.vocab_size
         with console.part("training on corpus/corpus.txt", stderr=True):
-            train_sentencepiece([options.path("corpus", "corpus.txt")], prefix, options.vocab_size)
-        return {"model": prefix + ".model", "vocab": prefix + ".vocab"}
+            try:
+                train_sentencepiece(text, prefix, size)
+            except VocabularyTooLargeError as error:  # a small text: sized to it, as the paper kit
+                console.note(f"the corpus makes at most {error.maximum:,} pieces, not {size:,}: "
+                             f"training {error.maximum:,}")
+                size = error.maximum
+                train_sentencepiece(text, prefix, size)
+        return {"model": prefix + ".model", "vocab": prefix + ".vocab", "vocab_size": size}
 
     return Stage(2, "sentencepiece", f"a unigram vocabulary of {options.vocab_size:,} pieces",
-                 directory, {**_settings(options, "vocab_size"), "corpus_bytes": corpus["bytes"]},
+                 directory, {**_settings(options, "vocab_size"), "corpus": corpus.get("digest")},
                  console).run(fn)
 
 
@@ -227,7 +247,8 @@ def make_records(options: DemoOptions, spm: dict, console: Console) -> dict:
                  f"instances of {options.max_seq_length} tokens, {options.max_predictions_per_seq} "
                  f"masked, {options.dupe_factor} dupes", directory,
                  {**_settings(options, "max_seq_length", "max_predictions_per_seq", "dupe_factor",
-                              "seed"), "spm": spm["model"]}, console).run(fn)
+                              "seed"), "spm": spm["model"], "spm_stage": spm.get("key")},
+                 console).run(fn)
 
 
 def model_config(options: DemoOptions, vocab_size: int):
@@ -245,7 +266,7 @@ def pretrain(options: DemoOptions, spm: dict, records: dict, console: Console) -
 
     def fn():
         config_file = os.path.join(directory, "albert_config.json")
-        model_config(options, options.vocab_size).to_json_file(config_file)
+        model_config(options, spm.get("vocab_size", options.vocab_size)).to_json_file(config_file)
         common = dict(albert_config_file=config_file, max_seq_length=options.max_seq_length,
                       max_predictions_per_seq=options.max_predictions_per_seq)
         model_dir = os.path.join(directory, "model")
@@ -266,6 +287,7 @@ def pretrain(options: DemoOptions, spm: dict, records: dict, console: Console) -
                 eval_batch_size=64, max_eval_steps=batches, **common)))
         logging.info("held-out results: %s", results)
         return {"config": config_file, "checkpoint_dir": model_dir,
+                "vocab_size": spm.get("vocab_size", options.vocab_size),
                 **{k: float(results[k]) for k in ("masked_lm_accuracy", "sentence_order_accuracy",
                                                   "masked_lm_loss", "sentence_order_loss")},
                 "heldout_examples": batches * 64}
@@ -280,7 +302,8 @@ def pretrain(options: DemoOptions, spm: dict, records: dict, console: Console) -
                  {**_settings(options, "hidden_size", "embedding_size", "num_hidden_layers",
                               "num_attention_heads", "intermediate_size"),
                   "schedule": dataclasses.asdict(schedule),
-                  "records": records["train_instances"]}, console, gist).run(fn)
+                  "records": records["train_instances"], "records_stage": records.get("key")},
+                 console, gist).run(fn)
 
 
 def finetune(options: DemoOptions, pretrained: dict, corpus: dict, console: Console) -> dict:
@@ -316,6 +339,7 @@ def finetune(options: DemoOptions, pretrained: dict, corpus: dict, console: Cons
                              "schedule": dataclasses.asdict(schedule),
                              "pretrained": pretrained["checkpoint_dir"],
                              "pretrain_seconds": pretrained["seconds"], "tflite": TFLITE_KINDS,
+                             "pretrain_stage": pretrained.get("key"),
                              "labels": list(names)}, console, gist).run(fn)
 
 
@@ -360,4 +384,5 @@ def lite(options: DemoOptions, finetuned: dict, console: Console) -> dict:
 
     return Stage(7, "tflite", "the export's float32 and int8 .tflite files on the dev set",
                  directory, {"export_dir": finetuned["export_dir"],
-                             "fine_tuning_seconds": finetuned["seconds"]}, console, gist).run(fn)
+                             "fine_tuning_seconds": finetuned["seconds"],
+                             "fine_tuning_stage": finetuned.get("key")}, console, gist).run(fn)

@@ -25,12 +25,10 @@ Without tensorflow-text the raw-text parts are left out (one notice), and an exp
 `--spm_model_file`/`--vocab_file` is refused (pip install tensorflow-text).
 """
 
-import json
-
 from absl import flags, logging
 
 from albert_tf import cli
-from albert_tf.entry_points import MAIN, start
+from albert_tf.entry_points import MAIN, export_gist, finish, start
 from albert_tf.errors import UsageError
 
 FLAGS = """
@@ -57,14 +55,14 @@ def main(argv):
                            onnx=values.onnx, openvino=values.openvino,
                            serving_xla=values.serving_xla,
                            num_hidden_layers=values.num_hidden_layers)
-    print(json.dumps(result, indent=2))
+    finish(result, export_gist(result, values.export_dir), values.json)
 
 
 def run(argv=None):
     """`albert-export-saved-model` / `python export_saved_model.py`."""
-    cli.define_flags(MAIN, FLAGS, defaults={"max_seq_length": None, "do_lower_case": None,
-                                            "verify": True, "init_from_group0": False,
-                                            "serving_xla": False})
+    cli.define_flags(MAIN, FLAGS + " json",
+                     defaults={"max_seq_length": None, "do_lower_case": None, "verify": True,
+                               "init_from_group0": False, "serving_xla": False, "json": False})
     values = flags.FLAGS
     values["max_seq_length"].help += (" Default: a keras-hub preset's preprocessor length, "
                                       "else 512 or the model's max_position_embeddings if "

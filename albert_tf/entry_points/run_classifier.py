@@ -5,8 +5,10 @@
 
 import sys
 
+from absl import flags
+
 from albert_tf import cli
-from albert_tf.entry_points import MAIN, start
+from albert_tf.entry_points import MAIN, finish, run_gist, start
 from albert_tf.tasks.classification.config import CUSTOM_FORMATS, GlueRunConfig
 
 FLAGS = """
@@ -36,11 +38,13 @@ def main(_):
     # TensorFlow-heavy: imported once the flags are parsed, so --help and flag errors are instant.
     from albert_tf.tasks.classification.task import run_glue
 
-    run_glue(cli.config_from_flags(GlueRunConfig))
+    config = cli.config_from_flags(GlueRunConfig)
+    summary = run_glue(config)
+    finish(summary, run_gist(config.output_dir, summary), flags.FLAGS.json)
 
 
 def run(argv=None):
     """`albert-run-classifier` / `python run_classifier.py`."""
     argv = sys.argv if argv is None else argv
-    cli.define_flags(MAIN, FLAGS, GlueRunConfig, runtime=True)
+    cli.define_flags(MAIN, FLAGS + " json", GlueRunConfig, defaults={"json": False}, runtime=True)
     start(__doc__, main, required_flags(argv), argv)

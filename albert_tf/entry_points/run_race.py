@@ -3,7 +3,7 @@
 from absl import flags, logging
 
 from albert_tf import cli
-from albert_tf.entry_points import MAIN, start
+from albert_tf.entry_points import MAIN, finish, run_gist, start
 from albert_tf.errors import UsageError
 from albert_tf.tasks.race.config import RaceRunConfig
 
@@ -23,12 +23,16 @@ def main(_):
         raise UsageError("--albert_hub_module_handle is not supported; use --init_checkpoint")
     if flags.FLAGS.task_name.lower() != "race":
         raise UsageError(f"--task_name: task not found: {flags.FLAGS.task_name}")
-    for key, value in sorted(run_race(cli.config_from_flags(RaceRunConfig)).items()):
+    config = cli.config_from_flags(RaceRunConfig)
+    result = run_race(config)
+    for key, value in sorted(result.items()):
         logging.info("%s = %s", key, value)
+    finish(result, run_gist(config.output_dir, {}), flags.FLAGS.json)
 
 
 def run(argv=None):
     """`albert-run-race` / `python run_race.py`."""
-    cli.define_flags(MAIN, FLAGS, RaceRunConfig,
-                     defaults={"task_name": "race", "num_keep_checkpoint": 5}, runtime=True)
+    cli.define_flags(MAIN, FLAGS + " json", RaceRunConfig,
+                     defaults={"task_name": "race", "num_keep_checkpoint": 5, "json": False},
+                     runtime=True)
     start(__doc__, main, ["data_dir", "output_dir"], argv)

@@ -7,7 +7,7 @@ defaults), so their README command lines run unchanged against this one script.
 from absl import flags, logging
 
 from albert_tf import cli
-from albert_tf.entry_points import MAIN, start
+from albert_tf.entry_points import MAIN, finish, run_gist, start
 from albert_tf.errors import UsageError
 from albert_tf.tasks.squad.config import SquadRunConfig
 
@@ -27,11 +27,15 @@ def main(_):
     if flags.FLAGS.albert_hub_module_handle:
         raise UsageError("--albert_hub_module_handle (TF1 hub modules) is not supported; "
                          "use --init_checkpoint")
-    for key, value in run_squad(cli.config_from_flags(SquadRunConfig)).items():
+    config = cli.config_from_flags(SquadRunConfig)
+    result = run_squad(config)
+    for key, value in result.items():
         logging.info("%s = %s", key, value)
+    finish(result, run_gist(config.output_dir, {}), flags.FLAGS.json)
 
 
 def run(argv=None):
     """`albert-run-squad` / `python run_squad.py`."""
-    cli.define_flags(MAIN, FLAGS, SquadRunConfig, defaults={"use_einsum": True}, runtime=True)
+    cli.define_flags(MAIN, FLAGS + " json", SquadRunConfig,
+                     defaults={"use_einsum": True, "json": False}, runtime=True)
     start(__doc__, main, ["output_dir"], argv)
