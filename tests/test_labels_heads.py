@@ -142,7 +142,7 @@ def test_a_new_head_of_another_class_count_trains_from_a_fine_tuned_encoder(fold
         loading.load(AlbertClassifier(folders["config"], 2), str(folders["three"]))
 
 
-def test_hf_placeholders_are_the_labels_with_the_heads_count():
+def test_hf_placeholders_are_the_labels_with_the_heads_count(tmp_path):
     """An HF classifier whose id2label is LABEL_0..LABEL_2 serves those names (it said "the
     classifier has no labels yet"); a run's own names of that count agree with them."""
     folder = interop("hf", "classifier")
@@ -153,3 +153,11 @@ def test_hf_placeholders_are_the_labels_with_the_heads_count():
     with pytest.raises(UsageError, match=r"\(2 labels for a head of 3 outputs\)"):
         resolve_inputs(init_checkpoint=folder, head="classifier", labels="a,b",
                        need_tokenizer=False)
+    # TextClassifier serves them: its predictions are the argmax's placeholder.
+    from albert_tf.tasks.classification.text_classifier import TextClassifier
+
+    classifier = TextClassifier.from_pretrained(folder, max_seq_length=32,
+                                                output_dir=str(tmp_path / "out"))
+    names, probabilities = classifier.predict(["a fine day", "bad"])
+    assert classifier.labels == ["LABEL_0", "LABEL_1", "LABEL_2"]
+    assert names == [f"LABEL_{i}" for i in np.argmax(probabilities, axis=-1)]
