@@ -12,14 +12,13 @@ What the driver guarantees, whatever the task:
   trainer gets it as its `initialize` callable.
 - Evaluation state (`best_trial.txt`: last evaluated step, best step, best value) survives
   restarts, so a re-run evaluates only new checkpoints; `model.ckpt-best` is a copy of the best.
-- Prediction and export use `model.ckpt-best`, else the latest checkpoint of this output_dir,
-  else `--init_checkpoint` only when it holds the task's trained head: never a pretrained
+- Prediction and export use the checkpoint the output_dir serves (`model_folder.find_checkpoint`,
+  the rule of every folder reader: `model.ckpt-best`, else the newest), else `--init_checkpoint`
+  (a folder: by the same rule) only when it holds the task's trained head: never a pretrained
   encoder with an untrained head.
 """
 
 from __future__ import annotations
-
-import os
 
 import tensorflow as tf
 from absl import logging
@@ -29,14 +28,14 @@ from albert_tf.errors import CheckpointError, InputError, UsageError
 from albert_tf.optimization import create_optimizer
 from albert_tf.tasks.base import Task
 from albert_tf.tasks.eval_state import CheckpointEvaluator
-from albert_tf.tasks.model_files import write_model_files
 from albert_tf.tasks.output_lock import OutputDirLock
-from albert_tf.training.checkpoint_files import BEST_NAME, list_checkpoints
+from albert_tf.training.checkpoint_files import list_checkpoints
 from albert_tf.training.health import TrainingHealth, encoder_spread, settings_of
 from albert_tf.training.loop import Trainer, check_batch_split
 from albert_tf.training.memory import GB, check_step_fits
 from albert_tf.training.runtime import Runtime
 from albert_tf.weights.loading import load
+from albert_tf.weights.model_folder import find_checkpoint, write_model_files
 from albert_tf.weights.our_checkpoints import checkpoint_step
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.run_inputs import resolve_inputs
@@ -63,6 +62,9 @@ class Driver:
         self.checkpoint_hooks = []
         self.step_hooks = []
         self.optimizer = None  # training's, once built (checkpoint hooks may read it)
+        # {role: (name, value)} a caller names in the health advice in place of the flags
+        # (a Python API's own arguments: `training.health.settings_of`).
+        self.advice_names = {}
         # The run's health (`training.health`): its findings go into every evaluation's
         # results and the summary as `health = ...`.
         self.health = TrainingHealth(settings_of(self.config))
@@ -173,7 +175,8 @@ class Driver:
                 schedule.optimizer, schedule.poly_power, schedule.start_warmup_step,
                 skip_nonfinite=self.config.runtime.mixed_precision == "fp16")
         self.optimizer = optimizer
-        self.health = TrainingHealth(settings_of(self.config, task.num_warmup_steps),
+        self.health = TrainingHealth(settings_of(self.config, task.num_warmup_steps,
+                                                 self.advice_names),
                                      getattr(task, "chance_loss", lambda: None)())
         self._final_step = task.num_train_steps
         trainer = Trainer(self.runtime, model, optimizer, task.objective(), self.output_dir,
@@ -314,15 +317,12 @@ class Driver:
         return self.task, self.model, prefix
 
     def prediction_checkpoint(self) -> str:
-        """`model.ckpt-best`, else the latest checkpoint of this output_dir, else
-        `--init_checkpoint` (the load then refuses one without the task's head)."""
-        best = os.path.join(self.output_dir, BEST_NAME)
-        if tf.io.gfile.exists(best + ".index"):
-            return best
-        saved = list_checkpoints(self.output_dir)
-        if saved:
-            logging.info("no %s: using the latest checkpoint %s", best, saved[-1][1])
-            return saved[-1][1]
+        """The checkpoint this output_dir serves (`find_checkpoint`: `model.ckpt-best`, else the
+        newest), else `--init_checkpoint` (the load then refuses one without the task's head)."""
+        prefix = find_checkpoint(self.output_dir, required=False)
+        if prefix:
+            logging.info("serving %s", prefix)
+            return prefix
         if self.config.init_checkpoint:
             return self.config.init_checkpoint
         raise UsageError(f"prediction and export need a fine-tuned checkpoint: {self.output_dir} "

@@ -23,11 +23,11 @@ from albert_tf.models import AlbertPretrainer
 from albert_tf.tasks.base import Task, check_model_inputs
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.eval_log import EvalLog
-from albert_tf.tasks.model_files import check_or_write_config
 from albert_tf.tasks.pretraining.objective import pretraining_objective
 from albert_tf.tasks.pretraining.config import PretrainingRunConfig
 from albert_tf.training.loop import evaluate_batches
 from albert_tf.training.steps import EvalStep
+from albert_tf.weights.model_folder import check_or_write_config
 
 
 
