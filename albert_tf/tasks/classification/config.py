@@ -20,6 +20,9 @@ CUSTOM_FORMATS = ("csv", "tsv", "jsonl")
 TASK_TYPES = ("classification", "single_label", "multi_label", "regression")
 LONG_DOCUMENT = ("first", "windows")  # --long_document: the first window, or all of them
 WINDOW_POOLING = ("mean", "max")
+# --distill_from's defaults: the soft labels at temperature 2, weighed half (docs/compression.md).
+DEFAULT_TEMPERATURE = 2.0
+DEFAULT_ALPHA = 0.5
 # The flag naming each split's file of your own data.
 
 
@@ -70,6 +73,10 @@ class ClassifierRunConfig(TextTaskConfig):
     long_document: str = "first"
     doc_stride: int | None = None
     window_pooling: str = "mean"
+    # --distill_from: a teacher classifier's folder (tasks/classification/distill.py).
+    distill_from: str | None = None
+    distill_temperature: float = DEFAULT_TEMPERATURE
+    distill_alpha: float = DEFAULT_ALPHA
     files: FilesConfig = dataclasses.field(default_factory=FilesConfig)
     schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)
 
@@ -81,6 +88,30 @@ class ClassifierRunConfig(TextTaskConfig):
             raise ClassifierRunError(f"--threshold must be between 0 and 1 (exclusive), got "
                                      f"{self.threshold}")
         self._refuse_unused_flags()
+        self._check_distillation()
+
+    def _check_distillation(self) -> None:
+        """--distill_from's settings, checked before TensorFlow starts; the student starts from
+        the teacher's weights unless --init_checkpoint names others."""
+        given = self.flags_given or ()
+        if not self.distill_from:
+            for name in ("distill_temperature", "distill_alpha"):
+                if name in given:
+                    raise ClassifierRunError(f"--{name} is used only with --distill_from")
+            return
+        if not float(self.distill_temperature) > 0:
+            raise ClassifierRunError(f"--distill_temperature must be above 0, got "
+                                     f"{self.distill_temperature}")
+        if not 0.0 <= float(self.distill_alpha) <= 1.0:
+            raise ClassifierRunError(f"--distill_alpha must be between 0 and 1, got "
+                                     f"{self.distill_alpha}")
+        if self.files.multi_label or self.files.task_type == "regression" \
+                or self.long_document == "windows":
+            raise ClassifierRunError("--distill_from distils a single-label classifier of one "
+                                     "window per text (not --task_type=multi_label or "
+                                     "regression, nor --long_document=windows)")
+        if not self.init_checkpoint:
+            self.init_checkpoint = self.distill_from
 
     def _refuse_unused_flags(self) -> None:
         """A flag given on the command line that this kind of run would ignore without a word

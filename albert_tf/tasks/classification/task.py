@@ -29,6 +29,7 @@ from albert_tf.tasks.base import Task, replica_dataset_fn
 from albert_tf.tasks.classification import features as F
 from albert_tf.tasks.classification import results
 from albert_tf.tasks.classification.config import ClassifierRunConfig, ClassifierRunError
+from albert_tf.tasks.classification.distill import check_teacher, distilled, load_teacher
 from albert_tf.tasks.classification.export import export_classifier
 from albert_tf.tasks.classification.sources import ExampleSource, source_for
 from albert_tf.tasks.classification.windows import pool
@@ -62,6 +63,7 @@ class ClassificationTask(Task):
     default the source `--task_name` names: `sources.source_for`)."""
 
     head = "classifier"
+    teacher = teacher_inputs = None  # --distill_from: its inputs (checked), then its model
 
     def __init__(self, config: ClassifierRunConfig, source: ExampleSource | None = None,
                  inputs=None):
@@ -82,6 +84,8 @@ class ClassificationTask(Task):
             # Own data without --label_list: served with the names its output_dir records.
             self.recorded_labels()
         self.load_text_model(F.check_max_seq_length)
+        if config.distill_from and config.do_train:
+            self.teacher_inputs = check_teacher(self)
         self.cached_dir = config.cached_dir or config.output_dir
         self.layout = F.Layout(self.source.multi_label,
                                config.stride if config.long_document == "windows" else None)
@@ -129,9 +133,12 @@ class ClassificationTask(Task):
             raise ClassifierRunError(str(error)) from None
 
     def build_model(self):
-        return AlbertClassifier(self.albert_config, len(self.source.labels),
-                                multi_label=self.source.multi_label,
-                                threshold=self.config.threshold)
+        model = AlbertClassifier(self.albert_config, len(self.source.labels),
+                                 multi_label=self.source.multi_label,
+                                 threshold=self.config.threshold)
+        if self.teacher_inputs is not None:  # run beside the student in each step
+            self.teacher = load_teacher(self.teacher_inputs)
+        return model
 
     @property
     def separator(self) -> str:
@@ -242,6 +249,9 @@ class ClassificationTask(Task):
             correct = tf.reduce_sum(tf.cast(tf.equal(
                 outputs["predictions"], tf.cast(features["label_ids"], tf.int32)), tf.float32))
             return tf.reduce_mean(losses), {"accuracy": (correct, n)}
+        if self.teacher is not None:
+            return distilled(Objective(loss_fn), self.teacher, self.config.distill_temperature,
+                             self.config.distill_alpha)
         return Objective(loss_fn)
 
     # ---------------------------------------------------------------- eval / predict

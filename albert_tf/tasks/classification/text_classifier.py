@@ -245,14 +245,17 @@ class TextClassifier(PythonApi):
     def fit(self, texts, labels=None, epochs: int = 1, batch_size: int = 32,
             learning_rate: float = 2e-5, validation_data=None, warmup_proportion: float = 0.1,
             optimizer: str = "adamw", keep_checkpoint_max: int = 5, callbacks=None,
-            verbose="auto") -> dict:
+            verbose="auto", distill_from: str | None = None) -> dict:
         """Fine-tunes for `epochs` more epochs (a checkpoint per epoch; with `validation_data`
         = (texts, labels), each is evaluated and the best kept as `model.ckpt-best`, which
         predict and export then use). A second `fit` continues from the last checkpoint.
         `texts` (and `validation_data`) may also be a `tf.data.Dataset` of (text, label) or
         ((text_a, text_b), label) elements, `labels` then None; `callbacks`: Keras callbacks,
         called per epoch (`tasks.keras_bridge`); `verbose`: Keras' (0 silent, 1 or "auto" a
-        progress bar, 2 one line per epoch). Returns the driver's summary."""
+        progress bar, 2 one line per epoch). `distill_from`: a teacher classifier's folder whose
+        soft labels this model learns beside the true ones (run_classifier.py --distill_from;
+        start from the teacher, e.g. `from_pretrained(teacher, num_hidden_layers=3)`).
+        Returns the driver's summary."""
         verbose = self._verbosity(verbose)
         texts, labels = as_examples(texts, labels, "texts")
         if is_dataset(validation_data):
@@ -286,7 +289,8 @@ class TextClassifier(PythonApi):
                 num_warmup_steps=int(new_steps * warmup_proportion) if not start else 0,
                 save_checkpoints_steps=steps_per_epoch, keep_checkpoint_max=keep_checkpoint_max,
                 log_every_steps=max(1, steps_per_epoch))
-            config = self._run_config(schedule, do_train=True, do_eval="dev" in splits)
+            config = self._run_config(schedule, do_train=True, do_eval="dev" in splits,
+                                      distill_from=distill_from and os.fspath(distill_from))
             driver = self._driver(config, splits, pair)
             with contextlib.ExitStack() as keras_calls:
                 if callbacks:
