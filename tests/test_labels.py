@@ -9,6 +9,7 @@ import pytest
 
 from albert_tf import labels as L
 from albert_tf.errors import UsageError
+from support.paths import REPO
 
 
 def test_parse_takes_a_flag_or_a_list():
@@ -87,3 +88,15 @@ def test_the_module_loads_no_tensorflow():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_labels_have_one_home():
+    """The LABEL_i rule and the case check live in albert_tf/labels.py only, and the token
+    classifier takes nothing from the text classifier's package."""
+    package = REPO / "albert_tf"
+    for path in package.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if path.name != "labels.py":
+            assert 'f"LABEL_{i}"' not in text and "def case_clash" not in text, path
+    for path in (package / "tasks" / "token_classification").glob("*.py"):
+        assert "albert_tf.tasks.classification" not in path.read_text(encoding="utf-8"), path

@@ -79,8 +79,9 @@ def test_a_deleted_labels_json_warns_when_the_export_serves_class_ids(folders, t
     assert head_export.text_labels(source, 2) == ["neg", "pos"] and warned == []
     (folder / "labels.json").unlink()
     assert head_export.text_labels(open_source(str(folder)), 2) is None
-    assert warned == [f"{folder / 'labels.json'} not found: the export's 2 outputs have no names "
-                      "(class ids only); put back the run's labels.json to serve its names"]
+    assert warned == [f"{folder / 'labels.json'} not found: the export cannot name the 2 classes "
+                      "its run trained (it serves class ids, or LABEL_i); put back the run's "
+                      "labels.json"]
 
 
 def test_labels_or_a_head_of_another_size_than_the_folders_are_one_error(folders, tmp_path,

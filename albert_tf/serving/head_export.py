@@ -84,7 +84,7 @@ def text_labels(source, num_labels: int) -> list | None:
     if source.format == "albert_tf" and num_labels > 1:
         path = os.fspath(source.path)
         folder = path if os.path.isdir(path) else os.path.dirname(path)
-        logging.warning("%s not found: the export's %d outputs have no names (class ids only); "
-                        "put back the run's labels.json to serve its names",
+        logging.warning("%s not found: the export cannot name the %d classes its run trained "
+                        "(it serves class ids, or LABEL_i); put back the run's labels.json",
                         os.path.join(folder, LABELS_FILE), num_labels)
     return None

@@ -22,6 +22,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf import tokenization
+from albert_tf.labels import placeholders
 from albert_tf.run_config import window_stride
 from albert_tf.serving import reference
 from albert_tf.serving.head_export import HeadExport, numpy_outputs, text_labels
@@ -248,8 +249,7 @@ def export_head(cls, inputs) -> HeadExport:
     HF `id2label`), else LABEL_<i> as HF names them."""
     source = inputs.source
     model = inputs.load(cls(inputs.config, source.num_labels))
-    labels = (text_labels(source, model.num_labels)
-              or [f"LABEL_{i}" for i in range(model.num_labels)])
+    labels = text_labels(source, model.num_labels) or placeholders(model.num_labels)
     length = inputs.max_seq_length
     serving = TokenServing(model, length, window_stride(None, length), labels,
                            inputs.spm_model_file, inputs.vocab_file, inputs.do_lower_case)

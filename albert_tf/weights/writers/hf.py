@@ -11,6 +11,7 @@ import numpy as np
 from safetensors.numpy import save_file
 
 from albert_tf.io_utils import atomic_output
+from albert_tf.labels import placeholders
 from albert_tf.models.formats import head_formats
 from albert_tf.weights import hf_names as hn
 from albert_tf.weights.arrays import identity_projection, require
@@ -93,7 +94,7 @@ def write_hf(source, output, config=None, spm_model_file=None) -> WriteReport:
     labelled = [head_formats()[head] for head in written if head_formats()[head].labelled]
     if labelled:  # a head with one output per label: HF names them in id2label
         num_labels = prepared.arrays[labelled[0].tf1[0][0]].shape[0]
-        labels = source.labels or [f"LABEL_{i}" for i in range(num_labels)]
+        labels = source.labels or placeholders(num_labels)
     report = WriteReport(os.fspath(output), "hf", architecture, written,
                          tuple(h for h in prepared.heads if h not in written),
                          unused=unused_names(prepared.arrays, used))
