@@ -169,6 +169,8 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     encoder = reference.load_model(config, source, init_from_group0)
     result = {"model": type(encoder).__name__, "source": source.describe(),
               "heads": list(source.heads)}
+    if source.checkpoint_prefix:  # a folder's: the one it serves (model.ckpt-best, else newest)
+        result["checkpoint"] = source.checkpoint_prefix
     if files.taken:
         result["from_source"] = list(files.taken)
     result["do_lower_case"] = bool(do_lower_case)

@@ -3,10 +3,12 @@ files they start from, their labels, `fit(verbose=...)`, the served model kept i
 export.
 
 The served model: the first `predict` / `evaluate` / `export` builds the task's model (or takes
-the one `fit` trained), loads the prediction checkpoint (best, else latest) and keeps both, with
-the task's Python tokenizer. Later calls only tokenize their texts and run the model: no task,
-no model, no checkpoint restore, no file. The checkpoint is loaded again (into the same model)
-after a `fit`, or when the output_dir changed since (another process trained there).
+the one `fit` trained), loads the checkpoint the folder serves (`model_folder.find_checkpoint`:
+best, else newest) and keeps both, with the task's Python tokenizer. Later calls only tokenize
+their texts and run the model: no task, no model, no checkpoint restore, no file. Each call
+looks at which checkpoint the folder serves now and at its index file (a listing and a stat,
+no read): when another is chosen (another instance's `fit`, another process) or it was
+replaced, it is loaded again, into the same model.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from albert_tf.errors import UsageError
 from albert_tf.labels import LabelFile
 from albert_tf.tasks.keras_bridge import FitProgress
 from albert_tf.tasks.output_lock import OutputDirLock
-from albert_tf.training.checkpoint_files import list_checkpoints
+from albert_tf.weights.model_folder import (CONFIG_NAME, checkpoint_stamp, find_checkpoint,
+                                            list_checkpoints)
 from albert_tf.weights.run_inputs import resolve_inputs
 
 VERBOSE = (0, 1, 2)  # Keras': silent, a progress bar per epoch, one line per epoch
@@ -68,7 +71,7 @@ class PythonApi(abc.ABC):
         """A config file's absolute path; an `AlbertConfig` (a weight source's own, an HF
         folder's config.json) or a preset name becomes `<output_dir>/albert_config.json`."""
         if isinstance(value, AlbertConfig) or is_preset(value):
-            path = os.path.join(self.output_dir, "albert_config.json")
+            path = os.path.join(self.output_dir, CONFIG_NAME)
             (value if isinstance(value, AlbertConfig) else preset(value)).to_json_file(path)
             return path
         value = os.fspath(value)
@@ -148,11 +151,27 @@ class PythonApi(abc.ABC):
         saved = list_checkpoints(self.output_dir)
         return steps_per_epoch, saved[-1][0] if saved else 0, steps_per_epoch * int(epochs)
 
+    def _batch_size(self, value) -> int:
+        """A prediction call's `batch_size=`: a whole number of at least 1."""
+        if isinstance(value, bool) or not hasattr(value, "__index__") or int(value) < 1:
+            raise self.error(f"batch_size= must be a whole number of at least 1, got {value!r}")
+        return int(value)
+
+    def _advice_arguments(self, learning_rate, warmup_proportion) -> dict:
+        """{role: (argument, value)} the health advice of a `fit` names: the API's own
+        arguments (warmup_proportion=, not the scripts' --warmup_step)."""
+        return {"learning_rate": ("learning_rate", learning_rate),
+                "warmup": ("warmup_proportion", warmup_proportion),
+                "seed": ("seed", self.seed),
+                "init_checkpoint": ("init_checkpoint", self.init_checkpoint)}
+
     def _train(self, driver, verbose: int, epochs: int, steps_per_epoch: int,
-               first_step: int) -> dict:
+               first_step: int, arguments: dict | None = None) -> dict:
         """`driver.run()` with the progress `verbose` asks for; its task and model then serve
-        the next calls (the prediction checkpoint is loaded into that model, not a new one)."""
+        the next calls (the prediction checkpoint is loaded into that model, not a new one).
+        `arguments`: what the health advice names (`_advice_arguments`)."""
         self._served = None
+        driver.advice_names = dict(arguments or {})
         progress = FitProgress(verbose, driver, epochs, steps_per_epoch, first_step)
         driver.step_hooks.append(progress.step)
         driver.checkpoint_hooks.insert(0, progress.epoch_end)
@@ -166,12 +185,18 @@ class PythonApi(abc.ABC):
 
     # ---------------------------------------------------------------- serving
     def _stamp(self):
-        """The output_dir's modification time: a checkpoint saved, copied or removed there
-        changes it (serving writes nothing there)."""
-        try:
-            return os.stat(self.output_dir).st_mtime_ns
-        except OSError:  # a remote folder (gs://): kept as loaded
-            return None
+        """Which checkpoint is served, and its index file's time and size
+        (`model_folder.checkpoint_stamp`): the output_dir's, else the init_checkpoint's. None
+        when neither holds one (weights of another format) or it cannot be told (gs://)."""
+        return checkpoint_stamp(self.output_dir) or (
+            checkpoint_stamp(self.init_checkpoint) if self.init_checkpoint else None)
+
+    def _follow_source(self) -> None:
+        """A model folder given as init_checkpoint serves the checkpoint it chooses now."""
+        source = self.inputs.source
+        if source is not None and source.checkpoint_prefix and os.path.isdir(source.path):
+            source.checkpoint_prefix = find_checkpoint(source.path, required=False) \
+                or source.checkpoint_prefix
 
     def _not_trained(self, prefix):
         return self.error(f"the {self.kind} is not fine-tuned yet: call fit() first ({prefix} "
@@ -180,15 +205,17 @@ class PythonApi(abc.ABC):
 
     def _serve(self, *args) -> tuple:
         """(task, model, checkpoint prefix) serving this call: kept from the last call (or
-        `fit`) while the output_dir is unchanged; else the prediction checkpoint loaded into
-        the kept model, or into a new one (`_serving_driver(*args)`) on the first call."""
+        `fit`) while the served checkpoint is the same file (`_stamp`); else the checkpoint
+        the folder serves now loaded into the kept model, or into a new one
+        (`_serving_driver(*args)`) on the first call."""
         served = self._served
         stamp = self._stamp()
         if served is None or not served.loaded or served.stamp != stamp:
             driver = served.driver if served is not None else self._serving_driver(*args)
             with OutputDirLock(self.output_dir):
+                self._follow_source()
                 _, _, prefix = driver.load_trained(self._not_trained)
-            served = self._served = Served(driver, True, self._stamp(), prefix)
+            served = self._served = Served(driver, True, stamp, prefix)
         return served.driver.task, served.driver.model, served.prefix
 
     @abc.abstractmethod

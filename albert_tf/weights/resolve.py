@@ -98,5 +98,5 @@ def resolve_model_files(init_checkpoint=None, albert_config_file=None, spm_model
                 vocab_file = source.vocab_file
                 taken.append(f"the vocabulary {vocab_file}")
     if taken:
-        logging.info("from --init_checkpoint: %s", "; ".join(taken))
+        logging.info("from %s: %s", source.path, "; ".join(taken))
     return ModelFiles(config, spm_model_file, vocab_file, source, tuple(taken))

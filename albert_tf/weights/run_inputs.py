@@ -39,6 +39,8 @@ from albert_tf.tokenization.settings import (CasingConflictError, flag_given,
 from albert_tf.tokenization.wordpiece import load_vocab
 from albert_tf.weights.heads import fixed_outputs, labelled_heads, reported_as, task_heads
 from albert_tf.weights.resolve import resolve_model_files
+from albert_tf.weights.model_folder import find_checkpoint
+from albert_tf.weights.readers import open_source
 from albert_tf.weights.source import WeightSource
 
 # The heads a fine-tuned model ends in: a run that serves one needs its own.
@@ -205,6 +207,8 @@ def resolve_inputs(config=None, *, init_checkpoint=None, albert_config_file=None
     config_file = field("albert_config_file", albert_config_file)
     spm, vocab = field("spm_model_file", spm_model_file), field("vocab_file", vocab_file)
     wants_tokenizer = need_tokenizer and (config is None or hasattr(config, "spm_model_file"))
+    if source is None and not init_checkpoint and not field("do_train", trains):
+        source = _trained_folder(getattr(config, "output_dir", None))
     files = resolve_model_files(init_checkpoint, config_file, spm, vocab,
                                 need_tokenizer=wants_tokenizer, source=source)
     inputs = RunInputs(init_checkpoint, files.source, files.albert_config, files.spm_model_file,
@@ -224,6 +228,16 @@ def resolve_inputs(config=None, *, init_checkpoint=None, albert_config_file=None
         _check_sizes(inputs, max_seq_length)
     logging.info("inputs: %s", inputs.describe())
     return inputs
+
+
+def _trained_folder(output_dir) -> WeightSource | None:
+    """The output_dir a run serves without --init_checkpoint (predicting with, evaluating or
+    exporting its own checkpoints), when it holds one: its config, tokenizer file and casing
+    are read from it (`weights.model_folder`), as from --init_checkpoint=<it>."""
+    if not output_dir or not io_utils.is_local(output_dir) or \
+            not find_checkpoint(output_dir, required=False):
+        return None
+    return open_source(output_dir)
 
 
 def _record_origins(inputs, config_file, spm, vocab, given_config) -> None:
@@ -298,8 +312,8 @@ def _check_head(inputs, trains: bool) -> None:
     # is reported as that one: then its output count tells them apart.
     reported = reported_as(inputs.head, inputs.source.format)
     size, count = fixed_outputs(inputs.head), inputs.source.num_labels
-    if not held or (reported in held and (reported == inputs.head or None in (size, count)
-                                          or size == count)):
+    if not held or inputs.head in held or (reported in held and (
+            reported == inputs.head or None in (size, count) or size == count)):
         return
     what = " and a ".join(f"{h} head" + (f" of {count} outputs" if h == reported else "")
                           for h in held)

@@ -297,7 +297,8 @@ class TextClassifier(PythonApi):
                     bridge = keras_calls.enter_context(KerasCallbacks(
                         callbacks, driver, epochs, steps_per_epoch, start))
                     driver.checkpoint_hooks.append(bridge.hook)
-                summary = self._train(driver, verbose, epochs, steps_per_epoch, start)
+                summary = self._train(driver, verbose, epochs, steps_per_epoch, start,
+                                      self._advice_arguments(learning_rate, warmup_proportion))
         except BaseException:
             self.labels, self.is_pair = known
             raise
@@ -323,18 +324,20 @@ class TextClassifier(PythonApi):
         eval_results.txt's keys (eval_accuracy, eval_macro_f1, eval_loss, loss, global_step).
         Nothing in output_dir changes (eval_results.txt records `fit`'s evaluations)."""
         self._check_ready()
+        batch_size = self._batch_size(batch_size)
         texts, names, pair = self._examples(texts, labels)
         task, model, prefix = self._served_task({"dev": (texts, names)}, pair)
-        result = task.evaluate(model, int(batch_size))
+        result = task.evaluate(model, batch_size)
         return {**{k: float(v) for k, v in result.items()}, "global_step": checkpoint_step(prefix)}
 
     def predict(self, texts, batch_size: int = 32):
         """(label names, probabilities [n, num_classes]) of the served model; multi-label: a
         list of names per text (those at or above the threshold) and sigmoid probabilities."""
         self._check_ready()
+        batch_size = self._batch_size(batch_size)
         texts, _, pair = self._examples(texts)
         task, model, _ = self._served_task({"test": (texts, None)}, pair)
-        out = task.split_outputs(model, "test", int(batch_size), with_loss=False)
+        out = task.split_outputs(model, "test", batch_size, with_loss=False)
         real = out["is_real_example"] > 0
         names = task.label_names()
         if self.multi_label:

@@ -188,7 +188,8 @@ class TokenClassifier(PythonApi):
             if dev_rows is not None:
                 values.update(dev_file=self._write(folder, "dev.jsonl", dev_rows), do_eval=True)
             summary = self._train(self._driver(self._config(**values)), verbose, epochs,
-                                  steps_per_epoch, start)
+                                  steps_per_epoch, start, self._advice_arguments(
+                                      learning_rate, warmup_proportion))
         self.labels = LabelFile.read(self.output_dir).names
         return summary
 
@@ -215,15 +216,17 @@ class TokenClassifier(PythonApi):
         eval_results.txt's keys (eval_f1, eval_precision, eval_recall, eval_f1_<TYPE>,
         eval_accuracy, eval_loss) and global_step."""
         self._check_ready()
+        batch_size = self._batch_size(batch_size)
         task, model, prefix = self._served_task("dev", self._rows(sentences, tags))
-        result = task.evaluate(model, int(batch_size))
+        result = task.evaluate(model, batch_size)
         return {**{k: float(v) for k, v in result.items()}, "global_step": checkpoint_step(prefix)}
 
     def predict(self, sentences, batch_size: int = 32) -> list[list[str]]:
         """The tag of every token (a string sentence: of every whitespace-separated word)."""
         self._check_ready()
+        batch_size = self._batch_size(batch_size)
         task, model, _ = self._served_task("test", self._rows(sentences))
-        ids, _ = task.predict_tags(model, "test", int(batch_size))
+        ids, _ = task.predict_tags(model, "test", batch_size)
         return task.tag_names(ids)
 
     def export(self, export_dir: str) -> str:
