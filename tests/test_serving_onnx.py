@@ -199,3 +199,50 @@ def test_run_classifier_refuses_runtime_files_without_export_dir(tmp_path, fixtu
     with pytest.raises(UsageError, match=r"^--onnx: unknown kind 'int4'"):
         ClassificationTask(GlueRunConfig.from_flat(
             dict(flags, onnx="int4", export_dir=str(tmp_path / "e")))).validate()
+
+
+def test_token_classifier_files_give_the_keras_tags_probabilities(tmp_path):
+    """run_ner's form (probabilities per position, through the task's own call) in both
+    runtimes, against the Keras model's own call; int8 names the same tag at >= 95 % of the
+    positions (measured: all)."""
+    from albert_tf.models import AlbertTokenClassifier
+    from albert_tf.serving import openvino_export
+    from albert_tf.tasks.token_classification.export import tflite_call
+    from support.configs import TINY
+    from support.informative import spread_weights
+
+    model = AlbertTokenClassifier(AlbertConfig(**TINY), 5, dropout_prob=0.0)
+    feed = sample_inputs(12, TINY["vocab_size"], batch=4)
+    keras_feed = {"input_ids": feed["input_word_ids"], "input_mask": feed["input_mask"],
+                  "segment_ids": feed["input_type_ids"]}
+    model(keras_feed)
+    spread_weights(model)
+    want = model(keras_feed)["probabilities"].numpy()
+    writes = openvino_export.extras(model, 12, "float32,dynamic_int8", "float32",
+                                    name="token_classifier", outputs=("probabilities",),
+                                    call=tflite_call(model), label_names=list("OBIES"))
+    for folder, write in writes.items():
+        (tmp_path / folder).mkdir()
+        written = write(tmp_path / folder)
+        got = runtimes.runner(written["float32"])(**feed)["probabilities"]
+        assert got.shape == (4, 12, 5)
+        assert_close(got, want, f"{folder} token probabilities")
+        meta = json.loads((tmp_path / folder / "token_classifier.json").read_text())
+        assert meta["label_names"] == list("OBIES")
+    int8 = runtimes.runner(tmp_path / "onnx" / "token_classifier.dynamic_int8.onnx")(**feed)
+    agree = np.mean(np.argmax(int8["probabilities"], -1) == np.argmax(want, -1))
+    assert agree >= 0.95, agree
+
+
+def test_run_ner_refuses_runtime_files_without_export_dir(tmp_path, spm_model):
+    from albert_tf.tasks.token_classification.config import NerRunConfig
+    from albert_tf.tasks.token_classification.task import NerTask
+    from support.configs import TINY
+
+    (tmp_path / "c.json").write_text(json.dumps(TINY))
+    config = NerRunConfig.from_flat({"onnx": "float32", "output_dir": str(tmp_path / "out"),
+                                     "do_eval": True, "dev_file": "dev.txt",
+                                     "albert_config_file": str(tmp_path / "c.json"),
+                                     "spm_model_file": spm_model})
+    with pytest.raises(UsageError, match=r"^--onnx / --openvino need --export_dir"):
+        NerTask(config).validate()

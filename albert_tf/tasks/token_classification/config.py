@@ -12,7 +12,8 @@ NER_FLAGS = """
     albert_config_file vocab_file spm_model_file output_dir cached_dir init_checkpoint
     do_lower_case max_seq_length doc_stride do_train do_eval do_predict train_batch_size
     eval_batch_size predict_batch_size learning_rate train_step warmup_step
-    save_checkpoints_steps keep_checkpoint_max optimizer export_dir tflite shuffle_buffer seed
+    save_checkpoints_steps keep_checkpoint_max optimizer export_dir tflite onnx openvino
+    shuffle_buffer seed
     train_file dev_file test_file label_list num_hidden_layers"""
 
 
@@ -32,6 +33,8 @@ class NerRunConfig(TextTaskConfig, SplitFiles):
     label_list: str | None = None
     cached_dir: str | None = None
     tflite: str = ""  # kinds of TFLite file written beside the export
+    onnx: str = ""  # kinds of ONNX file (serving/onnx_export.py)
+    openvino: str = ""  # kinds of OpenVINO file (serving/openvino_export.py)
     shuffle_buffer: int = 1000
     seed: int | None = None
     schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)

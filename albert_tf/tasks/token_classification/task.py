@@ -22,7 +22,7 @@ from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertTokenClassifier, token_classifier_loss
 from albert_tf.run_config import SPLIT_FLAGS, parse_tflite_kinds
-from albert_tf.serving import tflite
+from albert_tf.serving import openvino_export, tflite
 from albert_tf.tasks.base import Task, replica_dataset_fn
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.inference import array_batches, predict_function
@@ -84,6 +84,11 @@ class NerTask(Task):
             if not cfg.export_dir:
                 raise UsageError("--tflite needs --export_dir (the files go to "
                                  "<export_dir>/tflite)")
+        if cfg.onnx or cfg.openvino:
+            openvino_export.require(cfg.onnx, cfg.openvino)  # the kinds, then the runtimes
+            if not cfg.export_dir:
+                raise UsageError("--onnx / --openvino need --export_dir (the files go to "
+                                 "<export_dir>/onnx, <export_dir>/openvino)")
         super().validate()
 
     # ---------------------------------------------------------------- tags
@@ -278,6 +283,12 @@ class NerTask(Task):
                              spm_model_file=cfg.spm_model_file,
                              vocab_file=None if cfg.spm_model_file else cfg.vocab_file,
                              do_lower_case=cfg.do_lower_case, label_names=self.labels)
+        lite.update(openvino_export.extras(  # <export_dir>/onnx/<version>, openvino/<version>
+            model, cfg.max_seq_length, cfg.onnx, cfg.openvino, name="token_classifier",
+            outputs=("probabilities",), call=tflite_call(model),
+            spm_model_file=cfg.spm_model_file,
+            vocab_file=None if cfg.spm_model_file else cfg.vocab_file,
+            do_lower_case=cfg.do_lower_case, label_names=self.labels))
         return export_token_classifier(model, export_dir, cfg.max_seq_length, cfg.stride,
                                        self.labels, cfg.spm_model_file, cfg.vocab_file,
                                        cfg.do_lower_case, extras=lite)
