@@ -5,7 +5,9 @@ head's export is its task's, named by the head class (`SERVING`, see `serving.he
 Under `export_dir`:
 * `encoder/<v>`: TF-Hub encoder signatures (`mlm` and TF Hub's `.mlm` when the source has the
   masked-LM head, `sop` when it has the sentence-order head; `fill_mask` on raw text with
-  `[MASK]`s when it has the masked-LM head and a tokenizer: `tasks/fill_mask/export.py`);
+  `[MASK]`s when it has the masked-LM head and a tokenizer: `tasks/fill_mask/export.py`;
+  `embed` on raw text → L2-normalised sentence vectors when it has a tokenizer, pooled as the
+  folder's embedding_config.json says: `tasks/embeddings/export.py`);
 * `preprocessing/<v>`: raw text → ids (when there is a SentencePiece model or a vocabulary);
 * `classifier/<v>`: when the source has a classification head, run_classifier's export
   (`serving_default` on serialized Examples; `serve_text(text_a)` for one text and
@@ -47,6 +49,7 @@ from albert_tf.serving.tflite import writer as tflite_writer
 from albert_tf.serving.openvino_export import extras as runtime_extras
 from albert_tf.serving.openvino_export import require as require_runtimes
 from albert_tf.serving.verify import compare, verify_all_in_fresh_process
+from albert_tf.tasks.embeddings.export import embed_serving
 from albert_tf.tasks.fill_mask.export import fill_mask_serving
 from albert_tf.text import optional as text_optional
 from albert_tf.tokenization import FullTokenizer, unk
@@ -185,6 +188,12 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
             and text_optional.available():  # raw text with [MASK] → top-k (tasks/fill_mask)
         encoder_check = fill_mask_serving(
             encoder, config, files.spm_model_file, files.vocab_file, max_seq_length,
+            do_lower_case, albert_text_rules(source)).attach(
+                encoder_root, encoder_signatures, encoder_check)
+    if (files.spm_model_file or files.vocab_file) and text_optional.available():
+        # raw text → one L2-normalised vector per text (tasks/embeddings)
+        encoder_check = embed_serving(
+            encoder, source.path, files.spm_model_file, files.vocab_file, max_seq_length,
             do_lower_case, albert_text_rules(source)).attach(
                 encoder_root, encoder_signatures, encoder_check)
     exports = [("encoder", encoder_root, encoder_signatures, encoder_check, 1e-5)]

@@ -97,7 +97,7 @@ PROGRAMS = [(script, []) for script in cli.ENTRY_POINTS] + [
     ("-m", [module]) for module in ("albert_tf.demo", "albert_tf.paper", "albert_tf.paper.layers",
                                     "albert_tf.weights", "albert_tf.convert", "albert_tf.train_spm",
                                     "albert_tf.train_vocab", "albert_tf.evaluate_squad",
-                                    "albert_tf.smoke")]
+                                    "albert_tf.smoke", "albert_tf.fill_mask", "albert_tf.search")]
 
 
 @pytest.mark.parametrize("script,argv", PROGRAMS, ids=[s if s != "-m" else a[0] for s, a in PROGRAMS])
@@ -115,7 +115,7 @@ def test_every_installed_command_runs_a_script_tested_above():
     section = text.split("[project.scripts]", 1)[1].split("\n[", 1)[0]
     commands = dict(re.findall(r'^(albert-[\w-]+) = "albert_tf\.entry_points\.(\w+):run"', section,
                                re.MULTILINE))
-    assert len(commands) == 9, section
+    assert len(commands) == 10, section
     for command, module in commands.items():
         if module == "convert":  # `python -m albert_tf.weights`, tested above
             continue

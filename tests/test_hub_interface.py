@@ -185,8 +185,9 @@ def test_hub_call_structure_in_this_process(exports):
     out = encoder(packed)
     np.testing.assert_array_equal(out["default"], out["pooled_output"])
     # Our own signatures stay: serving_default carries `default` too; the TF1 mlm signature;
-    # fill_mask on raw text (the export has the masked-LM head and a tokenizer).
-    assert set(encoder.signatures) == {"serving_default", "tokens", "sop", "mlm", "fill_mask"}
+    # fill_mask and embed on raw text (the export has the masked-LM head and a tokenizer).
+    assert set(encoder.signatures) == {"serving_default", "tokens", "sop", "mlm", "fill_mask",
+                                       "embed"}
     assert "default" in encoder.signatures["serving_default"].structured_outputs
 
 

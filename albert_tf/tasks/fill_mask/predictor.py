@@ -21,7 +21,7 @@ from albert_tf.tasks.fill_mask.scoring import top_candidates
 from albert_tf.tasks.fill_mask.texts import (FillMaskError, MaskedTextTokenizer, candidates,
                                              check_top_k, checked_texts)
 from albert_tf.tokenization import FullTokenizer
-from albert_tf.weights.loading import init_from_checkpoint
+from albert_tf.weights.loading import load
 from albert_tf.weights.run_inputs import resolve_inputs
 
 
@@ -64,7 +64,7 @@ class FillMask:
             raise FillMaskError(f"max_seq_length={length} must be between 3 and the model's "
                                 f"max_position_embeddings ({config.max_position_embeddings})")
         model = AlbertPretrainer(config)
-        init_from_checkpoint(model, inputs.source)
+        load(model, inputs.source)
         tokenizer = FullTokenizer(inputs.vocab_file, inputs.do_lower_case, inputs.spm_model_file)
         return cls(model, MaskedTextTokenizer(tokenizer, inputs.do_lower_case, length), inputs)
 
