@@ -18,10 +18,12 @@ Under `export_dir`:
 * `token_classifier/<v>`: when the source has a token classifier, run_ner's export
   (`serving_default` on ids → tags per position, `serve_text` on raw text → tags per word and
   entities), tag names from the source (labels.json, HF `id2label`);
-* `multiple_choice/<v>`: when the source has a multiple-choice (RACE) head, a pair scorer
-  (`serve_pair(text_a, text_b)` → `score` of one (context, choice) pair).
+* `multiple_choice/<v>`: when the source has a multiple-choice (RACE) head, run_race's
+  features in the graph (`serve_text(passage, question, options)` → `choice`, `letter`,
+  `probabilities`; `serving_default` on ids [B, options, S]), its TFLite file a row scorer.
 * with `tflite`: `<name>/tflite/<v>/` beside each SavedModel with a TFLite form (encoder,
-  classifier, SQuAD v1.1, token classifier): the files converted from that same model.
+  classifier, SQuAD v1.1, token classifier, multiple choice's row scorer): the files converted
+  from that same model.
 A head the source holds that has no export is refused (one error naming it), never left out.
 Every module is checked in a fresh process against the Keras model before any version folder
 appears; everything (SavedModels and TFLite files) is published together, or nothing.
@@ -120,7 +122,8 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
                   vocab_file=None, max_seq_length=None, do_lower_case=None, version=None,
                   verify: bool = True, init_from_group0: bool = False, tflite=None,
                   onnx=None, openvino=None,
-                  serving_xla: bool = False, num_hidden_layers=None) -> dict:
+                  serving_xla: bool = False, num_hidden_layers=None,
+                  max_qa_length: int = 128) -> dict:
     """Writes every export the source at `init_checkpoint` can serve; returns
     {"model", "heads", "<name>": path, "<name>_check": differences} (see the module docstring).
     `max_seq_length` defaults to the source's preprocessor length (keras-hub), else 512 or the
@@ -131,7 +134,9 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     TFLite form, versioned with the SavedModel `<export_dir>/<name>/<version>` it came from.
     `num_hidden_layers`: run the shared layer that many times (at most the trained depth);
     every export and TFLite file then serves that model, and the result records it.
-    Nothing is published until every SavedModel and TFLite file is written and checked."""
+    `max_qa_length`: the pieces a multiple-choice export keeps of a question+option (as
+    run_race.py's flag). Nothing is published until every SavedModel and TFLite file is written
+    and checked."""
     tflite_kinds = parse_kinds(tflite)
     # --onnx / --openvino: kinds checked and their runtimes loaded (or named) before any work.
     onnx_kinds, openvino_kinds = require_runtimes(onnx, openvino)
@@ -208,7 +213,8 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
                                                      do_lower_case, files.vocab_file, rules), 0))
     inputs = HeadInputs(config, source, files.spm_model_file, files.vocab_file, max_seq_length,
                         do_lower_case, albert_text_rules(source),
-                        lambda model: _load(model, source, init_from_group0))
+                        lambda model: _load(model, source, init_from_group0),
+                        max_qa_length=int(max_qa_length))
     lite_models = {"encoder": (encoder, {})}
     for head in head_exports(source, inputs):
         exports.append((head.name, head.root, head.signatures, head.check, 1e-5))

@@ -16,7 +16,7 @@ from keras import ops
 from albert_tf import models
 from albert_tf.errors import UsageError
 from albert_tf.models import AlbertMultipleChoice, AlbertTaskModel, HeadFormats
-from albert_tf.serving.head_export import HeadExport, HeadInputs, example_bytes
+from albert_tf.serving.head_export import HeadExport, HeadInputs
 from albert_tf.serving.saved_model import inference_call, serving_root
 from albert_tf.source_export import export_source, head_exports
 from albert_tf.weights import writers
@@ -141,9 +141,10 @@ def test_a_held_head_without_an_export_is_refused(toy_head, monkeypatch):
         head_exports(source, inputs=None)
 
 
-def test_the_multiple_choice_export_scores_each_pair_as_the_model(tmp_path):
-    """RACE's head exported as a pair scorer: one (context, choice) pair's score is the model's
-    logit for that choice."""
+def test_the_multiple_choice_export_answers_as_the_model(tmp_path):
+    """RACE's head exported as multiple choice: serving_default on ids [B, options, S] gives
+    the model's logits, their softmax and the argmax as index and letter; its TFLite form is the
+    row scorer (one score per (passage, option) row)."""
     config = tiny_config(num_hidden_layers=1)
     model = AlbertMultipleChoice(config, num_choices=2)
     model.output_bias.assign([0.3])
@@ -153,11 +154,17 @@ def test_the_multiple_choice_export_scores_each_pair_as_the_model(tmp_path):
     inputs = HeadInputs(config, source, None, None, LENGTH, True, True,
                         load=lambda fresh: _copy(model, fresh))
     (export,) = head_exports(source, inputs)
-    assert export.name == "multiple_choice" and export.tflite_model is None
-    examples = [example_bytes(*(batch[k][i] for k in ("input_ids", "input_mask", "segment_ids")),
-                              LENGTH) for i in range(2)]
-    got = export.signatures["serving_default"](input=tf.constant(examples))["score"].numpy()
-    np.testing.assert_allclose(got, want, atol=1e-5)
+    assert export.name == "multiple_choice" and export.tflite_args["outputs"] == ("score",)
+    got = export.signatures["serving_default"]({k: tf.constant(v[None])
+                                                for k, v in batch.items()})
+    np.testing.assert_allclose(got["logits"].numpy()[0], want, atol=1e-5)
+    np.testing.assert_allclose(got["probabilities"].numpy()[0],
+                               np.exp(want) / np.exp(want).sum(), atol=1e-6)
+    assert got["choice"].numpy()[0] == np.argmax(want)
+    assert got["letter"].numpy()[0].decode() == "AB"[np.argmax(want)]
+    rows = export.tflite_args["call"](*(tf.constant(batch[k]) for k in
+                                        ("input_ids", "input_mask", "segment_ids")))
+    np.testing.assert_allclose(rows["score"].numpy(), want, atol=1e-5)
 
 
 def _copy(model, fresh):

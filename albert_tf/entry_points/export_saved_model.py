@@ -8,7 +8,8 @@ pretraining heads), exports/preprocessing/<version> (raw text in), and one expor
 source holds: exports/classifier/<version> (run_classifier's `serving_default` + `serve_text`),
 exports/squad/<version> (run_squad's span model), exports/token_classifier/<version>
 (run_ner's, `serve_text` giving tags per word) or exports/multiple_choice/<version> (a RACE
-head as a pair scorer). A head it cannot export is an error, not left out. `--albert_config_file` and `--spm_model_file`
+head: `serve_text(passage, question, options)` gives the choice and its probabilities, with
+run_race's features: pass its --max_seq_length and --max_qa_length). A head it cannot export is an error, not left out. `--albert_config_file` and `--spm_model_file`
 may be left out when the source holds them. Each export is checked in a fresh process before
 its version folder appears. A WordPiece model (the Chinese ALBERTs) takes
 `--vocab_file=vocab_chinese.txt` instead of `--spm_model_file`.
@@ -33,7 +34,8 @@ from albert_tf.errors import UsageError
 
 FLAGS = """
     albert_config_file init_checkpoint spm_model_file vocab_file export_dir max_seq_length
-    do_lower_case version verify init_from_group0 tflite onnx openvino serving_xla num_hidden_layers"""
+    do_lower_case version verify init_from_group0 tflite onnx openvino serving_xla num_hidden_layers
+    max_qa_length"""
 
 
 def main(argv):
@@ -54,7 +56,8 @@ def main(argv):
                            values.init_from_group0, tflite=values.tflite,
                            onnx=values.onnx, openvino=values.openvino,
                            serving_xla=values.serving_xla,
-                           num_hidden_layers=values.num_hidden_layers)
+                           num_hidden_layers=values.num_hidden_layers,
+                           max_qa_length=values.max_qa_length)
     finish(result, export_gist(result, values.export_dir), values.json)
 
 
@@ -62,7 +65,8 @@ def run(argv=None):
     """`albert-export-saved-model` / `python export_saved_model.py`."""
     cli.define_flags(MAIN, FLAGS + " json",
                      defaults={"max_seq_length": None, "do_lower_case": None, "verify": True,
-                               "init_from_group0": False, "serving_xla": False, "json": False})
+                               "init_from_group0": False, "serving_xla": False,
+                               "max_qa_length": 128, "json": False})
     values = flags.FLAGS
     values["max_seq_length"].help += (" Default: a keras-hub preset's preprocessor length, "
                                       "else 512 or the model's max_position_embeddings if "

@@ -28,7 +28,8 @@ SAMPLE_TEXT = (["The quick brown fox jumps over the lazy dog.", "ALBERT shares i
 class HeadInputs:
     """The resolved inputs of one export: the model config, the opened weight source, its
     tokenizer files and casing, the length to export for, and `load(model)`, which gives the
-    model the source's weights (its head required) and returns it."""
+    model the source's weights (its head required) and returns it; `max_qa_length`: the pieces
+    a multiple-choice export keeps of a question+option (run_race.py's flag)."""
 
     config: object
     source: object
@@ -38,6 +39,7 @@ class HeadInputs:
     do_lower_case: bool
     albert_text_rules: bool
     load: Callable
+    max_qa_length: int = 128  # a multiple-choice question+option's pieces (run_race's default)
 
 
 @dataclasses.dataclass

@@ -10,6 +10,7 @@ import numpy as np
 
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
+from albert_tf.labels import LabelFile
 from albert_tf.models import AlbertMultipleChoice, multiple_choice_loss
 from albert_tf.tasks.race import data
 from albert_tf.tasks.race.config import RaceRunConfig
@@ -47,6 +48,13 @@ class RaceTask(Task):
         if not (cfg.do_train or cfg.do_eval or cfg.do_predict):
             raise UsageError("At least one of `do_train`, `do_eval` or `do_predict` must be True.")
         super().validate()
+
+    def prepare_output_dir(self, is_chief: bool) -> None:
+        """labels.json names the choices and says the head is RACE's (`task_type`): by TF1
+        names and shapes its weights are a one-label classifier's, so the folder's export and
+        every later reader serve it as multiple choice."""
+        LabelFile.read(self.config.output_dir).check_or_write(
+            data.LABELS, is_chief, {"task_type": self.head}, word="choices")
 
     def build_model(self):
         return AlbertMultipleChoice(self.albert_config, self.config.dropout_prob)

@@ -8,12 +8,16 @@ import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.labels import LabelFile
+from albert_tf.models import AlbertMultipleChoice
 from albert_tf.weights.heads import labelled_heads, our_heads, tf1_heads
 from albert_tf.weights.model_folder import SPM_NAMES, VOCAB_NAMES, first_file
 from albert_tf.weights.our_checkpoints import has_tf1_names, variable_shapes
 from albert_tf.weights.source import WeightSource, problem_type
 from albert_tf.weights.stable import open_stable
 from albert_tf.weights.tf1_checkpoint import resolve_prefix
+
+
+MULTIPLE_CHOICE = AlbertMultipleChoice.HEAD_ID
 
 
 def is_checkpoint(path: str) -> bool:
@@ -46,6 +50,10 @@ def read_checkpoint(path: str) -> WeightSource:
         config = AlbertConfig.from_json_file(config_file)
     tf1 = has_tf1_names(shapes)
     heads, num_labels = tf1_heads(shapes) if tf1 else our_heads(shapes)
+    # A multiple-choice head's weights are a one-label classifier's by name and shape: a RACE
+    # run's labels.json says which (task_type multiple_choice), so its folder serves as RACE.
+    if LabelFile.read(folder).task_type == MULTIPLE_CHOICE and num_labels == 1:
+        heads = type(heads)(MULTIPLE_CHOICE if h == "classifier" else h for h in heads)
     # The label (or tag) names of our run (its labels.json), or of a folder converted from one.
     labelled = [head for head in heads if head in labelled_heads()]
     labels = LabelFile.read(folder).for_head(num_labels, labelled[0], prefix) if labelled else None
