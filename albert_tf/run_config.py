@@ -189,6 +189,29 @@ class TextTaskConfig(RunConfig):
         check_at_least(self, "max_seq_length", 3)
 
 
+# --distill_from's defaults: the soft labels at temperature 2, weighed half (docs/compression.md).
+DEFAULT_TEMPERATURE = 2.0
+DEFAULT_ALPHA = 0.5
+
+
+def check_distillation(config, error: type = UsageError) -> None:
+    """--distill_from's settings (`distill_from`, `distill_temperature`, `distill_alpha` of a
+    task config), checked before TensorFlow starts; the student starts from the teacher's
+    weights unless --init_checkpoint names others."""
+    given = config.flags_given or ()
+    if not config.distill_from:
+        for name in ("distill_temperature", "distill_alpha"):
+            if name in given:
+                raise error(f"--{name} is used only with --distill_from")
+        return
+    if not float(config.distill_temperature) > 0:
+        raise error(f"--distill_temperature must be above 0, got {config.distill_temperature}")
+    if not 0.0 <= float(config.distill_alpha) <= 1.0:
+        raise error(f"--distill_alpha must be between 0 and 1, got {config.distill_alpha}")
+    if not config.init_checkpoint:
+        config.init_checkpoint = config.distill_from
+
+
 def check_at_least(config, name: str, minimum: int) -> None:
     """A `UsageError` naming the flag when the field `name` of `config` is below `minimum`."""
     value = getattr(config, name)

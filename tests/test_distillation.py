@@ -10,8 +10,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig, with_passes
-from albert_tf.models import AlbertClassifier
-from albert_tf.tasks.classification.distill import distilled
+from albert_tf.models import AlbertClassifier, AlbertTokenClassifier
+from albert_tf.tasks.distill import distilled
 from albert_tf.tasks.classification.text_classifier import TextClassifier
 from albert_tf.training.distillation import distillation_loss
 from albert_tf.training.steps import Objective
@@ -134,3 +134,53 @@ def test_a_teacher_of_another_vocabulary_is_refused(teacher, spm_model, tmp_path
         f"error: --distill_from={folder}'s vocabulary ({folder}/30k-clean.model, vocab_size "
         f"1500) differs from this run's ({other}/30k-clean.model, vocab_size 1600)")
     assert not list((tmp_path / "out").glob("model.ckpt-*"))
+
+
+def test_tagged_words_alone_are_distilled():
+    """run_ner's objective: the soft loss over tagged first pieces (label_ids >= 0) only, as
+    the batch's share of the global batch's tagged words."""
+    rng = np.random.default_rng(2)
+    student, soft = rng.normal(size=(2, 4, 3)), rng.normal(size=(2, 4, 3))
+    labels = np.array([[0, -1, 2, -1], [1, 1, -1, -1]])
+    teacher = lambda features, training: {"logits": tf.constant(soft, tf.float32)}  # noqa: E731
+    objective = distilled(Objective(lambda o, f, s: (tf.constant(0.3), {}), totals_fn=len),
+                          teacher, 2.0, 0.5)
+    loss, _ = objective.loss_fn({"logits": tf.constant(student, tf.float32)},
+                                {"label_ids": tf.constant(labels)}, {"tags": tf.constant(8.0)})
+    tagged = labels >= 0
+    t, s = _log_softmax(soft / 2.0), _log_softmax(student / 2.0)
+    want = 0.5 * 4.0 * ((np.exp(t) * (t - s)).sum(-1) * tagged).sum() / (8.0 + 1e-5) + 0.5 * 0.3
+    assert float(loss) == pytest.approx(want, rel=1e-5)
+
+
+def test_run_ner_distils_a_tagger(spm_model, tmp_path):
+    tags = ["B-X", "I-X", "O"]
+    folder = tmp_path / "tagger"
+    folder.mkdir()
+    (folder / "albert_config.json").write_text(json.dumps(TEACHER))
+    shutil.copy(spm_model, folder / "30k-clean.model")
+    (folder / "labels.json").write_text(json.dumps(tags))
+    model = AlbertTokenClassifier(AlbertConfig(**TEACHER), len(tags))
+    spread_weights(model, seed=2, std=0.1)
+    save_tf1_checkpoint(model, str(folder / "model.ckpt-best"))
+    train = tmp_path / "train.txt"
+    train.write_text("Alice\tB-X\nsaw\tO\nBob\tB-X\nLee\tI-X\n\nhe\tO\nran\tO\n\n")
+    out = tmp_path / "student"
+    done = run_entry_point("run_ner.py", [
+        f"--train_file={train}", f"--output_dir={out}", "--do_train", "--max_seq_length=16",
+        "--train_batch_size=2", "--train_step=1", f"--distill_from={folder}",
+        "--num_hidden_layers=1"])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((out / "labels.json").read_text()) == tags
+    assert json.loads((out / "albert_config.json").read_text())["num_hidden_layers"] == 1
+    assert (out / "model.ckpt-1.index").is_file()
+    other = tmp_path / "other.txt"
+    other.write_text("Alice\tB-Y\nsaw\tO\n\n")
+    done = run_entry_point("run_ner.py", [
+        f"--train_file={other}", f"--output_dir={tmp_path / 'bad'}", "--do_train",
+        "--max_seq_length=16", "--train_step=1", f"--distill_from={folder}"])
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        f"error: --distill_from={folder} has the labels ['B-X', 'I-X', 'O'] "
+        f"({folder}/labels.json) but this run's are ['B-Y', 'O']")
+    assert not (tmp_path / "bad" / "labels.json").exists()

@@ -10,8 +10,9 @@ from __future__ import annotations
 import dataclasses
 
 from albert_tf.errors import UsageError
-from albert_tf.run_config import (STEP_FLAG_NAMES, ScheduleConfig, SplitFiles,
-                                  TextTaskConfig, check_doc_stride, window_stride)
+from albert_tf.run_config import (DEFAULT_ALPHA, DEFAULT_TEMPERATURE, STEP_FLAG_NAMES,
+                                  ScheduleConfig, SplitFiles, TextTaskConfig, check_distillation,
+                                  check_doc_stride, window_stride)
 
 
 # --task_name values that read your own files rather than a GLUE task (`sources.FileSource`).
@@ -20,9 +21,6 @@ CUSTOM_FORMATS = ("csv", "tsv", "jsonl")
 TASK_TYPES = ("classification", "single_label", "multi_label", "regression")
 LONG_DOCUMENT = ("first", "windows")  # --long_document: the first window, or all of them
 WINDOW_POOLING = ("mean", "max")
-# --distill_from's defaults: the soft labels at temperature 2, weighed half (docs/compression.md).
-DEFAULT_TEMPERATURE = 2.0
-DEFAULT_ALPHA = 0.5
 # The flag naming each split's file of your own data.
 
 
@@ -91,27 +89,14 @@ class ClassifierRunConfig(TextTaskConfig):
         self._check_distillation()
 
     def _check_distillation(self) -> None:
-        """--distill_from's settings, checked before TensorFlow starts; the student starts from
-        the teacher's weights unless --init_checkpoint names others."""
-        given = self.flags_given or ()
-        if not self.distill_from:
-            for name in ("distill_temperature", "distill_alpha"):
-                if name in given:
-                    raise ClassifierRunError(f"--{name} is used only with --distill_from")
-            return
-        if not float(self.distill_temperature) > 0:
-            raise ClassifierRunError(f"--distill_temperature must be above 0, got "
-                                     f"{self.distill_temperature}")
-        if not 0.0 <= float(self.distill_alpha) <= 1.0:
-            raise ClassifierRunError(f"--distill_alpha must be between 0 and 1, got "
-                                     f"{self.distill_alpha}")
-        if self.files.multi_label or self.files.task_type == "regression" \
-                or self.long_document == "windows":
+        """--distill_from (`run_config.check_distillation`): a single-label classifier of one
+        window per text."""
+        check_distillation(self, ClassifierRunError)
+        if self.distill_from and (self.files.multi_label or self.files.task_type == "regression"
+                                  or self.long_document == "windows"):
             raise ClassifierRunError("--distill_from distils a single-label classifier of one "
                                      "window per text (not --task_type=multi_label or "
                                      "regression, nor --long_document=windows)")
-        if not self.init_checkpoint:
-            self.init_checkpoint = self.distill_from
 
     def _refuse_unused_flags(self) -> None:
         """A flag given on the command line that this kind of run would ignore without a word

@@ -29,7 +29,7 @@ from albert_tf.tasks.base import Task, replica_dataset_fn
 from albert_tf.tasks.classification import features as F
 from albert_tf.tasks.classification import results
 from albert_tf.tasks.classification.config import ClassifierRunConfig, ClassifierRunError
-from albert_tf.tasks.classification.distill import check_teacher, distilled, load_teacher
+from albert_tf.tasks.distill import check_teacher, distilled, load_teacher
 from albert_tf.tasks.classification.export import export_classifier
 from albert_tf.tasks.classification.sources import ExampleSource, source_for
 from albert_tf.tasks.classification.windows import pool
@@ -85,7 +85,7 @@ class ClassificationTask(Task):
             self.recorded_labels()
         self.load_text_model(F.check_max_seq_length)
         if config.distill_from and config.do_train:
-            self.teacher_inputs = check_teacher(self)
+            self.teacher_inputs = check_teacher(self, self.label_names())
         self.cached_dir = config.cached_dir or config.output_dir
         self.layout = F.Layout(self.source.multi_label,
                                config.stride if config.long_document == "windows" else None)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from albert_tf.run_config import (STEP_FLAG_NAMES, ScheduleConfig, SplitFiles, TextTaskConfig,
+from albert_tf.run_config import (DEFAULT_ALPHA, DEFAULT_TEMPERATURE, STEP_FLAG_NAMES,
+                                  ScheduleConfig, SplitFiles, TextTaskConfig, check_distillation,
                                   check_doc_stride, window_stride)
 
 # The flags of run_ner.py (types and help in `cli_flags.FLAG_TABLE`, defaults from the config).
@@ -14,7 +15,8 @@ NER_FLAGS = """
     eval_batch_size predict_batch_size learning_rate train_step warmup_step
     save_checkpoints_steps keep_checkpoint_max optimizer export_dir tflite onnx openvino
     shuffle_buffer seed
-    train_file dev_file test_file label_list num_hidden_layers"""
+    train_file dev_file test_file label_list num_hidden_layers distill_from distill_temperature
+    distill_alpha"""
 
 
 @dataclasses.dataclass
@@ -37,11 +39,15 @@ class NerRunConfig(TextTaskConfig, SplitFiles):
     openvino: str = ""  # kinds of OpenVINO file (serving/openvino_export.py)
     shuffle_buffer: int = 1000
     seed: int | None = None
+    distill_from: str | None = None  # a teacher tagger's folder (tasks/distill.py)
+    distill_temperature: float = DEFAULT_TEMPERATURE
+    distill_alpha: float = DEFAULT_ALPHA
     schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)
 
     def __post_init__(self):
         super().__post_init__()
         check_doc_stride(self.doc_stride, self.max_seq_length)
+        check_distillation(self)
 
     @property
     def stride(self) -> int:

@@ -24,6 +24,7 @@ from albert_tf.models import AlbertTokenClassifier, token_classifier_loss
 from albert_tf.run_config import SPLIT_FLAGS, parse_tflite_kinds
 from albert_tf.serving import openvino_export, tflite
 from albert_tf.tasks.base import Task, replica_dataset_fn
+from albert_tf.tasks.distill import check_teacher, distilled, load_teacher
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.inference import array_batches, predict_function
 from albert_tf.tasks.token_classification import data as D
@@ -47,6 +48,7 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
 
 class NerTask(Task):
     head = "token_classifier"
+    teacher = teacher_inputs = None  # --distill_from: its inputs (checked), then its model
 
     def __init__(self, config: NerRunConfig, inputs=None):
         super().__init__(config, inputs)
@@ -131,9 +133,19 @@ class NerTask(Task):
         return "eval_f1" if D.has_chunk_tags(self.labels) else "eval_accuracy"
 
     def build_model(self):
-        return AlbertTokenClassifier(self.albert_config, len(self.labels))
+        model = AlbertTokenClassifier(self.albert_config, len(self.labels))
+        if self._check_teacher() is not None:  # --distill_from: run beside the student
+            self.teacher = load_teacher(self.teacher_inputs)
+        return model
+
+    def _check_teacher(self):
+        """--distill_from's teacher, checked once (before the output_dir is written to)."""
+        if self.config.distill_from and self.config.do_train and self.teacher_inputs is None:
+            self.teacher_inputs = check_teacher(self, self.labels, self.head)
+        return self.teacher_inputs
 
     def prepare_output_dir(self, is_chief: bool) -> None:
+        self._check_teacher()
         L.LabelFile.read(self.config.output_dir).check_or_write(self.labels, is_chief,
                                                                 word="tags")
 
@@ -209,6 +221,9 @@ class NerTask(Task):
             correct = tf.reduce_sum(tf.cast(
                 tf.equal(outputs["predictions"], labels) & (labels >= 0), tf.float32))
             return loss / (sums["tags"] + 1e-5), {"accuracy": (correct, count)}
+        if self.teacher is not None:
+            return distilled(Objective(loss_fn, totals_fn=totals), self.teacher,
+                             self.config.distill_temperature, self.config.distill_alpha)
         return Objective(loss_fn, totals_fn=totals)
 
     # ---------------------------------------------------------------- eval / predict
