@@ -56,7 +56,7 @@ def test_fit_evaluate_predict_export(model_dir, passages, tmp_path, monkeypatch)
         model_dir, labels=["austen", "melville"], max_seq_length=32,
         output_dir=tmp_path / "out", seed=1)
     assert clf.spm_model_file.endswith("30k-clean.model")
-    assert clf.init_checkpoint.endswith("model.ckpt-best")
+    assert clf.inputs.source.checkpoint_prefix.endswith("model.ckpt-best")
     texts, labels = [t for t, _ in train], [l for _, l in train]
     # Labels as names or as ids.
     ids = [["austen", "melville"].index(label) for label in labels]

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 
-import tensorflow as tf
-
 from albert_tf.config import AlbertConfig
 from albert_tf.data.pretraining_dataset import dataset_fn
 from albert_tf.models import AlbertModel, AlbertPretrainer
@@ -25,6 +23,7 @@ from albert_tf.paper.training import model_dir
 from albert_tf.paper.transitions import measure, record_batches
 from albert_tf.tasks.pretraining.objective import pretraining_objective
 from albert_tf.weights.loading import init_from_checkpoint
+from albert_tf.weights.model_folder import CONFIG_NAME, find_checkpoint
 from albert_tf.training.loop import evaluate_batches
 from albert_tf.training.steps import EvalStep
 
@@ -54,8 +53,9 @@ def eval_batches(instances: int, options: PaperOptions) -> tuple[int, int]:
 
 
 def load_pretrainer(runtime, directory: str):
-    """The model of a paper model folder with its latest checkpoint; (model, config, load line)."""
-    config = AlbertConfig.from_json_file(os.path.join(directory, "albert_config.json"))
+    """The model of a paper model folder with the checkpoint it serves (the model folder's rule:
+    best, else newest; a paper run keeps no best); (model, config, load line)."""
+    config = AlbertConfig.from_json_file(os.path.join(directory, CONFIG_NAME))
     with runtime.scope():
         model = AlbertPretrainer(config)
     return model, config, init_from_checkpoint(model, directory)
@@ -84,7 +84,7 @@ def _cached(path: str, settings: dict):
 def score_model(runtime, options: PaperOptions, spec, data: dict, with_curve: bool) -> dict:
     """Held-out accuracies and parameter counts (and Figure 1's curve for its two models)."""
     directory = model_dir(options, spec)
-    settings = {"checkpoint": os.path.basename(tf.train.latest_checkpoint(directory) or ""),
+    settings = {"checkpoint": os.path.basename(find_checkpoint(directory, required=False) or ""),
                 "data": data["key"], "max_heldout_examples": options.max_heldout_examples,
                 "curve": with_curve, "figure_examples": FIGURE_EXAMPLES}
     path = os.path.join(directory, SCORES)

@@ -314,7 +314,8 @@ class Driver:
                 raise
             raise not_trained(prefix) from None
         self.task.prepare_output_dir(False)
-        return self.task, self.model, prefix
+        source = self.task.inputs.weights(prefix)  # a folder: the checkpoint it chose
+        return self.task, self.model, getattr(source, "checkpoint_prefix", None) or prefix
 
     def prediction_checkpoint(self) -> str:
         """The checkpoint this output_dir serves (`find_checkpoint`: `model.ckpt-best`, else the

@@ -6,6 +6,7 @@ one. The one home of what such a folder holds, by name, and of the checkpoint it
                               the tokenizer file (SPM_NAMES, VOCAB_NAMES: the archives' first),
   tokenizer_config.json       with the casing it was used with (SETTINGS_FILE)
   labels.json                 the names of a classifier's classes, a token classifier's tags
+                              (LABELS_FILE; read and written by `albert_tf.labels`)
   model.ckpt-<step>.*         a run's checkpoints (CHECKPOINT_NAME), `checkpoint` naming the newest
   model.ckpt-best.*           a copy of the one its evaluations scored best (BEST_NAME)
 
@@ -26,10 +27,10 @@ import tensorflow as tf
 from albert_tf import io_utils
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
+from albert_tf.labels import LABELS_FILE  # noqa: F401  (a folder's file: albert_tf.labels reads it)
 from albert_tf.tokenization import settings
 
 CONFIG_NAME = "albert_config.json"
-LABELS_FILE = "labels.json"
 SETTINGS_FILE = settings.SETTINGS_FILE
 SPM_NAMES = ("30k-clean.model", "spiece.model", "spm.model")
 VOCAB_NAMES = ("vocab_chinese.txt", "vocab.txt")

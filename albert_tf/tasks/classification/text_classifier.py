@@ -153,7 +153,8 @@ class TextClassifier(PythonApi):
                                       "preset name)")
         if labels is None and num_classes is None:
             labels = inputs.labels
-        checkpoint = inputs.source.checkpoint_prefix or path
+        # A folder stays the folder: it serves the checkpoint it chooses at each call.
+        checkpoint = path if os.path.isdir(path) else inputs.source.checkpoint_prefix or path
         # A preset's config is written to output_dir first: the inputs are resolved on it then.
         return cls(albert_config_file or inputs.albert_config, checkpoint, inputs.spm_model_file,
                    inputs.vocab_file, labels, num_classes, max_seq_length, output_dir,

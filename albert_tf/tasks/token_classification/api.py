@@ -88,8 +88,10 @@ class TokenClassifier(PythonApi):
                              kwargs.get("do_lower_case"), labels, kwargs.get("num_hidden_layers"))
         if albert_config_file is None and inputs.albert_config is None:
             raise TokenClassifierError(f"{path} holds no model config; pass albert_config_file=")
+        path = os.fspath(path)  # a folder stays the folder: it serves what it chooses per call
         return cls(albert_config_file or inputs.albert_config,
-                   inputs.source.checkpoint_prefix or os.fspath(path), inputs.spm_model_file,
+                   path if os.path.isdir(path) else inputs.source.checkpoint_prefix or path,
+                   inputs.spm_model_file,
                    inputs.vocab_file, labels if labels is not None else inputs.labels, **kwargs,
                    inputs=inputs)
 
