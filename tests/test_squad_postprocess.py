@@ -66,3 +66,65 @@ def test_best_indexes_and_softmax():
     assert postprocess.best_indexes([0.1, 0.5, 0.5, -1.0], 3) == [1, 2, 0]
     assert postprocess.softmax([]) == []
     assert postprocess.softmax([0.0, 0.0]) == [0.5, 0.5]
+
+
+def _shifted(results, by: float, cls_by: float):
+    return [r._replace(start_top_log_probs=[p + by for p in r.start_top_log_probs],
+                       end_top_log_probs=[p + by for p in r.end_top_log_probs],
+                       cls_logits=r.cls_logits + cls_by) for r in results]
+
+
+def test_v2_averages_the_scores_of_every_accumulation(setup, tmp_path):
+    # Accumulated twice (the original's loop over its result sets), the golden outputs and a
+    # copy 1 higher (null logits 2 higher): each candidate's log probs are the mean of both
+    # (golden + 0.5), and so is each question's null score (golden + 1). A sum of the log
+    # probs, or the largest null score, passed every test.
+    squad, post, examples, feats = setup
+    golden = [postprocess.RawResultV2(**r) for r in post["v2_raw_results"]]
+    result_dict, cls_dict = {}, {}
+    for results in (golden, _shifted(golden, 1.0, 2.0)):
+        postprocess.accumulate_predictions_v2(result_dict, cls_dict, examples, feats, results,
+                                              post["n_best_size"], post["max_answer_length"],
+                                              post["v2_start_n_top"], post["v2_end_n_top"])
+    postprocess.write_predictions_v2(result_dict, cls_dict, examples, feats, golden,
+                                     post["n_best_size"], post["max_answer_length"],
+                                     tmp_path / "p.json", tmp_path / "n.json", tmp_path / "o.json")
+    want_odds = json.loads((squad / "null_odds_v2.json").read_text())
+    got_odds = json.loads((tmp_path / "o.json").read_text())
+    assert got_odds == pytest.approx({k: v + 1.0 for k, v in want_odds.items()}, abs=1e-9)
+    want = json.loads((squad / "nbest_predictions_v2.json").read_text())
+    got = json.loads((tmp_path / "n.json").read_text())
+    assert list(got) == list(want)
+    for qid, entries in want.items():
+        assert [e["text"] for e in got[qid]] == [e["text"] for e in entries]
+        for ours, theirs in zip(got[qid], entries):
+            assert ours["start_log_prob"] == pytest.approx(theirs["start_log_prob"] + 0.5, abs=1e-9)
+            assert ours["end_log_prob"] == pytest.approx(theirs["end_log_prob"] + 0.5, abs=1e-9)
+            assert ours["probability"] == pytest.approx(theirs["probability"], abs=1e-9)
+
+
+def test_v2_answer_may_start_at_the_first_token_of_the_document(setup):
+    # Feature 0: [CLS] who wrote the apache license ? [SEP] the apache license is ... (the
+    # document starts at piece 9). A beam whose best span is pieces 9-12 answers "The Apache
+    # License"; dropping starts at the document's first piece (<= for <) passed every test.
+    squad, post, examples, feats = setup
+    results = [postprocess.RawResultV2(**r) for r in post["v2_raw_results"]]
+    first = feats[0]
+    assert first.tokens.index("[SEP]") + 1 == 9 and first.tokens[9:13] == [
+        "▁the", "▁a", "pache", "▁license"]
+    top = results[0]
+    assert top.unique_id == first.unique_id
+    ends = list(top.end_top_index)
+    ends[0] = 12
+    results[0] = top._replace(start_top_index=[9, *top.start_top_index[1:]],
+                              start_top_log_probs=[5.0, *top.start_top_log_probs[1:]],
+                              end_top_index=ends,
+                              end_top_log_probs=[5.0, *top.end_top_log_probs[1:]])
+    result_dict, cls_dict = {}, {}
+    postprocess.accumulate_predictions_v2(result_dict, cls_dict, examples, feats, results,
+                                          post["n_best_size"], post["max_answer_length"],
+                                          post["v2_start_n_top"], post["v2_end_n_top"])
+    predictions, _ = postprocess.write_predictions_v2(
+        result_dict, cls_dict, examples, feats, results, post["n_best_size"],
+        post["max_answer_length"])
+    assert predictions[examples[0].qas_id] == "The Apache License"
