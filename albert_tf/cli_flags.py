@@ -131,4 +131,5 @@ FLAG_TABLE = {
     "score_range": ("string", "min,max of the scores in a scored pair file (STS-B: 0,5); a score outside is an error naming the file and line."),
     "index_file": ("string", "A text file (one text a line) to search, or the .npz index built from one (<file>.index.npz, built once and reused while the model and the file are unchanged)."),
     "query": ("multi_string", "A query to search for (repeat the flag for several)."),
+    "text": ("multi_string", "A text with [MASK] where a word is to be predicted (repeat the flag for several; texts after the flags are read too)."),
 }

@@ -17,7 +17,7 @@ import json
 from absl import flags, logging
 
 from albert_tf import cli
-from albert_tf.entry_points import MAIN, start
+from albert_tf.entry_points import MAIN
 from albert_tf.errors import UsageError
 from albert_tf.tasks import embeddings  # TextEncoder loads on first use
 from albert_tf.tasks.embeddings import index as search_index
@@ -58,7 +58,7 @@ def run(argv=None):
     """`python -m albert_tf.search`."""
     cli.define_flags(MAIN, FLAGS, defaults={"top_k": 10, "do_lower_case": None,
                                             "max_seq_length": None, "pooling": None})
-    start(__doc__, main, ["init_checkpoint", "index_file"], argv)
+    cli.run(main, required=["init_checkpoint", "index_file"], argv=argv)
 
 
 if __name__ == "__main__":

@@ -128,32 +128,43 @@ def test_top1_accuracy_equals_run_pretrainings_masked_lm_accuracy(fill, held_out
     assert hits == 25 + sum(a == w for a, w in zip(argmax[0::2], words[0::2]))
 
 
-def test_export_fill_mask_signature_equals_the_class(fill, folder, tmp_path):
+def test_export_fill_mask_signature_equals_the_class(fill, folder, held_out, tmp_path):
+    """The 50 held-out sentences and texts with several masks, one glued to a word."""
     result = export_source(str(folder), str(tmp_path / "exports"), max_seq_length=64)
     assert result["encoder_check"]["fill_mask/ids"] == 0
     assert result["encoder_check"]["embed/embeddings"] <= 1e-5  # tasks/embeddings' signature
     served = tf.saved_model.load(result["encoder"]).signatures["fill_mask"]
     texts = ["The quick brown [MASK] jumps over the lazy dog.", "[MASK] shares its[MASK].",
-             "Anne was [MASK] at the news."]
+             *(text for text, _, _ in held_out)]
     out = served(text=tf.constant(texts + ["no mask"]), top_k=tf.constant(5))
     ids, scores, _ = fill.top_ids(texts, top_k=5)
-    assert out["mask_count"].numpy().tolist() == [1, 2, 1, 0]
+    assert out["mask_count"].numpy().tolist() == [1, 2] + [1] * 50 + [0]
+    assert len({int(row[0][0]) for row in ids}) >= 5  # not one word for every sentence
     for i, (row_ids, row_scores) in enumerate(zip(ids, scores)):
         got = out["ids"].numpy()[i]
         np.testing.assert_array_equal(got[:len(row_ids)], row_ids)
         np.testing.assert_allclose(out["scores"].numpy()[i][:len(row_ids)], row_scores, atol=1e-6)
         assert [p.decode() for p in out["pieces"].numpy()[i][0]] == \
             [fill.tokenizer.piece(t) for t in row_ids[0]]
-    assert (out["ids"].numpy()[3] == -1).all() and (out["ids"].numpy()[0][1] == -1).all()
+    assert (out["ids"].numpy()[-1] == -1).all() and (out["ids"].numpy()[0][1] == -1).all()
 
 
-def test_command_prints_the_classes_records(fill, folder):
-    texts = ["Anne was [MASK] at the news.", "[MASK] shares its[MASK]."]
+def test_command_prints_the_classes_records(fill, folder, held_out):
+    texts = ["[MASK] shares its[MASK].", *(text for text, _, _ in held_out)]
     done = run_entry_point("-m", ["albert_tf.fill_mask", f"--init_checkpoint={folder}",
-                                  "--top_k=3", "--max_seq_length=64", *texts])
+                                  "--top_k=5", "--max_seq_length=64", f"--text={texts[0]}",
+                                  *texts[1:]])
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [json.loads(line) for line in done.stdout.splitlines()]
-    assert lines == [{"text": t, "masks": m} for t, m in zip(texts, fill.predict(texts, 3))]
+    want = fill.predict(texts, 5)
+    assert [line["text"] for line in lines] == texts
+    for line, masks in zip(lines, want):  # the same top-5 (scores: another batch, 1e-6)
+        assert [[r["token"] for r in m] for m in line["masks"]] == \
+            [[r["token"] for r in m] for m in masks]
+        assert [[r["sequence"] for r in m] for m in line["masks"]] == \
+            [[r["sequence"] for r in m] for m in masks]
+        np.testing.assert_allclose([[r["score"] for r in m] for m in line["masks"]],
+                                   [[r["score"] for r in m] for m in masks], atol=1e-6)
 
 
 @pytest.mark.parametrize("argv,message", [
