@@ -196,3 +196,30 @@ def test_permutation_targets_are_a_shuffle_of_selected_tokens():
     assert k < len(positions) <= 2 * k
     permuted = [p for p in positions if out[p] != MASK and out[p] < 1000]  # kept or permuted
     assert sorted(out[p] for p in permuted) == sorted(tokens[p] >> 1 for p in permuted)
+
+
+def test_default_mode_draws_its_order_as_a_forward_fisher_yates():
+    # The default (lazy) mode draws the candidates' order one step at a time: step i swaps
+    # candidate i with one drawn uniformly from i..n-1, then masks it (80/10/10). Drawing from
+    # 0..n-1 instead (a biased shuffle that revisits masked words) passed every test.
+    cfg = _config(masked_lm_prob=0.3, full_candidate_shuffle=False, replay_unused_shuffle=False)
+    for seed in range(100):
+        n = 8 + seed % 30
+        tokens = _codes("S" * n + "||")  # one-piece words at positions 1..n
+        k = min(cfg.max_predictions_per_seq, max(1, int(round(len(tokens) * 0.3))))
+        rng, ours_rng = random.Random(seed), random.Random(seed)
+        out, order, masked = [t >> 1 for t in tokens], list(range(n)), []
+        for step in range(k):
+            j = step + rng.randrange(n - step)
+            order[step], order[j] = order[j], order[step]
+            position = 1 + order[step]
+            masked.append((position, out[position]))
+            if rng.random() < 0.8:
+                out[position] = MASK
+            elif rng.random() >= 0.5:
+                out[position] = cfg.replacement_ids[rng.randint(0, VOCAB - 1)]
+        masked.sort()
+        ours = masking.create_masked_lm_predictions(
+            tokens, cfg, ours_rng, masking.PythonNgramSampler(random.Random(-1), 1))
+        assert ours[:3] == (out, [p for p, _ in masked], [label for _, label in masked]), seed
+        assert ours_rng.random() == rng.random()  # the same number of draws
