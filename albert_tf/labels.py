@@ -6,9 +6,9 @@ The one home of labels, TensorFlow-free:
   labels (names that differ only in case refused: one class or two?), at least `minimum`;
 * `check_known`: every label of a dev (or labelled test) file one the model can predict;
 * `disagreement`: two label sets of one model compared: names that differ only in case agree
-  (an HF MNLI model's ENTAILMENT is entailment); HF's placeholders LABEL_0, LABEL_1, ... name
-  nothing and agree with any names of their count; the same names in another order rename
-  every id;
+  (an HF MNLI model's ENTAILMENT is entailment); HF's placeholders LABEL_0, LABEL_1, ... (its
+  names for classes nobody named, served as they are) agree with any names of their count; the
+  same names in another order rename every id;
 * `LabelFile`: `<folder>/labels.json`, read, checked against a head's class count, written
   (a JSON list of names, or an object with `labels` and the settings the classifier was
   trained with: `task_type`, `threshold`, `label_separator`, `long_document`, `doc_stride`,
