@@ -120,3 +120,19 @@ def test_skip_nonfinite_leaves_variables_untouched():
 def test_unknown_optimizer_is_a_clear_error():
     with pytest.raises(ValueError, match="unsupported optimizer 'sgd'"):
         create_optimizer(1e-3, 10, 1, optimizer="sgd")
+
+
+def test_create_optimizer_decays_weights_at_the_originals_rate():
+    # The original's create_optimizer decays at 0.01 (not LayerNorm/layer_norm/bias). The
+    # 3-step goldens move by only lr * 0.01 * w (1e-5 w) per step: a default of 0.001 passed.
+    # A zero gradient leaves m = v = 0, so the update is the decay alone: AdamW w -= lr*0.01*w;
+    # LAMB scales it by ||w|| / ||0.01 w|| = 100, so w -= lr * w.
+    init = np.array([3.0, -4.0], np.float32)
+    for name, factor in (("adamw", 0.01), ("lamb", 1.0)):
+        names = ("layer/kernel", "layer/bias", "LayerNorm/gamma", "layer_norm/beta")
+        weights = [tf.Variable(init, name=n) for n in names]
+        optimizer = create_optimizer(0.5, 10, 0, optimizer=name)  # lr(0) = 0.5, no warm-up
+        optimizer.apply([tf.zeros([2])] * len(weights), weights)
+        np.testing.assert_allclose(weights[0].numpy(), init - 0.5 * factor * init, rtol=1e-6)
+        for excluded in weights[1:]:
+            np.testing.assert_array_equal(excluded.numpy(), init)
