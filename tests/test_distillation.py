@@ -3,6 +3,7 @@ labels, the teacher run in the same step; the loss against a hand computation, a
 and folder, and the teachers refused (other labels, other vocabulary)."""
 
 import json
+import logging
 import shutil
 
 import numpy as np
@@ -89,12 +90,21 @@ def test_the_teacher_runs_in_the_step(teacher):
     assert metrics == {"n": 1.0}
 
 
-def test_student_learns_from_the_teacher_into_its_own_folder(teacher, spm_model, tmp_path):
+def _health_lines(caplog) -> list:
+    return [r.getMessage() for r in caplog.records if "training health" in r.getMessage()]
+
+
+def test_student_learns_from_the_teacher_into_its_own_folder(teacher, spm_model, tmp_path,
+                                                              caplog):
     folder, _ = teacher
     student = TextClassifier.from_pretrained(str(folder), num_hidden_layers=1, max_seq_length=16,
                                              output_dir=str(tmp_path / "student"), seed=3)
-    student.fit(TEXTS, GOLD, epochs=1, batch_size=4, distill_from=str(folder), verbose=0)
+    with caplog.at_level(logging.WARNING):
+        summary = student.fit(TEXTS, GOLD, epochs=1, batch_size=4, distill_from=str(folder),
+                              verbose=0, validation_data=(TEXTS, GOLD))
     assert (tmp_path / "student" / "model.ckpt-2.index").is_file()
+    # Training health is silent on a healthy student (its evaluation judged, nothing found).
+    assert _health_lines(caplog) == [] and "health" not in summary
     # Self-contained: its config runs 1 pass, its labels are the teacher's, its tokenizer copied.
     files = resolve_model_files(init_checkpoint=str(tmp_path / "student"))
     assert files.albert_config.to_dict() == {**AlbertConfig(**TEACHER).to_dict(),
@@ -102,6 +112,19 @@ def test_student_learns_from_the_teacher_into_its_own_folder(teacher, spm_model,
     assert json.loads((tmp_path / "student" / "labels.json").read_text()) == LABELS
     names, probabilities = student.predict(TEXTS[:2])
     assert probabilities.shape == (2, 2) and set(names) <= set(LABELS)
+
+
+def test_training_health_speaks_on_a_student_that_does_not_learn(teacher, tmp_path, caplog):
+    folder, _ = teacher
+    student = TextClassifier.from_pretrained(str(folder), num_hidden_layers=1, max_seq_length=16,
+                                             output_dir=str(tmp_path / "student"), seed=3)
+    with caplog.at_level(logging.WARNING):  # 10 steps at learning rate 3: the loss explodes
+        summary = student.fit(TEXTS, GOLD, epochs=5, batch_size=4, distill_from=str(folder),
+                              verbose=0, learning_rate=3.0, validation_data=(TEXTS, GOLD))
+    said = _health_lines(caplog)
+    assert summary["health"] == "not_learning" and len(said) == 1
+    assert said[0].startswith("training health: not learning: the evaluation at step 10 has loss")
+    assert "learning_rate=3.0" in said[0]
 
 
 def _cli(folder, tmp_path, *extra, gold=GOLD):
