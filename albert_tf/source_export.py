@@ -243,10 +243,13 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
                     spm_model_file=files.spm_model_file,
                     vocab_file=None if files.spm_model_file else files.vocab_file,
                     do_lower_case=do_lower_case, verify=verify, **args))
+            # The verification's requests are also TF Serving's warmup requests.
+            verification = check() if verify else None
             with staged_saved_model(module, os.path.join(export_dir, name), signatures, version,
-                                    tuple(writes), publication) as stage:
+                                    tuple(writes), publication,
+                                    warmup=verification and verification[0]) as stage:
                 if verify:
-                    checks.append((name, stage.path, *check(), atol))
+                    checks.append((name, stage.path, *verification, atol))
                 for folder, write_folder in writes.items():
                     runtime_files.setdefault(folder, {})[name] = (
                         stage, write_folder(stage.extra(folder)))

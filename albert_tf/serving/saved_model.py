@@ -6,7 +6,8 @@ Every export (encoder, preprocessing, classifier, SQuAD) builds a `tf.Module` ro
 1. picks `<base_dir>/<version>` by `io_utils.version_dir` (default: one past the highest
    numeric folder, from 1), the layout TF Serving polls;
 2. saves under a hidden temporary name beside it (`io_utils.atomic_output`), which TF Serving
-   ignores (it only loads numeric folder names);
+   ignores (it only loads numeric folder names), with TF Serving's warmup requests in
+   `assets.extra/` (`serving.warmup`);
 3. runs `verify(temporary_path)` there when given (e.g. a reload in a fresh process);
 4. writes the folders published with it (`extras`: its TFLite files in `<base_dir>/tflite/<version>`)
    under temporary names too;
@@ -26,6 +27,7 @@ from tensorflow.python.saved_model import save_context
 
 from albert_tf import io_utils
 from albert_tf.serving.publish import ExportExistsError, Publication  # noqa: F401 - re-exported
+from albert_tf.serving.warmup import sample_requests, write_warmup
 
 # The one version-folder rule (re-exported under the name the export API has always used).
 versioned_dir = io_utils.version_dir
@@ -103,22 +105,33 @@ def serving_root(functions: dict, resources: dict | None = None) -> ServingModul
     return root
 
 
+def _save(module, path, signatures, warmup) -> None:
+    """The SavedModel and its TF Serving warmup requests (`serving.warmup`)."""
+    tf.saved_model.save(module, path, signatures=signatures, options=SAVE_OPTIONS)
+    requests = {**sample_requests(path, signatures), **(warmup or {})}
+    if requests:
+        write_warmup(path, requests)
+
+
 @contextlib.contextmanager
 def staged_saved_model(module: tf.Module, base_dir, signatures: dict, version: int | None = None,
-                       extras=(), publication: Publication | None = None):
+                       extras=(), publication: Publication | None = None, warmup=None):
     """Saves `module` under a temporary name for `<base_dir>/<version>` and yields its `Stage`
     (`stage.path`: the temporary folder; `stage.extra(name)`: a folder published as
     `<base_dir>/<name>/<version>`, for each name in `extras`). Everything is published when the
     block ends without an error — with the other stages of `publication` when one is given, at
-    its end — and nothing otherwise (`serving.publish`)."""
+    its end — and nothing otherwise (`serving.publish`). The SavedModel gets TF Serving's
+    `assets.extra/tf_serving_warmup_requests`: one request per signature, `warmup`'s inputs
+    ({signature: {input: array}}: the verification's) where it has them, else sample inputs
+    (`serving.warmup.sample_requests`)."""
     if publication is not None:
         stage = publication.stage(base_dir, version, extras)
-        tf.saved_model.save(module, stage.path, signatures=signatures, options=SAVE_OPTIONS)
+        _save(module, stage.path, signatures, warmup)
         yield stage
         return
     with Publication() as own:
         stage = own.stage(base_dir, version, extras)
-        tf.saved_model.save(module, stage.path, signatures=signatures, options=SAVE_OPTIONS)
+        _save(module, stage.path, signatures, warmup)
         yield stage
 
 
