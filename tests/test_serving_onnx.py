@@ -245,3 +245,17 @@ def test_run_ner_refuses_runtime_files_without_export_dir(tmp_path, spm_model):
                                      "spm_model_file": spm_model})
     with pytest.raises(UsageError, match=r"^--onnx / --openvino need --export_dir"):
         NerTask(config).validate()
+
+
+def test_run_squad_refuses_runtime_files_for_v2_and_without_export_dir():
+    from albert_tf.tasks.squad.config import SquadRunConfig
+    from support.configs import tiny_config
+
+    flags = {"do_train": True, "train_file": "train.json", "openvino": "float32"}
+    with pytest.raises(UsageError, match=r"^--openvino needs --export_dir"):
+        SquadRunConfig.from_flat(flags).validate(tiny_config())
+    with pytest.raises(UsageError, match=r"^--openvino: SQuAD v2's beam-search head has no "):
+        SquadRunConfig.from_flat(dict(flags, export_dir="e", version_2_with_negative=True)
+                                 ).validate(tiny_config())
+    with pytest.raises(UsageError, match=r"^--onnx: unknown kind 'fp16'"):
+        SquadRunConfig.from_flat(dict(flags, export_dir="e", onnx="fp16")).validate(tiny_config())

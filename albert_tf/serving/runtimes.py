@@ -84,14 +84,17 @@ class _Runner:
 
 
 class OnnxRunner(_Runner):
-    """One .onnx file in an onnxruntime session (`num_threads`: intra-op threads)."""
+    """One .onnx file in an onnxruntime session (`num_threads`: intra-op threads; `spinning`
+    False: idle threads sleep instead of spinning, kinder to a CPU shared with others)."""
 
-    def __init__(self, path, num_threads=None):
+    def __init__(self, path, num_threads=None, spinning: bool = True):
         ort = load("onnxruntime", "running an ONNX file")
         path = os.fspath(path)
         options = ort.SessionOptions()
         if num_threads:
             options.intra_op_num_threads = int(num_threads)
+        if not spinning:
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self.session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         except Exception as error:  # onnxruntime's own error types (Fail, InvalidGraph, ...)

@@ -7,7 +7,7 @@ import dataclasses
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
 from albert_tf.run_config import (ScheduleConfig, TextTaskConfig, check_at_least,
-                                  parse_tflite_kinds)
+                                  parse_runtime_kinds, parse_tflite_kinds)
 
 
 @dataclasses.dataclass
@@ -31,6 +31,8 @@ class SquadRunConfig(TextTaskConfig):
     end_n_top: int = 5
     dropout_prob: float = 0.1
     tflite: str = ""  # kinds of TFLite file written beside the export (v1.1 only)
+    onnx: str = ""  # kinds of ONNX file (v1.1 only; serving/onnx_export.py)
+    openvino: str = ""  # kinds of OpenVINO file (v1.1 only; serving/openvino_export.py)
     schedule: ScheduleConfig = dataclasses.field(
         default_factory=lambda: ScheduleConfig(keep_checkpoint_max=0))
 
@@ -58,6 +60,15 @@ class SquadRunConfig(TextTaskConfig):
             if self.version_2_with_negative:
                 raise UsageError("--tflite: SQuAD v2's beam-search head has no TFLite export "
                                  "(v1.1 models only)")
+        for flag in ("onnx", "openvino"):
+            if getattr(self, flag):
+                parse_runtime_kinds(getattr(self, flag), f"--{flag}")
+                if not self.export_dir:
+                    raise UsageError(f"--{flag} needs --export_dir (the files go to "
+                                     f"<export_dir>/{flag}/<version>)")
+                if self.version_2_with_negative:
+                    raise UsageError(f"--{flag}: SQuAD v2's beam-search head has no ids-in "
+                                     "export to convert (v1.1 models only)")
         if self.do_predict and not (self.predict_file and self.predict_feature_file and
                                     self.predict_feature_left_file):
             raise UsageError("If `do_predict` is True, then `predict_file`, "

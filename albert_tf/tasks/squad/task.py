@@ -23,7 +23,7 @@ from albert_tf.tasks.squad import data, feature_io, metrics, postprocess, reader
 from albert_tf.tasks.squad import export as squad_export
 from albert_tf.tasks.squad.config import SquadRunConfig
 from albert_tf.tokenization import FullTokenizer, WordpiecePieces, load_sentencepiece, unk
-from albert_tf.serving import tflite
+from albert_tf.serving import openvino_export, tflite
 from albert_tf.training.steps import Objective
 
 
@@ -61,6 +61,7 @@ class SquadTask(Task):
         if not self.config.spm_model_file and not self.config.vocab_file:
             raise UsageError("--spm_model_file (or --vocab_file for WordPiece models) is required")
         super().validate()
+        openvino_export.require(self.config.onnx, self.config.openvino)  # their runtimes
 
     @property
     def does_evaluate(self) -> bool:
@@ -183,6 +184,10 @@ class SquadTask(Task):
                              spm_model_file=cfg.spm_model_file,
                              vocab_file=None if cfg.spm_model_file else cfg.vocab_file,
                              do_lower_case=cfg.do_lower_case)
+        lite.update(openvino_export.extras(  # <export_dir>/onnx/<version>, openvino/<version>
+            model, cfg.max_seq_length, cfg.onnx, cfg.openvino, spm_model_file=cfg.spm_model_file,
+            vocab_file=None if cfg.spm_model_file else cfg.vocab_file,
+            do_lower_case=cfg.do_lower_case))
         return squad_export.export(model, cfg, self.albert_config, export_dir, extras=lite)
 
 
