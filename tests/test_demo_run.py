@@ -1,20 +1,21 @@
-"""The demo pipeline end to end at a reduced size (the README's first command runs it in full)."""
+"""The demo pipeline end to end at a reduced size (the README's first command runs it in full):
+the session's small demo folder (support/demo_folder.py), its console and a re-run."""
 
 import json
 import os
 
-from albert_tf.demo.run import SAMPLE_SENTENCES, run_demo
-from albert_tf.demo.stages import DemoOptions, demo_schedule, read_task_split
+import pytest
+
+from albert_tf.demo.run import SAMPLE_SENTENCES, next_steps, run_demo
+from albert_tf.demo.stages import read_task_split
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.resolve import resolve_model_files
+from support.demo_folder import FOLDER, shared_demo
 
 
-def _options(output_dir):
-    return DemoOptions(output_dir=str(output_dir), vocab_size=800, max_seq_length=32,
-                       max_predictions_per_seq=5, dupe_factor=1, hidden_size=32, embedding_size=16,
-                       num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                       pretrain=demo_schedule(4, 16, 2e-3, "lamb"), finetune=demo_schedule(4, 16, 1e-4),
-                       max_task_examples=200, num_workers=1)
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory):
+    return shared_demo(tmp_path_factory)
 
 
 def _assert_k_of_n(share, n):
@@ -22,11 +23,10 @@ def _assert_k_of_n(share, n):
     assert n > 0 and 0 <= right <= n and abs(right - round(right)) < 1e-4, (share, n)
 
 
-def test_demo_runs_end_to_end_and_reuses_finished_stages(tmp_path, monkeypatch, capsys):
+def test_demo_runs_end_to_end_and_reuses_finished_stages(demo, monkeypatch, capsys):
+    tmp_path, options, summary, table = demo["root"], demo["options"], demo["summary"], \
+        demo["console"]
     monkeypatch.chdir(tmp_path)
-    options = _options(tmp_path / "out")
-    summary = run_demo(options)
-    table = capsys.readouterr().out
     for row in ("corpus", "pretraining instances", "held-out MLM accuracy", "held-out SOP accuracy",
                 "fine-tuned dev accuracy", "majority class", "export", "serve it",
                 "TFLite int8 (device)", "TFLite float32", "int8 TFLite"):
@@ -43,7 +43,15 @@ def test_demo_runs_end_to_end_and_reuses_finished_stages(tmp_path, monkeypatch, 
     for sentence in SAMPLE_SENTENCES:
         assert sentence in words
     assert table.count("expected: language reference") == 2
-    assert "step 4/4" in (tmp_path / "out" / "demo.log").read_text()
+    assert "step 4/4" in (tmp_path / FOLDER / "demo.log").read_text()
+    # It closes with the next steps: the page, and a Python call on the classifier folder
+    # (tests/test_demo_next_steps.py runs it).
+    assert table.splitlines()[-2:] == next_steps(
+        options, "Return the absolute value of a number.").splitlines()
+    assert table.splitlines()[-1].startswith(
+        "  python -c \"from albert_tf.tasks import TextClassifier; clf = TextClassifier."
+        "from_pretrained('albert_demo/finetune/model')")
+    assert len(table.splitlines()) <= 100
     assert summary["corpus"]["sentences"] > 1000 and summary["records"]["train_instances"] > 100
     assert 0 <= summary["pretraining"]["masked_lm_accuracy"] <= 1
     # Accuracies are shares of whole examples (k of n), not means of batch means or a range.
@@ -58,9 +66,9 @@ def test_demo_runs_end_to_end_and_reuses_finished_stages(tmp_path, monkeypatch, 
     assert len(summary["predictions"]) == 4 and {p["label"] for p in summary["predictions"]} <= names
     assert {p["label"] for p in summary["tflite_predictions"]} <= names
     for folder in ("finetune/model", "pretrain/model"):
-        files = resolve_model_files(init_checkpoint=str(tmp_path / "out" / folder))
+        files = resolve_model_files(init_checkpoint=str(tmp_path / FOLDER / folder))
         assert files.albert_config.vocab_size == options.vocab_size and files.spm_model_file
-    assert open_source(str(tmp_path / "out" / "finetune" / "model")).labels == sorted(names)
+    assert open_source(str(tmp_path / FOLDER / "finetune" / "model")).labels == sorted(names)
     # The int8 file classifies the same sentences, and its dev accuracy is printed beside the
     # float32 file's, which is the run's own evaluation of the same weights.
     assert len(summary["tflite_predictions"]) == 4
@@ -68,11 +76,11 @@ def test_demo_runs_end_to_end_and_reuses_finished_stages(tmp_path, monkeypatch, 
     assert abs(lite["float32"]["dev_accuracy"] - summary["fine_tuning"]["eval_accuracy"]) < 1e-6
     _assert_k_of_n(lite["dynamic_int8"]["dev_accuracy"], dev)
     assert lite["dynamic_int8"]["megabytes"] < lite["float32"]["megabytes"]
-    assert os.listdir(tmp_path) == ["out"]  # writes only under its output folder
+    assert os.listdir(tmp_path) == [FOLDER]  # writes only under its output folder
 
     again = run_demo(options)
     out = capsys.readouterr().out
-    assert out.count("reusing finished stage") == 6
+    assert out.count("reusing finished stage") == 7  # serve included
     assert again["fine_tuning"]["export_dir"] == export
-    with open(tmp_path / "out" / "demo_summary.json") as f:
+    with open(tmp_path / FOLDER / "demo_summary.json") as f:
         assert json.load(f)["records"] == summary["records"]

@@ -48,17 +48,26 @@ def classify_with_tflite(folder: str, sentences) -> list[dict]:
 
 
 def serve(options: DemoOptions, finetuned: dict, console: Console) -> list[dict]:
-    """Stage 6 (never reused: it is the check that the export serves)."""
-    console.header(6, "serve", f"the export classifies {len(SAMPLES)} new sentences")
-    start = time.time()
-    with console.part("loading it in a fresh process (as TF Serving would)",
-                      expected_s=stages.FRESH_PROCESS_S):
-        predictions = classify_in_fresh_process(finetuned["export_dir"], SAMPLE_SENTENCES)
-    expected = expected_labels(options)
-    right = sum(p["label"] == e for p, e in zip(predictions, expected)) if expected else None
-    score = f": {right} of {len(SAMPLES)} as expected" if right is not None else ""
-    console.note(f"done in {time.time() - start:.0f} s{score}")
-    return predictions
+    """Stage 6: the export answers the sample sentences in a fresh process; reused, as every
+    stage is, while the export it served is the same."""
+
+    def fn():
+        with console.part("loading it in a fresh process (as TF Serving would)",
+                          expected_s=stages.FRESH_PROCESS_S):
+            predictions = classify_in_fresh_process(finetuned["export_dir"], SAMPLE_SENTENCES)
+        expected = expected_labels(options)
+        right = sum(p["label"] == e for p, e in zip(predictions, expected)) if expected else None
+        return {"predictions": predictions, "right": right}
+
+    def gist(result):
+        right = result["right"]
+        return f"{right} of {len(SAMPLES)} as expected" if right is not None else "answered"
+
+    return stages.Stage(6, "serve", f"the export classifies {len(SAMPLES)} new sentences",
+                        options.path("serve"),
+                        {"export_dir": finetuned["export_dir"],
+                         "fine_tuning_seconds": finetuned["seconds"],
+                         "sentences": list(SAMPLE_SENTENCES)}, console, gist).run(fn)
 
 
 def expected_labels(options: DemoOptions) -> list | None:
@@ -81,7 +90,8 @@ def run_demo(options: DemoOptions, console: Console | None = None) -> dict:
         records = stages.make_records(options, spm, console)
         pretrained = stages.pretrain(options, spm, records, console)
         finetuned = stages.finetune(options, pretrained, corpus, console)
-        predictions = serve(options, finetuned, console)
+        served = serve(options, finetuned, console)
+        predictions = served["predictions"]
         lite = stages.lite(options, finetuned, console)
         lite_predictions = classify_with_tflite(lite["folder"], SAMPLE_SENTENCES)
     summary = {"corpus": corpus, "records": records, "pretraining": pretrained,
@@ -90,11 +100,28 @@ def run_demo(options: DemoOptions, console: Console | None = None) -> dict:
                "expected_labels": expected_labels(options),
                "wall_seconds": round(time.time() - start, 1),
                "stage_seconds": round(sum(stage["seconds"] for stage in (
-                   corpus, spm, records, pretrained, finetuned, lite)), 1)}
+                   corpus, spm, records, pretrained, finetuned, served, lite)), 1)}
     with open(options.path("demo_summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
     console.line(format_table(summary, options))
+    console.line(next_steps(options, "Return the absolute value of a number."))
     return summary
+
+
+def shown_path(path: str) -> str:
+    """`path` as the user would type it here: relative when it is under the current folder."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def next_steps(options: DemoOptions, sentence: str) -> str:
+    """The closing lines: the page of next steps, and a Python call on the classifier folder."""
+    model = shown_path(options.path("finetune", "model"))
+    return "\n".join([
+        "next: docs/demo.md (\"Next steps with the demo's models\"); from Python, the classifier "
+        "folder alone:",
+        f"  python -c \"from albert_tf.tasks import TextClassifier; clf = TextClassifier."
+        f"from_pretrained('{model}'); print(clf.predict(['{sentence}'])[0])\""])
 
 
 def format_table(summary: dict, options: DemoOptions) -> str:
