@@ -45,6 +45,18 @@ def test_basic_tokenizer_cleaning_cjk_and_punctuation():
     assert wordpiece.BasicTokenizer(do_lower_case=False).tokenize("H\u00e9!") == ["H\u00e9", "!"]
 
 
+def test_every_ascii_symbol_is_punctuation_as_in_the_original():
+    # The original splits every non-alphanumeric ASCII character off, whatever its Unicode
+    # category: "$" Sc, "+<=>|~" Sm, "^`" Sk among them. Only "^" was checked: dropping
+    # 60-64 ("<=>?@") from the ASCII ranges passed every test ("?@" are P* anyway).
+    basic = wordpiece.BasicTokenizer(do_lower_case=False)
+    symbols = "".join(chr(c) for c in range(33, 127) if not chr(c).isalnum())
+    assert len(symbols) == 32
+    assert basic.tokenize(f"x{'y'.join(symbols)}z") == ["x", *"".join(
+        f"{s}y" for s in symbols)[:-1], "z"]
+    assert [c for c in symbols if wordpiece.is_punctuation(c)] == list(symbols)
+
+
 def test_wordpiece_greedy_longest_match_and_limits():
     vocab = {t: i for i, t in enumerate(VOCAB_TOKENS)}
     tokenizer = wordpiece.WordpieceTokenizer(vocab)
