@@ -19,7 +19,7 @@ from albert_tf.demo import corpus as corpus_lib
 from albert_tf.demo.console import Console
 from albert_tf.pretraining_data import engines as pretraining_data
 from albert_tf.pretraining_data.options import PretrainingDataOptions
-from albert_tf.run_config import ScheduleConfig
+from albert_tf.run_config import RuntimeConfig, ScheduleConfig
 from albert_tf.serving.lite import LiteClassifier
 from albert_tf.tasks.classification.config import ClassifierRunConfig
 from albert_tf.tasks.classification.task import run_classifier
@@ -36,6 +36,30 @@ OWN_TEXT_LABELS = ("odd document", "even document")
 # Rough lengths on 2 CPU cores, for the "time left" of parts that report no progress.
 EXPORT_S, FRESH_PROCESS_S = 25.0, 15.0
 STAGES = 7
+# CPU flags of native bfloat16 matmuls (Intel AMX, AVX-512 BF16): there, pretraining in bf16
+# takes about 0.4x the float32 step (docs/benchmarks.md); elsewhere bf16 is emulated and slower.
+BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16")
+# The default (fast) schedules; `full_options()` keeps the longer ones of before.
+FAST_PRETRAIN_STEPS, FAST_PRETRAIN_LR = 300, 2e-3
+FAST_FINETUNE_STEPS, FAST_FINETUNE_LR = 200, 2e-4
+
+
+def cpu_has_bf16(cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """Whether this CPU multiplies bfloat16 natively (Linux's /proc/cpuinfo flags; False
+    where there is no such file)."""
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return False
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines()
+                  if line.startswith("flags")), [])
+    return any(flag in flags for flag in BF16_CPU_FLAGS)
+
+
+def default_precision() -> str:
+    """The demo's pretraining precision: bf16 where the CPU has it natively, else float32."""
+    return "bf16" if cpu_has_bf16() else "none"
 
 
 def demo_schedule(steps: int, batch_size: int, learning_rate: float,
@@ -69,15 +93,25 @@ class DemoOptions:
     num_attention_heads: int = 4
     intermediate_size: int = 512
     pretrain: ScheduleConfig = dataclasses.field(
-        default_factory=lambda: demo_schedule(800, 64, 2e-3, "lamb"))
+        default_factory=lambda: demo_schedule(FAST_PRETRAIN_STEPS, 64, FAST_PRETRAIN_LR, "lamb"))
     finetune: ScheduleConfig = dataclasses.field(
-        default_factory=lambda: demo_schedule(300, 32, 1e-4))
+        default_factory=lambda: demo_schedule(FAST_FINETUNE_STEPS, 32, FAST_FINETUNE_LR))
+    # pretraining's mixed precision ("none" or "bf16"); fine-tuning and exports stay float32
+    pretrain_precision: str = dataclasses.field(default_factory=default_precision)
     max_task_examples: int = 4000
     num_workers: int = 0
     seed: int = 12345
 
     def path(self, *parts) -> str:
         return os.path.join(self.output_dir, *parts)
+
+
+def full_options(**values) -> DemoOptions:
+    """`--full`: the demo as it ran before the fast default (800 float32 pretraining steps of a
+    6-pass model, 300 fine-tuning steps), about 2x longer for much the same results."""
+    return DemoOptions(**{"num_hidden_layers": 6, "pretrain_precision": "none",
+                          "pretrain": demo_schedule(800, 64, 2e-3, "lamb"),
+                          "finetune": demo_schedule(300, 32, 1e-4), **values})
 
 
 def label_names(options: DemoOptions) -> tuple:
@@ -273,9 +307,12 @@ def pretrain(options: DemoOptions, spm: dict, records: dict, console: Console) -
         config = PretrainingRunConfig.from_flat(dict(
             input_file=records["train"], output_dir=model_dir, shuffle_seed=options.seed,
             **common))
-        with console.part(f"{schedule.num_train_steps} steps of {schedule.train_batch_size} "
-                          "(masked LM + sentence order)"):
-            run_pretraining(dataclasses.replace(config, schedule=schedule))
+        precision = " in bf16" if options.pretrain_precision == "bf16" else ""
+        with console.part(f"{schedule.num_train_steps} steps of {schedule.train_batch_size}"
+                          f"{precision} (masked LM + sentence order)"):
+            run_pretraining(dataclasses.replace(
+                config, schedule=schedule,
+                runtime=RuntimeConfig(mixed_precision=options.pretrain_precision)))
         # The folder is then usable alone: fine-tuning, export and conversion need no flag
         # besides --init_checkpoint=pretrain/model.
         write_tokenizer_files(model_dir, spm_model_file=spm["model"])
@@ -300,7 +337,7 @@ def pretrain(options: DemoOptions, spm: dict, records: dict, console: Console) -
                  f"a {options.num_hidden_layers}-layer ALBERT (H={options.hidden_size}, "
                  f"E={options.embedding_size}, one shared block)", directory,
                  {**_settings(options, "hidden_size", "embedding_size", "num_hidden_layers",
-                              "num_attention_heads", "intermediate_size"),
+                              "num_attention_heads", "intermediate_size", "pretrain_precision"),
                   "schedule": dataclasses.asdict(schedule),
                   "records": records["train_instances"], "records_stage": records.get("key")},
                  console, gist).run(fn)
