@@ -78,9 +78,12 @@ def interpreter_runner(model_path=None, model_content=None, num_threads=None) ->
 
 class _LiteTextModel:
     def __init__(self, tflite_file, spm_model_file=None, vocab_file=None,
-                 do_lower_case: bool = True, num_threads=None, metadata=None):
+                 do_lower_case: bool = True, num_threads=None, metadata=None, open_runner=None):
         self.path = os.fspath(tflite_file)
-        self.model = LiteRunner(self.path, num_threads=num_threads)  # the file checked first
+        # `open_runner(path)`: another runtime's runner of the same ids-in file (an ONNX or
+        # OpenVINO one, `serving.runtimes`); by default the TFLite interpreter's.
+        self.model = (open_runner(self.path) if open_runner is not None else
+                      LiteRunner(self.path, num_threads=num_threads))  # the file checked first
         if not (spm_model_file or vocab_file):
             raise InputError(f"{tflite_file}: a SentencePiece model or WordPiece vocab file is "
                              "needed to tokenize text")
@@ -162,7 +165,9 @@ class LiteClassifier(_LiteTextModel):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        shape = self.model.runner.get_output_details()["probabilities"]["shape"]
+        shape = (self.model.runner.get_output_details()["probabilities"]["shape"]
+                 if isinstance(self.model, LiteRunner) else
+                 self.run([""])["probabilities"].shape)  # another runtime: its answer's
         if len(shape) != 2:  # a token classifier's are per piece: [batch, seq, classes]
             raise InputError(f"{self.path}: its probabilities have shape "
                              f"{[int(n) for n in shape]}, one row "

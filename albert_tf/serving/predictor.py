@@ -1,0 +1,199 @@
+"""`Predictor`: one class opens any export of a classifier or an encoder, whatever its runtime.
+
+    classifier = Predictor.open("exports/classifier")                    # the SavedModel
+    classifier = Predictor.open("exports/classifier", format="onnx", kind="dynamic_int8")
+    classifier.classify(["a lovely film"]), classifier.predict_labels(...), classifier.predict(...)
+    encoder = Predictor.open("exports/encoder", format="tflite")
+    encoder.encode(["ALBERT is small."])     # {"pooled_output" [B, H], "sequence_output" [B, S, H]}
+
+`path` is an export's folder for one head (`<export_dir>/<name>`, or one of its version
+folders); `format` picks the runtime: "saved_model" (default), "tflite", "onnx" or "openvino",
+whose files an export publishes beside its SavedModel (`<name>/<format>/<version>/`, with
+`<name>.json`). The answers are the same in every format (up to the kind's rounding): label
+names from the export, a multi-label classifier's set of names, a regressor's score.
+
+* SavedModel: the raw-text signatures, tokenized in the graph — a classifier's `serve_text`
+  (and `serve_pair` for text pairs), an encoder's ids signature fed by the preprocessing export
+  beside it (`<export_dir>/preprocessing/<version>`).
+* TFLite, ONNX, OpenVINO: ids-in files, the text tokenized in Python with the tokenizer file
+  beside them (`serving.lite`, over the runtime's runner: `serving.runtimes`).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from albert_tf.errors import InputError
+from albert_tf.serving import runtimes
+from albert_tf.serving.lite import LiteClassifier, LiteEncoder, find_folder
+
+FORMATS = ("saved_model", "tflite", "onnx", "openvino")
+_LITE = {"classifier": LiteClassifier, "encoder": LiteEncoder}
+
+
+def _versions(base: str) -> list:
+    return sorted(int(n) for n in os.listdir(base) if n.isdigit() and
+                  os.path.isfile(os.path.join(base, n, "saved_model.pb")))
+
+
+def saved_model_folder(path: str) -> tuple[str, str]:
+    """(the export's base folder, its SavedModel version folder: `path` itself when it is one,
+    else the newest version under it)."""
+    if os.path.isfile(os.path.join(path, "saved_model.pb")):
+        return os.path.dirname(os.path.abspath(path)), path
+    versions = _versions(path) if os.path.isdir(path) else []
+    if not versions:
+        raise InputError(f"{path}: no SavedModel (saved_model.pb) in it or in a version folder "
+                         "under it (write it with export_saved_model.py)")
+    return path, os.path.join(path, str(versions[-1]))
+
+
+class _SavedModelClassifier:
+    """A classifier SavedModel's raw-text signatures, as `LiteClassifier`'s calls."""
+
+    def __init__(self, folder: str):
+        self.path = folder
+        self.loaded = tf.saved_model.load(folder)
+        signatures = self.loaded.signatures
+        if "serve_text" not in signatures:
+            raise InputError(f"{folder}: no serve_text signature (exported without a tokenizer "
+                             "file?): open its TFLite, ONNX or OpenVINO files instead")
+        self.single = signatures["serve_text"]
+        takes_pairs = "text_b" in self.single.structured_input_signature[1]
+        self.pair = signatures["serve_pair"] if "serve_pair" in signatures else (
+            self.single if takes_pairs else None)
+        if takes_pairs:  # run_classifier's export of a pair task: text_b required
+            self.single = None
+
+    def outputs(self, texts, text_pairs=None) -> dict:
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        if text_pairs is None and self.single is not None:
+            result = self.single(text_a=tf.constant(texts))
+        elif self.pair is not None:
+            pairs = [text_pairs] if isinstance(text_pairs, str) else list(text_pairs or
+                                                                          [""] * len(texts))
+            if len(pairs) != len(texts):
+                raise InputError(f"{len(texts)} texts but {len(pairs)} text pairs")
+            result = self.pair(text_a=tf.constant(texts),
+                               text_b=tf.constant([p or "" for p in pairs]))
+        else:
+            raise InputError(f"{self.path}: serves single texts; text_pairs cannot be given")
+        return {k: v.numpy() for k, v in result.items()}
+
+
+class _SavedModelEncoder:
+    """An encoder SavedModel fed by the preprocessing export beside it."""
+
+    def __init__(self, folder: str, base: str):
+        version = os.path.basename(folder)
+        preprocessing = os.path.join(os.path.dirname(base), "preprocessing", version)
+        if not os.path.isfile(os.path.join(preprocessing, "saved_model.pb")):
+            raise InputError(f"{folder}: takes ids, and there is no {preprocessing} to tokenize "
+                             "text for it (export_saved_model.py writes both from a folder "
+                             "with a tokenizer)")
+        self.encoder = tf.saved_model.load(folder).signatures["serving_default"]
+        signatures = tf.saved_model.load(preprocessing).signatures
+        self.single, self.pair = signatures["serving_default"], signatures["serve_pair"]
+
+    def encode(self, texts, text_pairs=None) -> dict:
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        if text_pairs is None:
+            ids = self.single(text=tf.constant(texts))
+        else:
+            pairs = [text_pairs] if isinstance(text_pairs, str) else list(text_pairs)
+            ids = self.pair(text_a=tf.constant(texts),
+                            text_b=tf.constant([p or "" for p in pairs]))
+        out = self.encoder(**ids)
+        return {k: out[k].numpy() for k in ("pooled_output", "sequence_output")}
+
+
+class Predictor:
+    """One head's export in one runtime: `classify` / `predict_labels` / `predict` for a
+    classifier, `encode` for an encoder (see the module)."""
+
+    def __init__(self, head: str, model, format: str):  # noqa: A002
+        self.head, self.model, self.format = head, model, format
+
+    @classmethod
+    def open(cls, path, format: str = "saved_model", kind: str = "float32",  # noqa: A002
+             name: str | None = None, num_threads=None) -> Predictor:
+        """The export at `path` (`<export_dir>/<name>` or a version folder) in `format`;
+        `kind` (float32, dynamic_int8, ...) picks the file of the other formats; `name`: the
+        head's file name when the folder's name is not it (classifier, encoder)."""
+        path = os.fspath(path)
+        if format not in FORMATS:
+            raise InputError(f"format={format!r}: not one of {', '.join(FORMATS)}")
+        if format == "saved_model":
+            base, folder = saved_model_folder(path)
+            head = name or os.path.basename(base)
+            if head == "classifier":
+                return cls(head, _SavedModelClassifier(folder), format)
+            if head == "encoder":
+                return cls(head, _SavedModelEncoder(folder, base), format)
+            raise InputError(f"{path}: a {head} export; Predictor opens classifier and "
+                             "encoder exports")
+        base = os.path.dirname(os.path.abspath(path)) if os.path.isfile(
+            os.path.join(path, "saved_model.pb")) else path  # a version folder: its export's
+        head = name or os.path.basename(base)
+        if head not in _LITE:
+            raise InputError(f"{path}: a {head} export; Predictor opens classifier and "
+                             "encoder exports")
+        folder = find_folder(os.path.join(base, format), head)
+        open_runner = None if format == "tflite" else (
+            lambda file: runtimes.runner(file, num_threads))
+        model = _LITE[head].from_folder(folder, kind=kind, name=head, open_runner=open_runner,
+                                        num_threads=num_threads)
+        return cls(head, model, format)
+
+    def _need(self, head: str, call: str):
+        if self.head != head:
+            article = "an" if head[0] in "aeiou" else "a"
+            raise InputError(f"{call} is for {article} {head} export; this is a {self.head} one")
+
+    def predict(self, texts, text_pairs=None) -> np.ndarray:
+        """Probabilities [B, C] (a regressor: its score per text [B])."""
+        self._need("classifier", "predict")
+        if isinstance(self.model, LiteClassifier):
+            return self.model.predict(texts, text_pairs)
+        out = self.model.outputs(texts, text_pairs)
+        return out["score"] if "score" in out else out["probabilities"]
+
+    def predict_labels(self, texts, text_pairs=None) -> list:
+        """The most probable label of each text (its name, or a class id without names)."""
+        self._need("classifier", "predict_labels")
+        if isinstance(self.model, LiteClassifier):
+            return self.model.predict_labels(texts, text_pairs)
+        out = self._checked(texts, text_pairs)
+        if "labels" in out and out["predictions"].ndim == 1:
+            return [label.decode("utf-8") for label in out["labels"]]
+        return [int(i) for i in np.argmax(out["probabilities"], -1)]
+
+    def classify(self, texts, text_pairs=None) -> list:
+        """A label per text; a multi-label export: the labels it chose for each text."""
+        self._need("classifier", "classify")
+        if isinstance(self.model, LiteClassifier):
+            return self.model.classify(texts, text_pairs)
+        out = self._checked(texts, text_pairs)
+        if out["predictions"].ndim == 1:
+            return self.predict_labels(texts, text_pairs)
+        if "labels" in out:  # the chosen names joined by the export's separator: re-read
+            chosen = out["predictions"]
+            return [[int(i) for i in np.flatnonzero(row)] if not names else
+                    names.decode("utf-8").split(",") for row, names in zip(chosen, out["labels"])]
+        return [[int(i) for i in np.flatnonzero(row)] for row in out["predictions"]]
+
+    def _checked(self, texts, text_pairs):
+        out = self.model.outputs(texts, text_pairs)
+        if "score" in out:
+            raise InputError(f"{self.model.path}: a regression model (it predicts a score, not "
+                             "a label); use predict(texts) for the scores")
+        return out
+
+    def encode(self, texts, text_pairs=None) -> dict:
+        """{"pooled_output" [B, H], "sequence_output" [B, S, H]}."""
+        self._need("encoder", "encode")
+        out = self.model.encode(texts, text_pairs)
+        return {k: np.asarray(out[k]) for k in ("pooled_output", "sequence_output")}
