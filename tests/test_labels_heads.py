@@ -95,13 +95,14 @@ def test_labels_or_a_head_of_another_size_than_the_folders_are_one_error(folders
             "(3 labels for a head of 2 outputs)") in line, line
     # Without labels.json to compare with (and for the Python API, which may still fit): the
     # load names both counts.
-    for wanted, kind in ((3, ""), (1, " (a regression)")):
+    for wanted, what in ((3, "3: pass that model's labels (or none, to use its own), a "
+                             "checkpoint of this task"),
+                         (1, "1 (a regression): pass a regression model's checkpoint")):
         with pytest.raises(CheckpointError) as raised:
             loading.load(AlbertClassifier(folders["config"], wanted), folder, require_head=True)
         assert str(raised.value) == (
             f"{folder} holds a classifier head with 2 outputs (neg, pos), but this run's has "
-            f"{wanted}{kind}: pass that model's labels (or none, to use its own), a checkpoint of "
-            "this task, or --do_train to train a new head from its encoder")
+            f"{what}, or --do_train to train a new head from its encoder")
 
 
 def test_race_from_a_classifier_folder_is_the_head_error(folders):

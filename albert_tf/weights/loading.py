@@ -51,11 +51,13 @@ def _other_size(model, source, new_head: bool) -> bool:
                         "loaded and the head trained new", source.path, heads[0], held, names,
                         wanted)
         return True
-    kind = " (a regression)" if wanted == 1 and heads[0] == "classifier" else ""
+    if wanted == 1 and heads[0] == "classifier":
+        wanted, advice = "1 (a regression)", "pass a regression model's checkpoint"
+    else:
+        advice = "pass that model's labels (or none, to use its own), a checkpoint of this task"
     raise CheckpointError(
         f"{source.path} holds a {heads[0]} head with {held} outputs{names}, but this run's "
-        f"has {wanted}{kind}: pass that model's labels (or none, to use its own), a checkpoint "
-        "of this task, or --do_train to train a new head from its encoder")
+        f"has {wanted}: {advice}, or --do_train to train a new head from its encoder")
 
 
 def _load(model, source, init_from_group0, require_head, new_head=False) -> str:
