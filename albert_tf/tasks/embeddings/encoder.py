@@ -183,7 +183,9 @@ class TextEncoder:
                 loss = loss_of(embedding.embed(self.model, ids_a, mask_a, self.pooling, True),
                                embedding.embed(self.model, ids_b, mask_b, self.pooling, True),
                                target)
-            optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+            # (the pooler has no gradient unless it pools: left out, not warned about)
+            optimizer.apply_gradients([(gradient, variable) for gradient, variable in zip(
+                tape.gradient(loss, variables), variables) if gradient is not None])
             return loss
 
         step = tf.function(train_step, autograph=False, reduce_retracing=True)
