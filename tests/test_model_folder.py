@@ -4,8 +4,6 @@ export_saved_model --init_checkpoint=<it> and TextClassifier.from_pretrained(<it
 probabilities, those of the best checkpoint, not of a newer one. The folder's recorded casing
 is used without the flag, and a TextClassifier follows the checkpoint the folder serves."""
 
-import json
-import os
 import shutil
 
 import keras
@@ -15,6 +13,7 @@ import tensorflow as tf
 
 from albert_tf import tokenization
 from albert_tf.config import AlbertConfig
+from albert_tf.entry_points import export_gist
 from albert_tf.models import AlbertClassifier
 from albert_tf.tasks.classification import features as F
 from albert_tf.tasks.classification.processors import get_processor, read_tsv
@@ -119,6 +118,7 @@ def test_predict_export_and_from_pretrained_serve_the_best(folder, predicted, fi
     result = export_source(str(folder), str(tmp_path / "export"), max_seq_length=SEQ,
                            verify=False)
     assert result["checkpoint"] == str(folder / BEST_NAME)  # the summary names it
+    assert export_gist(result, "exports")[0].endswith(", checkpoint model.ckpt-best, to exports:")
     assert result["do_lower_case"] is False
     records = [r.numpy() for r in tf.data.TFRecordDataset(str(folder / "predict.tf_record"))]
     serve = tf.saved_model.load(result["classifier"]).signatures["serving_default"]
@@ -166,7 +166,14 @@ def test_a_classifier_follows_the_checkpoint_its_folder_serves(folder, predicted
     np.testing.assert_allclose(clf.predict(pairs)[1], cli, atol=1e-6)
     newest = albert_tf.tasks.TextClassifier.from_pretrained(
         copy / "model.ckpt-4", max_seq_length=SEQ).predict(pairs)[1]
-    # Another run copies a new best in (data first, the index last, as eval_state does).
+    # Without a best copy the folder serves its newest checkpoint (another is chosen) ...
+    for path in copy.glob(BEST_NAME + ".*"):
+        path.unlink()
+    np.testing.assert_allclose(clf.predict(pairs)[1], newest, atol=1e-6)
+    # ... a best copied in is chosen again (data first, the index last, as eval_state does) ...
+    copy_checkpoint(str(copy / "model.ckpt-2"), str(copy / BEST_NAME))
+    np.testing.assert_allclose(clf.predict(pairs)[1], cli, atol=1e-6)
+    # ... and a best replaced by another run's is read again.
     copy_checkpoint(str(copy / "model.ckpt-4"), str(copy / BEST_NAME))
     np.testing.assert_allclose(clf.predict(pairs)[1], newest, atol=1e-6)
     with pytest.raises(TextClassifierError, match=r"^batch_size= must be a whole number of at "
@@ -200,3 +207,25 @@ def test_fit_advice_names_the_api_arguments(folder, fixtures_dir, tmp_path):
     assert message.endswith("a lower learning_rate or a longer warmup_proportion usually "
                             "avoids it")
     assert "--" not in message
+
+
+def test_a_run_resumed_in_its_output_dir_keeps_the_casing_it_recorded(tmp_path, spm_model):
+    import dataclasses
+
+    from albert_tf.run_config import TextTaskConfig
+    from albert_tf.tokenization.settings import CasingConflictError
+    from albert_tf.weights.run_inputs import resolve_inputs
+
+    out = tmp_path / "out"
+    out.mkdir()
+    write_tokenizer_files(str(out), spm_model_file=spm_model, do_lower_case=False)
+    given = frozenset({"output_dir", "spm_model_file", "do_train"})
+    config = TextTaskConfig(output_dir=str(out), spm_model_file=spm_model, do_train=True,
+                            flags_given=given)
+    inputs = resolve_inputs(config)
+    assert inputs.do_lower_case is False
+    assert inputs.origins["do_lower_case"] == str(out / "tokenizer_config.json")
+    with pytest.raises(CasingConflictError, match=r"^--do_lower_case contradicts .*/out/"
+                                                  r"tokenizer_config\.json, which records "
+                                                  r"do_lower_case=false"):
+        resolve_inputs(dataclasses.replace(config, flags_given=given | {"do_lower_case"}))

@@ -50,7 +50,11 @@ def finish(result: dict, gist: list, as_json: bool) -> None:
 def export_gist(result: dict, export_dir: str) -> list:
     """export_saved_model.py's closing lines: each SavedModel written, the TFLite / ONNX /
     OpenVINO files beside them, and the fresh-process check's largest difference."""
-    lines = [f"exported {result.get('source', 'the model')} to {export_dir}:"]
+    source = result.get("source", "the model")
+    served = result.get("checkpoint")  # a folder's: the one it serves (weights.model_folder)
+    served = served if served and served not in source else None  # a prefix given: named
+    lines = [f"exported {source}"
+             f"{f', checkpoint {os.path.basename(served)},' if served else ''} to {export_dir}:"]
     rows = [(k, v) for k, v in result.items() if isinstance(v, str) and os.path.basename(
         os.path.dirname(v.rstrip("/"))) == k]  # <export_dir>/<name>/<version>
     for kind in ("tflite", "onnx", "openvino"):

@@ -271,8 +271,10 @@ def _run_passes(inputs, passes, flag: str) -> None:
 
 def _resolve_casing(inputs, config, do_lower_case) -> None:
     """`do_lower_case` as the model's tokenizer settings record it (`tokenization.settings`):
-    the settings file beside the tokenizer file, else the source's; a keras-hub preset feeds
-    raw text (no lower-casing). A flag given against the record is one error naming both."""
+    the settings file beside the tokenizer file, else the source's, else the output_dir's (a
+    run resumed or served there keeps the casing its checkpoints were trained with); a
+    keras-hub preset feeds raw text (no lower-casing). A flag given against the record is one
+    error naming both."""
     if do_lower_case is not None:
         value, given = bool(do_lower_case), True
     elif config is not None and hasattr(config, "do_lower_case"):
@@ -280,8 +282,10 @@ def _resolve_casing(inputs, config, do_lower_case) -> None:
     else:
         value, given = True, False
     source = inputs.source
+    output_dir = getattr(config, "output_dir", None)
     places = (inputs.spm_model_file or inputs.vocab_file,
-              source.path if source is not None else None)
+              source.path if source is not None else None,
+              output_dir if output_dir and os.path.isdir(output_dir) else None)
     resolved = resolve_do_lower_case(value, given, *places)  # a contradiction raises
     recorded, where = recorded_lower_case(*places)
     raw_text = source is not None and source.format == "keras_hub"
