@@ -10,7 +10,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.labels import LabelFile
 from albert_tf.models import AlbertMultipleChoice
 from albert_tf.weights.heads import labelled_heads, our_heads, tf1_heads
-from albert_tf.weights.model_folder import SPM_NAMES, VOCAB_NAMES, first_file
+from albert_tf.weights.model_folder import CONFIG_NAME, SPM_NAMES, VOCAB_NAMES, first_file
 from albert_tf.weights.our_checkpoints import has_tf1_names, variable_shapes
 from albert_tf.weights.source import WeightSource, problem_type
 from albert_tf.weights.stable import open_stable
@@ -45,7 +45,7 @@ def read_checkpoint(path: str) -> WeightSource:
         shapes = variable_shapes(prefix)
     folder = path if tf.io.gfile.isdir(path) else os.path.dirname(prefix) or "."
     config = None
-    config_file = os.path.join(folder, "albert_config.json")
+    config_file = os.path.join(folder, CONFIG_NAME)
     if tf.io.gfile.exists(config_file):
         config = AlbertConfig.from_json_file(config_file)
     tf1 = has_tf1_names(shapes)

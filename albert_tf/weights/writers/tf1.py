@@ -11,7 +11,7 @@ import numpy as np
 from albert_tf.io_utils import atomic_output
 from albert_tf.labels import write_labels
 from albert_tf.weights.arrays import encoder_names, require
-from albert_tf.weights.model_folder import VOCAB_NAMES
+from albert_tf.weights.model_folder import CONFIG_NAME, VOCAB_NAMES
 from albert_tf.weights.tf1_checkpoint import write_tf1_checkpoint
 from albert_tf.weights.writers.common import WriteReport, prepare
 
@@ -31,7 +31,7 @@ def write_tf1(source, output, config=None, spm_model_file=None, step: int = 0) -
     with atomic_output(output, directory=True) as tmp:
         os.makedirs(tmp)
         write_tf1_checkpoint(values, os.path.join(tmp, f"model.ckpt-{step}"))
-        with open(os.path.join(tmp, "albert_config.json"), "w", encoding="utf-8") as f:
+        with open(os.path.join(tmp, CONFIG_NAME), "w", encoding="utf-8") as f:
             f.write(prepared.config.to_json_string())
         write_labels(tmp, source.labels)
         if prepared.spm_model_file:
