@@ -163,3 +163,19 @@ def test_hf_placeholders_are_the_labels_with_the_heads_count(tmp_path):
     names, probabilities = classifier.predict(["a fine day", "bad"])
     assert classifier.labels == ["LABEL_0", "LABEL_1", "LABEL_2"]
     assert names == [f"LABEL_{i}" for i in np.argmax(probabilities, axis=-1)]
+
+
+def test_fit_with_another_class_count_than_the_models_trains_a_new_head(tmp_path, monkeypatch):
+    """The training run's start (the driver's initializer) drops the old head with one warning."""
+    from albert_tf.tasks.classification.text_classifier import TextClassifier
+
+    warned = []
+    monkeypatch.setattr(loading.logging, "warning", lambda *a: warned.append(a[0] % a[1:]))
+    folder = interop("hf", "classifier")
+    classifier = TextClassifier.from_pretrained(folder, labels=["neg", "pos"], max_seq_length=32,
+                                                output_dir=str(tmp_path / "out"))
+    classifier.fit(["good film", "bad film"], ["pos", "neg"], epochs=1, batch_size=2, verbose=0)
+    assert warned == [f"{folder}: its classifier head has 3 outputs (LABEL_0, LABEL_1, LABEL_2), "
+                      "this run's 2: the encoder is loaded and the head trained new"]
+    names, probabilities = classifier.predict(["good film"])
+    assert probabilities.shape == (1, 2) and names == [["neg", "pos"][probabilities.argmax()]]
