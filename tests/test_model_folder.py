@@ -229,3 +229,22 @@ def test_a_run_resumed_in_its_output_dir_keeps_the_casing_it_recorded(tmp_path, 
                                                   r"tokenizer_config\.json, which records "
                                                   r"do_lower_case=false"):
         resolve_inputs(dataclasses.replace(config, flags_given=given | {"do_lower_case"}))
+
+
+def test_an_output_dir_of_another_task_is_named_by_its_flag(tmp_path, spm_model):
+    from albert_tf.models import AlbertTokenClassifier
+    from albert_tf.run_config import TextTaskConfig
+    from albert_tf.weights.run_inputs import InputsConflictError, resolve_inputs
+
+    out = tmp_path / "ner"
+    out.mkdir()
+    config = AlbertConfig(**TINY)
+    (out / "albert_config.json").write_text(config.to_json_string())
+    write_tokenizer_files(str(out), spm_model_file=spm_model)
+    model = AlbertTokenClassifier(config, 3)
+    model({k: tf.zeros([1, SEQ], tf.int32) for k in ("input_ids", "input_mask", "segment_ids")})
+    _save(model, out, 1, seed=1)
+    served = TextTaskConfig(output_dir=str(out), do_predict=True)
+    with pytest.raises(InputsConflictError, match=rf"^--output_dir={out} holds a token_classifier "
+                                                  r"head, but this run serves a classifier head"):
+        resolve_inputs(served, head="classifier")

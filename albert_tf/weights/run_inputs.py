@@ -321,8 +321,9 @@ def _check_head(inputs, trains: bool) -> None:
         return
     what = " and a ".join(f"{h} head" + (f" of {count} outputs" if h == reported else "")
                           for h in held)
+    flag = "--init_checkpoint" if inputs.init_checkpoint else "--output_dir"  # `_trained_folder`
     raise InputsConflictError(
-        f"--init_checkpoint={inputs.source.path} holds a {what}, but this run serves a "
+        f"{flag}={inputs.source.path} holds a {what}, but this run serves a "
         f"{inputs.head} head: pass a checkpoint of this task (or --do_train to train its head "
         "from that encoder)")
 
