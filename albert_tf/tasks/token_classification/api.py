@@ -32,7 +32,7 @@ from albert_tf.tasks.python_api import PythonApi
 from albert_tf.tasks.token_classification.config import NerRunConfig
 from albert_tf.tasks.token_classification.data import Sentence
 from albert_tf.tasks.token_classification.task import NerTask
-from albert_tf.training.checkpoint_files import list_checkpoints
+from albert_tf.weights.model_folder import find_checkpoint
 from albert_tf.weights.our_checkpoints import checkpoint_step
 
 
@@ -199,7 +199,7 @@ class TokenClassifier(PythonApi):
     MEMORY = "sentences"
 
     def _serving_driver(self):
-        if not self.init_checkpoint and not list_checkpoints(self.output_dir):
+        if not self.init_checkpoint and not find_checkpoint(self.output_dir, required=False):
             raise TokenClassifierError(f"the tagger is not fine-tuned yet: call fit() first "
                                        f"({self.output_dir} has no checkpoint)")
         return self._driver(self._config(do_predict=True, test_file=self.MEMORY))
