@@ -287,7 +287,8 @@ def test_run_classifier_conventions():
                   "init_checkpoint do_lower_case max_seq_length do_train do_eval do_predict "
                   "train_batch_size eval_batch_size predict_batch_size learning_rate train_step "
                   "warmup_step save_checkpoints_steps keep_checkpoint_max optimizer export_dir "
-                  "tflite shuffle_buffer seed train_file dev_file test_file label_list").split())
+                  "tflite onnx openvino shuffle_buffer seed train_file dev_file test_file "
+                  "label_list").split())
     assert shared | {"doc_stride"} == set(NER_FLAGS.split())
     defaults = cli.config_defaults(NerRunConfig)
     assert defaults["train_step"] == 1000 and defaults["do_lower_case"] is True

@@ -17,6 +17,7 @@ from albert_tf.run_config import parse_runtime_kinds
 from albert_tf.serving import onnx_export, runtimes
 from albert_tf.serving.tflite import sample_inputs
 from support.interop import assert_close, expected, inputs, interop
+from support.paths import REPO
 
 LENGTH = 20  # the interop fixtures' sequence length
 
@@ -259,3 +260,28 @@ def test_run_squad_refuses_runtime_files_for_v2_and_without_export_dir():
                                  ).validate(tiny_config())
     with pytest.raises(UsageError, match=r"^--onnx: unknown kind 'fp16'"):
         SquadRunConfig.from_flat(dict(flags, export_dir="e", onnx="fp16")).validate(tiny_config())
+
+
+def test_a_fresh_process_runs_the_files_without_tensorflow(exported):
+    """What a deployment runs: the runner alone (onnxruntime / openvino), TensorFlow never
+    imported, the same probabilities as transformers."""
+    import subprocess
+    import sys
+
+    result, root = exported
+    np.savez(root / "feed.npz", **_feed())
+    code = (
+        "import json, sys, numpy as np\n"
+        "from albert_tf.serving.runtimes import runner\n"
+        "feed = dict(np.load(sys.argv[1]))\n"
+        "out = [runner(p)(**feed)['probabilities'].tolist() for p in sys.argv[2:]]\n"
+        "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules\n"
+        "print(json.dumps(out))\n")
+    done = subprocess.run([sys.executable, "-c", code, str(root / "feed.npz"),
+                           result["onnx"]["classifier"]["float32"],
+                           result["openvino"]["classifier"]["float32"]],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    want = _softmax(expected("hf", "classifier")["logits"])
+    for got in json.loads(done.stdout):
+        assert_close(np.array(got), want, "fresh-process probabilities")
