@@ -1,15 +1,22 @@
-"""Predictor: one class opens a classifier's or an encoder's export as a SavedModel, TFLite, ONNX
-or OpenVINO file and gives the same answers (probabilities within 1e-4, the same label names)
-on texts and text pairs."""
+"""Predictor: one class opens a classifier's, a token classifier's or an encoder's export as a
+SavedModel, TFLite, ONNX or OpenVINO file and gives the same answers (probabilities within 1e-4,
+the same label names, the same tags per word) on texts and text pairs."""
 
+import json
 import os
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from albert_tf.errors import InputError
+from albert_tf.models import AlbertTokenClassifier
 from albert_tf.serving import runtimes
 from albert_tf.serving.predictor import FORMATS, Predictor
+from albert_tf.source_export import export_source
+from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
+from support.configs import SPM_VOCAB_SIZE, tiny_config
+from support.informative import spread_weights
 from support.interop import interop
 
 LENGTH = 16
@@ -20,8 +27,6 @@ PAIRS = ["A fox.", "", "Who said it?", "Nothing."]
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    from albert_tf.source_export import export_source
-
     formats = ["saved_model", "tflite"] + [f for f, package in (("onnx", "onnxruntime"),
                                                                 ("openvino", "openvino"))
                                            if runtimes.available(package)]
@@ -75,3 +80,26 @@ def test_wrong_calls_name_the_export(exported):
         Predictor.open(root / "classifier", format="tflite").encode(["a"])
     with pytest.raises(InputError, match="no SavedModel"):
         Predictor.open(root / "nothing")
+
+
+def test_a_token_classifier_tags_alike_as_savedmodel_and_tflite(spm_model, tmp_path):
+    """A token classifier's folder exported: the TFLite file's tags per word (run_ner's windows
+    in Python) equal the SavedModel's serve_text tags, a sentence longer than one window
+    among them."""
+    config = tiny_config(vocab_size=SPM_VOCAB_SIZE)
+    model = AlbertTokenClassifier(config, 3)
+    model({"input_ids": tf.zeros([1, LENGTH], tf.int32)})
+    spread_weights(model, std=0.5)
+    folder = tmp_path / "ner"
+    save_tf1_checkpoint(model, folder / "model.ckpt-1", 1)
+    (folder / "labels.json").write_text(json.dumps(["O", "B-PER", "I-PER"]))
+    config.to_json_file(folder / "albert_config.json")
+    export_source(str(folder), tmp_path / "x", str(folder / "albert_config.json"), spm_model,
+                  max_seq_length=LENGTH, verify=False, tflite="float32")
+    texts = ["Ada Lovelace met Charles Babbage in London .",
+             " ".join(f"word{i} Smith" for i in range(12)), ""]
+    saved = Predictor.open(tmp_path / "x" / "token_classifier").tag(texts)
+    lite = Predictor.open(tmp_path / "x" / "token_classifier", format="tflite").tag(texts)
+    assert [len(t) for t in saved] == [8, 24, 0]
+    assert len({tag for row in saved for tag in row}) >= 2  # the tags vary
+    assert lite == saved

@@ -1,8 +1,11 @@
-"""`Predictor`: one class opens any export of a classifier or an encoder, whatever its runtime.
+"""`Predictor`: one class opens any export of a classifier, a token classifier or an encoder,
+whatever its runtime.
 
     classifier = Predictor.open("exports/classifier")                    # the SavedModel
     classifier = Predictor.open("exports/classifier", format="onnx", kind="dynamic_int8")
     classifier.classify(["a lovely film"]), classifier.predict_labels(...), classifier.predict(...)
+    tagger = Predictor.open("exports/token_classifier", format="tflite")
+    tagger.tag(["Ada Lovelace met Babbage"])   # [["B-PER", "I-PER", "O", "B-PER"]]
     encoder = Predictor.open("exports/encoder", format="tflite")
     encoder.encode(["ALBERT is small."])     # {"pooled_output" [B, H], "sequence_output" [B, S, H]}
 
@@ -13,10 +16,13 @@ whose files an export publishes beside its SavedModel (`<name>/<format>/<version
 names from the export, a multi-label classifier's set of names, a regressor's score.
 
 * SavedModel: the raw-text signatures, tokenized in the graph — a classifier's `serve_text`
-  (and `serve_pair` for text pairs), an encoder's ids signature fed by the preprocessing export
-  beside it (`<export_dir>/preprocessing/<version>`).
+  (and `serve_pair` for text pairs), a token classifier's `serve_text` (tags per word), an
+  encoder's ids signature fed by the preprocessing export beside it
+  (`<export_dir>/preprocessing/<version>`).
 * TFLite, ONNX, OpenVINO: ids-in files, the text tokenized in Python with the tokenizer file
-  beside them (`serving.lite`, over the runtime's runner: `serving.runtimes`).
+  beside them (`serving.lite`, over the runtime's runner: `serving.runtimes`); a token
+  classifier's words in run_ner.py's windows, each word tagged at its first piece in the window
+  where it has the most context (`tokenization.word_windows`).
 """
 
 from __future__ import annotations
@@ -26,9 +32,13 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from albert_tf import tokenization
 from albert_tf.errors import InputError
+from albert_tf.run_config import window_stride
 from albert_tf.serving import runtimes
-from albert_tf.serving.lite import LiteClassifier, LiteEncoder, find_folder
+from albert_tf.serving.lite import (LiteClassifier, LiteEncoder, LiteRunner, find_folder,
+                                    read_metadata)
+from albert_tf.tokenization.word_windows import WordPieces, sentence_windows
 
 FORMATS = ("saved_model", "tflite", "onnx", "openvino")
 _LITE = {"classifier": LiteClassifier, "encoder": LiteEncoder}
@@ -110,9 +120,74 @@ class _SavedModelEncoder:
         return {k: out[k].numpy() for k in ("pooled_output", "sequence_output")}
 
 
+class _SavedModelTagger:
+    """A token classifier SavedModel's `serve_text`: tags per whitespace-separated word."""
+
+    def __init__(self, folder: str):
+        self.path = folder
+        signatures = tf.saved_model.load(folder).signatures
+        if "serve_text" not in signatures:
+            raise InputError(f"{folder}: no serve_text signature (exported without a tokenizer "
+                             "file?): open its TFLite, ONNX or OpenVINO files instead")
+        self.serve = signatures["serve_text"]
+
+    def tag(self, texts) -> list:
+        out = self.serve(text=tf.constant(texts))["tags"].numpy()
+        return [[t.decode("utf-8") for t in row[:len(text.split())]]
+                for row, text in zip(out, texts)]
+
+
+class _IdsTagger:
+    """A token classifier's ids-in file (TFLite, ONNX, OpenVINO) on whitespace-separated words:
+    run_ner.py's windows and home-window rule (`tokenization.word_windows`) in Python."""
+
+    def __init__(self, folder: str, kind: str, open_runner, num_threads=None):
+        meta_path = os.path.join(folder, "token_classifier.json")
+        meta = read_metadata(meta_path)
+        if kind not in meta["files"]:
+            raise InputError(f"{meta_path}: no {kind} file (written: "
+                             f"{', '.join(meta['files']) or 'none'})")
+        self.path = os.path.join(folder, meta["files"][kind])
+        self.model = (open_runner(self.path) if open_runner is not None else
+                      LiteRunner(self.path, num_threads=num_threads))
+        files = {k: os.path.join(folder, meta[k]) if meta.get(k) else None
+                 for k in ("spm_model_file", "vocab_file")}
+        tokenizer = tokenization.FullTokenizer(files["vocab_file"], meta["do_lower_case"],
+                                               files["spm_model_file"])
+        self.pieces = WordPieces(tokenizer, meta["do_lower_case"])
+        self.length = self.model.max_seq_length
+        self.stride = window_stride(None, self.length)  # export_saved_model's windows
+        self.names = meta.get("label_names")
+
+    def tag(self, texts) -> list:
+        records, owners, tags = [], [], []
+        for row, text in enumerate(texts):
+            words = text.split()
+            tags.append([None] * len(words))
+            if words:
+                found = sentence_windows(row, [self.pieces(w) for w in words], None,
+                                         self.length, self.stride, self.pieces.cls_id,
+                                         self.pieces.sep_id)
+                records += found
+                owners += [row] * len(found)
+        if records:
+            probabilities = self.model(**{name: np.array([r[key] for r in records], np.int32)
+                                          for name, key in (("input_word_ids", "input_ids"),
+                                                            ("input_mask", "input_mask"),
+                                                            ("input_type_ids", "segment_ids"))}
+                                       )["probabilities"]
+            for k, (record, row) in enumerate(zip(records, owners)):
+                for at, (word, home) in enumerate(zip(record["word_ids"],
+                                                      record["is_max_context"])):
+                    if word >= 0 and home:
+                        best = int(np.argmax(probabilities[k, at]))
+                        tags[row][word] = self.names[best] if self.names else best
+        return tags
+
+
 class Predictor:
     """One head's export in one runtime: `classify` / `predict_labels` / `predict` for a
-    classifier, `encode` for an encoder (see the module)."""
+    classifier, `tag` for a token classifier, `encode` for an encoder (see the module)."""
 
     def __init__(self, head: str, model, format: str):  # noqa: A002
         self.head, self.model, self.format = head, model, format
@@ -133,17 +208,21 @@ class Predictor:
                 return cls(head, _SavedModelClassifier(folder), format)
             if head == "encoder":
                 return cls(head, _SavedModelEncoder(folder, base), format)
-            raise InputError(f"{path}: a {head} export; Predictor opens classifier and "
-                             "encoder exports")
+            if head == "token_classifier":
+                return cls(head, _SavedModelTagger(folder), format)
+            raise InputError(f"{path}: a {head} export; Predictor opens classifier, "
+                             "token_classifier and encoder exports")
         base = os.path.dirname(os.path.abspath(path)) if os.path.isfile(
             os.path.join(path, "saved_model.pb")) else path  # a version folder: its export's
         head = name or os.path.basename(base)
-        if head not in _LITE:
-            raise InputError(f"{path}: a {head} export; Predictor opens classifier and "
-                             "encoder exports")
+        if head not in (*_LITE, "token_classifier"):
+            raise InputError(f"{path}: a {head} export; Predictor opens classifier, "
+                             "token_classifier and encoder exports")
         folder = find_folder(os.path.join(base, format), head)
         open_runner = None if format == "tflite" else (
             lambda file: runtimes.runner(file, num_threads))
+        if head == "token_classifier":
+            return cls(head, _IdsTagger(folder, kind, open_runner, num_threads), format)
         model = _LITE[head].from_folder(folder, kind=kind, name=head, open_runner=open_runner,
                                         num_threads=num_threads)
         return cls(head, model, format)
@@ -191,6 +270,12 @@ class Predictor:
             raise InputError(f"{self.model.path}: a regression model (it predicts a score, not "
                              "a label); use predict(texts) for the scores")
         return out
+
+    def tag(self, texts) -> list:
+        """A token classifier's tag per whitespace-separated word of each text (tag names, or
+        class ids where the export has none)."""
+        self._need("token_classifier", "tag")
+        return self.model.tag([texts] if isinstance(texts, str) else list(texts))
 
     def encode(self, texts, text_pairs=None) -> dict:
         """{"pooled_output" [B, H], "sequence_output" [B, S, H]}."""
