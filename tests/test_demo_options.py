@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from albert_tf.demo import stages
-from albert_tf.demo.stages import DemoOptions, cpu_has_bf16, full_options
+from albert_tf.demo import options
+from albert_tf.demo.options import DemoOptions, cpu_has_bf16, full_options
 
 AVX512 = "fpu vme sse sse2 avx avx2 fma avx512f avx512bw avx512vl"
 
@@ -21,17 +21,17 @@ def test_bf16_only_where_the_cpu_has_it(tmp_path):
 
 
 def test_the_fast_default_and_full(monkeypatch):
-    monkeypatch.setattr(stages, "cpu_has_bf16", lambda: False)
+    monkeypatch.setattr(options, "cpu_has_bf16", lambda: False)
     fast, full = DemoOptions(), full_options()
     assert fast.pretrain_precision == "none"  # no native bf16 here: float32
-    monkeypatch.setattr(stages, "cpu_has_bf16", lambda: True)
+    monkeypatch.setattr(options, "cpu_has_bf16", lambda: True)
     assert DemoOptions().pretrain_precision == "bf16"
     assert full_options().pretrain_precision == "none"
     assert (full.pretrain.num_train_steps, full.finetune.num_train_steps,
             full.num_hidden_layers) == (800, 300, 6)  # the run of before, unchanged
     assert (full.pretrain.learning_rate, full.finetune.learning_rate) == (2e-3, 1e-4)
     assert (fast.pretrain.num_train_steps, fast.finetune.num_train_steps) == (
-        stages.FAST_PRETRAIN_STEPS, stages.FAST_FINETUNE_STEPS)
+        options.FAST_PRETRAIN_STEPS, options.FAST_FINETUNE_STEPS)
     assert fast.pretrain.num_train_steps < full.pretrain.num_train_steps
     # everything else (corpus, vocabulary, records, model shape) is the same run
     same = {f.name for f in dataclasses.fields(DemoOptions)} - {

@@ -14,7 +14,7 @@ from absl import flags
 
 from albert_tf import cli
 from albert_tf.demo.run import run_demo
-from albert_tf.demo.stages import DemoOptions, full_options, with_steps
+from albert_tf.demo.options import DemoOptions, full_options, with_steps
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output_dir", "albert_demo", "Folder that receives everything the demo writes.")

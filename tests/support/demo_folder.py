@@ -15,7 +15,8 @@ from pathlib import Path
 
 from albert_tf.demo.console import Console
 from albert_tf.demo.run import run_demo
-from albert_tf.demo.stages import STAGES, DemoOptions, demo_schedule
+from albert_tf.demo.options import DemoOptions, demo_schedule
+from albert_tf.demo.stages import STAGES
 
 # `python -m albert_tf.demo` writes albert_demo/ into the folder it runs in.
 FOLDER = "albert_demo"
