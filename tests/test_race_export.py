@@ -4,6 +4,7 @@ question and options, and a RACE output_dir exported by export_saved_model answe
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.models import AlbertMultipleChoice
+from albert_tf.serving import runtimes
 from albert_tf.serving.lite import interpreter_runner
 from albert_tf.source_export import export_source
 from albert_tf.tasks.race import data
@@ -89,7 +91,8 @@ def test_a_race_folder_exports_what_run_race_predicts(data_dir, spm_model, tmp_p
 
     result = export_source(str(out), tmp_path / "exports", str(tmp_path / "albert_config.json"),
                            spm_model, max_seq_length=64, max_qa_length=16, verify=False,
-                           tflite="float32")
+                           tflite="float32",
+                           onnx="float32" if runtimes.available("onnxruntime") else None)
     assert result["heads"] == ["multiple_choice"]
     rows = _raw_questions(data_dir / "race", "test")
     served = tf.saved_model.load(result["multiple_choice"]).signatures["serve_text"](
@@ -118,12 +121,16 @@ def test_a_race_folder_exports_what_run_race_predicts(data_dir, spm_model, tmp_p
     tokenizer = FullTokenizer(None, True, spm_model)
     features = [data.convert_example(e, tokenizer, 64, 16)
                 for e in data.read_race_examples(data_dir / "race", "test")]
-    runner = interpreter_runner(lite["float32"])
-    scores = runner(**{name: np.array([getattr(f, key) for f in features], np.int32)
-                       .reshape(-1, 64) for name, key in (("input_word_ids", "input_ids"),
-                                                          ("input_mask", "input_mask"),
-                                                          ("input_type_ids", "segment_ids"))}
-                    )["score"].reshape(-1, 4)
-    lite_probabilities = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
-    np.testing.assert_allclose(lite_probabilities, probabilities, atol=1e-5)
+    ids = {name: np.array([getattr(f, key) for f in features], np.int32).reshape(-1, 64)
+           for name, key in (("input_word_ids", "input_ids"), ("input_mask", "input_mask"),
+                             ("input_type_ids", "segment_ids"))}
+    runners = {"tflite": interpreter_runner(lite["float32"])}
+    if "onnx" in result:  # the same row scorer for onnxruntime ([onnx] extra; CI has it)
+        runners["onnx"] = runtimes.runner(result["onnx"]["multiple_choice"]["float32"])
+    elif os.environ.get("ALBERT_TF_CI"):
+        pytest.fail("onnxruntime missing: pip install -e .[onnx]")
+    for fmt, run in runners.items():
+        scores = run(**ids)["score"].reshape(-1, 4)
+        row_probabilities = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
+        np.testing.assert_allclose(row_probabilities, probabilities, atol=1e-5, err_msg=fmt)
     assert math.isclose(float(predicted["best"]), correct.mean())
