@@ -168,6 +168,8 @@ def test_search_equals_brute_force(encoder, data_dir):
         assert [r["score"] for r in results] == pytest.approx([cosines[i] for i in brute],
                                                               abs=1e-6)
     assert len({r[0]["corpus_id"] for r in found}) == 3  # the queries find different texts
+    assert [[r["corpus_id"] for r in q] for q in encoder.search(queries, vectors, top_k=10)] == \
+        [[r["corpus_id"] for r in q] for q in found]  # texts are encoded first
     with pytest.raises(EmbeddingsError, match="an empty corpus; nothing to search"):
         encoder.search(asked, np.zeros((0, vectors.shape[1])))
     with pytest.raises(EmbeddingsError, match="top_k must be an integer of at least 1, got 0"):

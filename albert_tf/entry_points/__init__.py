@@ -4,7 +4,7 @@ After `pip install albert-tf` they are commands (`[project.scripts]` in pyprojec
 
     albert-create-pretraining-data  albert-run-pretraining  albert-run-classifier
     albert-run-squad  albert-run-race  albert-run-ner  albert-export-saved-model
-    albert-export-checkpoints  albert-convert
+    albert-export-checkpoints  albert-convert  albert-run-embeddings
 
 In a clone, the top-level scripts (`run_classifier.py`, ...) call the same `run()`, so a
 command and its script take the same flags. A module defines its flags when `run()` is called

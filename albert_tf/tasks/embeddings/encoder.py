@@ -218,12 +218,16 @@ class TextEncoder:
         return {"spearman": 100 * spearman(cosines, scores),
                 "pearson": 100 * pearson(cosines, scores), "pairs": len(texts_a)}
 
-    @staticmethod
-    def search(query_embeddings, corpus_embeddings, top_k: int = 10) -> list:
+    def search(self, queries, corpus_embeddings, top_k: int = 10) -> list:
         """Exact search by cosine (dot products of normalised vectors), numpy: for each query
-        its `top_k` corpus rows, best first (ties: lower row first), as
-        [{"corpus_id": row, "score": cosine}, ...] (sentence-transformers' semantic_search)."""
-        queries = np.asarray(query_embeddings, np.float32)
+        (a text, or its vector from `encode`) its `top_k` corpus rows, best first (ties: lower
+        row first), as [{"corpus_id": row, "score": cosine}, ...] (sentence-transformers'
+        semantic_search)."""
+        if isinstance(queries, str):
+            queries = [queries]
+        if isinstance(queries, (list, tuple)) and queries and isinstance(queries[0], str):
+            queries = self.encode(queries)
+        queries = np.asarray(queries, np.float32)
         corpus = np.asarray(corpus_embeddings, np.float32)
         if corpus.ndim != 2 or not len(corpus):
             raise EmbeddingsError("corpus_embeddings: an empty corpus; nothing to search")
