@@ -64,3 +64,8 @@ def test_preflight_counts_one_layers_activations_and_each_layers_input():
     recomputed = step_bytes(config, b, s, recompute=True)
     # Without: every layer's activations; with: each layer's input (s·b·h floats) + one layer's.
     assert abs((kept - recomputed) - (L * per_layer - (L * s * b * h * 4 + per_layer))) <= 2
+    # One more pass: its activations and one more weight-sized gradient of the shared block
+    # (Q, K, V, output 4·h² + biases, two LayerNorms, FFN 2·h·I + biases), held until summed.
+    block = 4 * h * h + 4 * h + 2 * 2 * h + 2 * h * 4096 + 4096 + h
+    deeper = step_bytes(config.replace(num_hidden_layers=L + 1), b, s)
+    assert abs((deeper - kept) - (per_layer + block * 4)) <= 2

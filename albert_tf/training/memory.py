@@ -7,7 +7,11 @@ float32; plus the activations the backward pass keeps for one micro-batch (the b
 `--gradient_accumulation_steps`), about s·b·h·(34 + 5·a·s/h) values per layer (the usual
 transformer account: Korthikanti et al. 2022), twice that in bytes for float32, and the masked-LM
 / classifier logits. With `--recompute` the backward pass keeps only each layer's input
-(s·b·h values) and recomputes one layer's activations at a time. Only the host's memory is checked (a CPU run); an accelerator's own memory
+(s·b·h values) and recomputes one layer's activations at a time. ALBERT's own term: every pass
+of a shared block yields a gradient the size of the block's weights, counted as held until
+they are summed: L passes of one block, L − 1 more weight-sized gradients (with or without
+recomputation; with this term the estimate is 0.87-1.05 of the measured peak of base and large
+steps without recomputation, 0.61-0.75 with it, docs/distributed.md). Only the host's memory is checked (a CPU run); an accelerator's own memory
 is the framework's to report.
 """
 
@@ -36,11 +40,15 @@ def step_bytes(config, batch_size: int, seq_length: int, accumulation: int = 1,
     per_layer = s * micro * h * (34 + 5 * a * s / h) * value_bytes / 2  # the count is for 2-byte values
     logits = micro * max(predictions, 1) * config.vocab_size * 4 * 3
     embeddings = micro * s * (config.embedding_size + h) * 4 * 4
+    # Each pass's gradient of the shared block's weights, held until they are summed.
+    block = (4 * h * h + 9 * h + 2 * h * config.intermediate_size + config.intermediate_size)
+    repeats = config.num_hidden_layers - len({groups for groups in config.group_map()})
+    passes = max(0, repeats) * config.inner_group_num * block * 4
     if recompute:  # each layer's input kept, one layer's activations at a time
         activations = config.num_hidden_layers * s * micro * h * value_bytes + per_layer
     else:
         activations = config.num_hidden_layers * per_layer
-    return int(state + activations + logits + embeddings)
+    return int(state + activations + passes + logits + embeddings)
 
 
 def available_bytes() -> int | None:
