@@ -138,3 +138,22 @@ def test_parse_kinds():
     assert tflite.parse_kinds("") == () and tflite.parse_kinds(None) == ()
     with pytest.raises(UsageError, match="--tflite: unknown kind 'int8'"):
         tflite.parse_kinds("float32,int8")
+
+
+def test_float16_file_holds_half_precision_weights_on_a_model_large_enough():
+    # float16 with its supported type but without the converter's optimization flag is a plain
+    # float32 file: within 1e-3 of the model, so only its size and operators tell. The tiny
+    # config's file is mostly graph (31 KB against 35 KB); at 45k parameters it is 60 %.
+    config = tiny_config(hidden_size=64, intermediate_size=128, embedding_size=32)
+    keras.utils.set_random_seed(3)
+    model = AlbertModel(config)
+    ids = np.random.RandomState(0).randint(5, 100, (2, 8)).astype(np.int32)
+    want = model({"input_ids": ids})["sequence_output"].numpy()
+    files = tflite.convert(model, 8, "float32,float16")
+    assert "DEQUANTIZE" in tflite.operators(files["float16"])  # float16 weights, dequantized
+    assert "DEQUANTIZE" not in tflite.operators(files["float32"])
+    assert len(files["float16"]) < 0.65 * len(files["float32"])  # measured 0.60
+    got = LiteRunner(model_content=files["float16"])(
+        input_word_ids=ids, input_mask=np.ones_like(ids), input_type_ids=np.zeros_like(ids))
+    # Measured 8.9e-4 (float32: 4.8e-7) on outputs of standard deviation 0.6.
+    np.testing.assert_allclose(got["sequence_output"], want, atol=1e-2)

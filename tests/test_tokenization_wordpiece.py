@@ -57,6 +57,21 @@ def test_every_ascii_symbol_is_punctuation_as_in_the_original():
     assert [c for c in symbols if wordpiece.is_punctuation(c)] == list(symbols)
 
 
+def test_every_cjk_block_of_the_original_is_split_into_characters():
+    # The original's _is_chinese_char blocks (spec), one character of each, between letters:
+    # each becomes its own token. Dropping the compatibility block F900-FAFF passed every test.
+    blocks = (0x4E00, 0x9FFF, 0x3400, 0x4DBF, 0x20000, 0x2A6DF, 0x2A700, 0x2B73F, 0x2B740,
+              0x2B81F, 0x2B820, 0x2CEAF, 0xF900, 0xFAD9, 0x2F800, 0x2FA1D)
+    cased = wordpiece.BasicTokenizer(do_lower_case=False)
+    for code in blocks:
+        assert cased.tokenize(f"a{chr(code)}b") == ["a", chr(code), "b"], hex(code)
+    for code in (0x3041, 0xAC00, 0xFF21, 0x2FA1F + 1):  # hiragana, hangul, full-width A, beyond
+        assert len(cased.tokenize(f"a{chr(code)}b")) == 1, hex(code)
+    # Lower-cased, a compatibility ideograph is still split first, then NFD maps it (F900 ->
+    # 8C48) as the original's _run_strip_accents does.
+    assert wordpiece.BasicTokenizer().tokenize("a\uf900b") == ["a", "\u8c48", "b"]
+
+
 def test_wordpiece_greedy_longest_match_and_limits():
     vocab = {t: i for i, t in enumerate(VOCAB_TOKENS)}
     tokenizer = wordpiece.WordpieceTokenizer(vocab)
