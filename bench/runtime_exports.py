@@ -66,6 +66,11 @@ def main():
     feed1 = feeds[1]
     model({"input_ids": feed1["input_word_ids"], "input_mask": feed1["input_mask"],
            "segment_ids": feed1["input_type_ids"]})
+    # Distinct values in every weight: a fresh model's query/key/value/output kernels start
+    # identical (one unseeded Keras initializer), which tf2onnx would store once, flattering sizes.
+    rng = np.random.default_rng(0)
+    for variable in (v for v in model.weights if len(v.shape) == 2):
+        variable.assign(rng.normal(0, 0.02, variable.shape).astype(np.float32))
     print(f"params {model.count_params():,} ({model.count_params() * 4 / 1e6:.1f} MB float32)")
     files = {}
     started = time.time()
