@@ -80,6 +80,7 @@ def test_files_hold_builtin_ops_only(golden_export):
     assert meta["inputs"] == ["input_word_ids", "input_mask", "input_type_ids"]
     assert meta["outputs"] == ["pooled_output", "sequence_output"]
     assert meta["max_seq_length"] == 24 and meta["spm_model_file"] == "spm.model"
+    assert meta["num_hidden_layers"] == 4  # the passes the file runs (the fixture's config)
     assert sorted(os.listdir(folder)) == ["encoder.dynamic_int8.tflite", "encoder.float32.tflite",
                                           "encoder.json", "spm.model"]  # no temporaries left
 
