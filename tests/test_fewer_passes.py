@@ -143,3 +143,19 @@ def test_python_apis_take_num_hidden_layers(six_pass_folder, tmp_path):
                                              output_dir=str(tmp_path / "ner"), num_hidden_layers=3)
     assert tagger.inputs.albert_config.num_hidden_layers == 3
     assert tagger._config().num_hidden_layers == 3
+
+
+@pytest.mark.parametrize("script, flags", [
+    ("run_classifier.py", ["--task_name=tsv", "--do_eval", "--dev_file={folder}/dev.tsv"]),
+    ("run_ner.py", ["--do_eval", "--dev_file={folder}/dev.txt"]),
+    ("run_squad.py", ["--do_predict", "--predict_file={folder}/dev.json"]),
+], ids=["run_classifier", "run_ner", "run_squad"])
+def test_fine_tuning_scripts_refuse_zero_passes(six_pass_folder, tmp_path, script, flags):
+    folder, _ = six_pass_folder
+    done = run_entry_point(script, [f"--init_checkpoint={folder}", f"--output_dir={tmp_path}",
+                                    "--num_hidden_layers=0",
+                                    *[flag.format(folder=tmp_path) for flag in flags]])
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        "error: --num_hidden_layers=0 must be between 1 and the model's trained depth "
+        "(num_hidden_layers 6)")
