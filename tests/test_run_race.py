@@ -65,7 +65,7 @@ def test_run_race_with_a_wordpiece_vocab_only(data_dir, tmp_path):
     done = run_entry_point("run_race.py", [
         f"--data_dir={data_dir / 'race'}", f"--albert_config_file={config}",
         f"--vocab_file={tmp_path / 'vocab.txt'}", f"--output_dir={tmp_path / 'out2'}",
-        "--max_seq_length=64"])
+        "--max_seq_length=64", "--max_qa_length=16"])
     assert done.returncode == 1
     assert "vocab.txt" in done.stderr.splitlines()[-1] and "vocab_size" in done.stderr
 

@@ -55,6 +55,24 @@ def test_loss_at_chance_is_stalled_and_a_falling_loss_is_not():
     assert H.loss_stalled(_noisy(np.full(150, 10.0), 0.1)) is not None
 
 
+def test_noise_tolerance_is_three_standard_errors_by_hand():
+    # 100 steps alternating m -+ 0.25: the window is the last 50, whose 49 steps are 25 of one
+    # sign and 24 of the other, 0.5 apart: noise = sqrt(0.25 - (0.5/49)^2) / sqrt(2) = 0.35348,
+    # and 3 standard errors of the window's mean are 3 * noise / sqrt(50) = 0.14997 (over 2 %
+    # of the chance loss 1.0). m = 0.86 is within them of chance: stalled; 0.84 is not.
+    # Z = 1 (0.05) passed every test: their curves' noise was below the 2 %.
+    def curve(m):
+        return np.array([m + (0.25 if i % 2 else -0.25) for i in range(100)])
+
+    noise = math.sqrt(0.25 - (0.5 / 49) ** 2) / math.sqrt(2)
+    assert 3 * noise / math.sqrt(50) == pytest.approx(0.14997, abs=1e-5)
+    stalled = H.loss_stalled(curve(0.86), 1.0)
+    assert stalled is not None and stalled["noise"] == pytest.approx(noise, abs=1e-12)
+    assert (stalled["first"], stalled["last"]) == (51, 100)
+    assert stalled["recent"] == pytest.approx(0.86, abs=1e-12)
+    assert H.loss_stalled(curve(0.84), 1.0) is None
+
+
 def test_a_checkpoint_in_the_warm_up_is_not_judged_and_a_finding_can_end(caplog):
     health = H.TrainingHealth({"warmup": ("--warmup_step", 100)}, chance_loss=LN2)
     for loss in _noisy(np.full(150, LN2), 0.018):
@@ -228,6 +246,16 @@ def test_an_evaluation_far_above_chance_or_not_finite_is_judged_at_any_length(ca
     prior = -(26 / 40 * math.log(26 / 40) + 14 / 40 * math.log(14 / 40))
     assert not eval_only.check_evaluation(0, 3 * prior - 1e-4, (ones, gold), final=True)
     assert eval_only.check_evaluation(0, 3 * prior + 1e-4, (ones, gold), final=True)
+    # A tagger of 9 tags, mostly O (prior entropy 0.2375): 4 steps from a random head measured
+    # 1.951, about ln 9 = 2.197, an even guess; that is a start, not a divergence (it warned).
+    tagger = H.TrainingHealth(chance_loss=0.2375)
+    tags = [f"T{i}" for i in range(9)]
+    gold_tags = np.array([0] * 1972 + [1] * 279)
+    wrong = (np.ones(2251, int), gold_tags, tags)
+    assert not tagger.check_evaluation(4, 1.951, wrong, final=True)
+    assert not tagger.check_evaluation(4, 3 * math.log(9) - 1e-4, wrong, final=True)
+    assert tagger.check_evaluation(4, 3 * math.log(9) + 1e-4, wrong, final=True)
+    assert "3 times an even guess's loss (ln 9) 2.197" in tagger.findings["eval"]
     # A tagger: gold -1 (a tag the run does not know) is left out of the count.
     assert H.no_better_than_commonest([0, 0, 1, 1], [0, -1, 1, 0]) == (2, 2, 3)
     assert H.no_better_than_commonest([0, 1, 1, 0], [0, -1, 1, 0]) is None

@@ -16,9 +16,10 @@ one line that names the likely causes and the settings to change:
   dev set holds several.
 - **not learning at its end** (also `not_learning`), judged at the last evaluation of any run
   however short, and at every evaluation from `MIN_STEPS` steps: the eval loss is not finite,
-  or it is at least `FAR_ABOVE_CHANCE` times the task's chance loss while the predictions are
-  no better than the commonest dev class (a model that overfits has its loss above chance
-  too, but gets more right than that).
+  or it is at least `FAR_ABOVE_CHANCE` times the task's chance loss (or ln C, an even guess
+  over C classes, where that is higher: imbalanced classes) while the predictions are no
+  better than the commonest dev class (a model that overfits has its loss above chance too,
+  but gets more right than that).
 - **collapsed start** (`collapsed_start`): before the first step from an initial checkpoint,
   the encoder's outputs for one training batch barely differ between inputs (`input_spread`
   below `COLLAPSED_SPREAD`): the checkpoint looks under-trained or collapsed.
@@ -288,9 +289,15 @@ class TrainingHealth:
         if not math.isfinite(loss):
             message = f"not learning: the evaluation{at} has a non-finite loss ({loss}); "
         else:
-            chance = self.chance_loss
+            chance, what = self.chance_loss, "the chance loss"
             if chance is None and predictions is not None and np.ndim(predictions[1]) == 1:
                 chance = label_entropy(predictions[1])  # an eval-only run: the dev labels' prior
+            classes = len(predictions[2]) if predictions is not None and len(predictions) > 2 \
+                and predictions[2] is not None else 0
+            if chance is not None and classes > 1 and math.log(classes) > chance:
+                # An untrained head guesses uniformly: ln C, above the prior's entropy when the
+                # classes are imbalanced (a tagger's O): a short run may not be below it yet.
+                chance, what = math.log(classes), f"an even guess's loss (ln {classes})"
             if chance and loss >= FAR_ABOVE_CHANCE * chance:
                 worse = None if predictions is None else no_better_than_commonest(
                     *predictions[:2])
@@ -299,7 +306,7 @@ class TrainingHealth:
                              f", and gets {worse[0]} of {worse[2]} dev examples right, no more "
                              f"than the commonest class alone ({worse[1]})")
                     message = (f"not learning: the evaluation{at} has loss {loss:.4g}, "
-                               f"{loss / chance:.3g} times the chance loss {chance:.4g}{right}; ")
+                               f"{loss / chance:.3g} times {what} {chance:.4g}{right}; ")
         self._report("eval", None if message is None else message + self.advice())
         return message is not None
 
