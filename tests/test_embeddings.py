@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.errors import InputError
+from albert_tf.serving.lite import LiteEmbedder
 from albert_tf.source_export import export_source
 from albert_tf.tasks.embeddings import EmbeddingsError, TextEncoder, embedding
 from albert_tf.tasks.embeddings.pairs import read_pairs, spearman
@@ -152,6 +153,16 @@ def test_export_embed_signature_equals_encode(encoder, folder, tmp_path):
     want = encoder.encode(TEXTS)
     assert_spread(want, 1e-2)
     np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_tflite_embedder_equals_encode(encoder, tmp_path):
+    written = encoder.export_tflite(tmp_path / "lite")
+    assert sorted(os.listdir(tmp_path / "lite")) == ["30k-clean.model", "embedder.float32.tflite",
+                                                     "embedder.json"]
+    lite = LiteEmbedder.from_folder(tmp_path / "lite", kind="float32")
+    assert lite.path == written["float32"]
+    got = np.concatenate([lite.embed([text]) for text in TEXTS])  # padded to 32 pieces
+    np.testing.assert_allclose(got, encoder.encode(TEXTS), atol=1e-5)
 
 
 def test_search_equals_brute_force(encoder, data_dir):

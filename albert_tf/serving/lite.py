@@ -153,6 +153,17 @@ class LiteEncoder(_LiteTextModel):
         return self.run(texts, text_pairs)
 
 
+class LiteEmbedder(_LiteTextModel):
+    """`embed(texts)` → L2-normalised [B, H] vectors of an `embedder.<kind>.tflite` file
+    (`TextEncoder.export_tflite`: the encoder with its pooling, albert_tf/tasks/embeddings)."""
+
+    FILE_NAME = "embedder"
+    OUTPUTS = ("embeddings",)
+
+    def embed(self, texts):
+        return self.run(texts)["embeddings"]
+
+
 class LiteClassifier(_LiteTextModel):
     """`predict(texts)` → probabilities [B,C]; `classify(texts)` → a label name per text (class
     ids when the export has none), or for a multi-label file the set of names at or above its

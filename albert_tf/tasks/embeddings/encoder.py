@@ -28,6 +28,7 @@ import tensorflow as tf
 from albert_tf import io_utils
 from albert_tf.models import AlbertModel
 from albert_tf.optimization import create_optimizer
+from albert_tf.serving.tflite import export_tflite
 from albert_tf.tasks.embeddings import embedding
 from albert_tf.tasks.embeddings.pairs import EmbeddingsError, Pairs, pearson, spearman
 from albert_tf.tokenization import FullTokenizer, preprocess_text
@@ -242,6 +243,23 @@ class TextEncoder:
         order = np.argsort(-scores, axis=1, kind="stable")[:, :top_k]
         return [[{"corpus_id": int(i), "score": float(row[i])} for i in best]
                 for row, best in zip(scores, order)]
+
+    def export_tflite(self, output_dir, kinds="float32") -> dict:
+        """`<output_dir>/embedder.<kind>.tflite` (builtin ops; ids in, `embeddings` out: this
+        pooling, L2-normalised), the tokenizer file and `embedder.json`, for
+        `serving.lite.LiteEmbedder`; returns {kind: path, "metadata": path}."""
+        model, pooling = self.model, self.pooling
+
+        def call(input_word_ids, input_mask, input_type_ids):
+            outputs = model({"input_ids": input_word_ids, "input_mask": input_mask,
+                             "segment_ids": input_type_ids}, training=False)
+            return {"embeddings": embedding.pool(outputs, input_mask, pooling)}
+
+        return export_tflite(model, output_dir, self.max_seq_length, kinds, name="embedder",
+                             outputs=("embeddings",), call=call,
+                             spm_model_file=self.tokenizer.spm_model_file,
+                             vocab_file=None if self.tokenizer.spm_model_file
+                             else self.tokenizer.vocab_file, do_lower_case=self.do_lower_case)
 
     # ---------------------------------------------------------------- files
     @property
