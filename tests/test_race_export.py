@@ -134,3 +134,31 @@ def test_a_race_folder_exports_what_run_race_predicts(data_dir, spm_model, tmp_p
         row_probabilities = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
         np.testing.assert_allclose(row_probabilities, probabilities, atol=1e-5, err_msg=fmt)
     assert math.isclose(float(predicted["best"]), correct.mean())
+
+
+def test_serve_text_takes_ragged_options_and_refuses_mismatched_rows(spm_model):
+    """A stand-in scorer whose score is the row's number of pieces: an empty option is no
+    option (probability 0, never chosen), a question without options chooses -1 and no
+    letter, and options of another batch size than the passages is one error naming it."""
+    def longest(features, training=False):
+        return {"logits": tf.reduce_sum(tf.cast(features["input_mask"], tf.float32), -1)}
+
+    serving = RaceServing(longest, 32, 16, spm_model)
+    out = serving.serve_text(tf.constant(["a cat sat.", "dogs run.", "x"]),
+                             tf.constant(["who?", "what?", "why?"]),
+                             tf.constant([["a", "a b c", "", "a b"], ["", "", "", "a b c d e"],
+                                          ["", "", "", ""]]))
+    probabilities = out["probabilities"].numpy()
+    assert probabilities[0, 2] == 0 and probabilities[1, :3].tolist() == [0, 0, 0]
+    np.testing.assert_allclose(probabilities[:2].sum(-1), 1.0, atol=1e-6)
+    assert probabilities[2].tolist() == [0, 0, 0, 0]
+    assert out["choice"].numpy().tolist() == [1, 3, -1]
+    assert [x.decode() for x in out["letter"].numpy()] == ["B", "D", ""]
+    # Option B's row has as many more pieces as its text has, by the Python tokenizer.
+    tokenizer = FullTokenizer(None, True, spm_model)
+    more = len(tokenizer.tokenize("who? a b c")) - len(tokenizer.tokenize("who? a"))
+    assert more >= 2
+    assert probabilities[0, 1] / probabilities[0, 0] == pytest.approx(math.exp(more), rel=1e-5)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="same batch size: options"):
+        serving.serve_text(tf.constant(["a", "b"]), tf.constant(["q", "q"]),
+                           tf.constant([["x", "y"]]))
