@@ -1,7 +1,7 @@
 """Fill-mask (albert_tf/tasks/fill_mask, `python -m albert_tf.fill_mask`, the encoder export's
-`fill_mask` signature) on a tiny spread pretraining model: the masks found in raw text, the
-top-k equal to the Keras pretrainer's own masked-LM outputs, top-1 accuracy equal to
-run_pretraining's masked_lm_accuracy on the same positions, and the errors."""
+`fill_mask` signature; the same export's `embed` too) on a tiny spread pretraining model: the
+masks found in raw text, the top-k equal to the Keras pretrainer's own masked-LM outputs, top-1
+accuracy equal to run_pretraining's masked_lm_accuracy on the same positions, and the errors."""
 
 import json
 
@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.source_export import export_source
+from albert_tf.tasks.embeddings import TextEncoder
 from albert_tf.tasks.fill_mask import FillMask, FillMaskError
 from albert_tf.tasks.pretraining.objective import pretraining_metrics
 from albert_tf.tokenization import encode_ids, load_sentencepiece, preprocess_text
@@ -147,6 +148,13 @@ def test_export_fill_mask_signature_equals_the_class(fill, folder, held_out, tmp
         assert [p.decode() for p in out["pieces"].numpy()[i][0]] == \
             [fill.tokenizer.piece(t) for t in row_ids[0]]
     assert (out["ids"].numpy()[-1] == -1).all() and (out["ids"].numpy()[0][1] == -1).all()
+    # The same export's `embed` (tasks/embeddings) against TextEncoder.encode, mean pooling.
+    plain = [text.replace("[MASK]", "word") for text in texts]
+    embedded = tf.saved_model.load(result["encoder"]).signatures["embed"](
+        text=tf.constant(plain))["embeddings"].numpy()
+    want = TextEncoder.from_pretrained(folder, max_seq_length=64).encode(plain)
+    assert_spread(want, 1e-2)
+    np.testing.assert_allclose(embedded, want, atol=1e-5)
 
 
 def test_command_prints_the_classes_records(fill, folder, held_out):
