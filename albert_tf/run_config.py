@@ -183,10 +183,17 @@ class TextTaskConfig(RunConfig):
     # --num_hidden_layers: passes of the shared layer this run makes (None: the trained depth);
     # the model's config key of that name is resolved from the weights (`config.with_passes`).
     num_hidden_layers: int | None = None
+    # --lora_rank: train rank-R adapters on the shared layer's query and value, and the head,
+    # with the encoder frozen (`models.lora`); None: full fine-tuning.
+    lora_rank: int | None = None
 
     def __post_init__(self):
         # [CLS] one piece [SEP]: below that a value is a typo (0, -8), never "the default".
         check_at_least(self, "max_seq_length", 3)
+        check_at_least(self, "lora_rank", 1)
+        if self.lora_rank is not None and getattr(self, "distill_from", None):
+            raise UsageError("--lora_rank and --distill_from: not together (a student trains "
+                             "all its weights); distil first, then train adapters on the student")
 
 
 # --distill_from's defaults: the soft labels at temperature 2, weighed half (docs/compression.md).

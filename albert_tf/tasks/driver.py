@@ -25,6 +25,7 @@ from absl import logging
 
 from albert_tf import io_utils
 from albert_tf.errors import CheckpointError, InputError, UsageError
+from albert_tf.models.lora import merged_lora, parameter_counts
 from albert_tf.optimization import create_optimizer
 from albert_tf.tasks.base import Task
 from albert_tf.tasks.eval_state import CheckpointEvaluator
@@ -35,6 +36,7 @@ from albert_tf.training.loop import Trainer, check_batch_split
 from albert_tf.training.memory import GB, check_step_fits
 from albert_tf.training.runtime import Runtime
 from albert_tf.weights.loading import load
+from albert_tf.weights.lora_base import read_record, start_lora, write_record
 from albert_tf.weights.model_folder import find_checkpoint, write_model_files
 from albert_tf.weights.our_checkpoints import checkpoint_step
 from albert_tf.weights.readers import open_source
@@ -97,8 +99,35 @@ class Driver:
     def model(self):
         if self._model is None:
             with self.runtime.scope():
-                self._model = self.task.build_model()
+                model = self.task.build_model()
+                if self.lora_rank:
+                    self._start_lora(model)
+                self._model = model
         return self._model
+
+    @property
+    def lora_rank(self) -> int:
+        """--lora_rank of a training run (0: none): the encoder frozen, adapters trained."""
+        return int(getattr(self.config, "lora_rank", None) or 0) if self.config.do_train else 0
+
+    def _start_lora(self, model) -> None:
+        """The base (--init_checkpoint) loaded into `model`, then frozen with adapters."""
+        path = self.config.init_checkpoint
+        if not path:
+            raise UsageError("--lora_rank needs --init_checkpoint: the base model the adapters "
+                             "are trained on (lora.json records it)")
+        weights = self.task.inputs.weights(path)
+        base = getattr(weights, "checkpoint_prefix", None)
+        if not base or not tf.io.gfile.exists(f"{base}.index"):
+            raise UsageError(f"--lora_rank: --init_checkpoint={path} is not a checkpoint (an "
+                             "original TF1 one or a run's output_dir); convert it first")
+        if read_record(base) is not None:
+            raise UsageError(f"--lora_rank: --init_checkpoint={path} is a LoRA run's folder; "
+                             "pass its base (its lora.json names it)")
+        group0 = getattr(self.config, "init_from_group0", False)
+        start_lora(model, base, self.lora_rank, lambda target: logging.info(
+            "%s", load(target, weights, init_from_group0=group0, new_head=True)))
+        self._lora_base = base
 
     @property
     def output_dir(self) -> str:
@@ -135,6 +164,8 @@ class Driver:
             self.task.prepare_output_dir(is_chief)
             if cfg.do_train:  # the folder will hold a model: make it usable alone
                 write_model_files(self.output_dir, cfg, is_chief)
+                if self.lora_rank:
+                    self._write_lora_record(is_chief)
             self.task.prepare_data()
             summary = {}
             if cfg.do_train:
@@ -146,10 +177,19 @@ class Driver:
                 summary["predict"] = self.task.predict(self.model)
             if cfg.export_dir:
                 self.load(self.prediction_checkpoint(), require_head=True)
-                summary["export"] = self.task.export(self.model,
-                                                     io_utils.absolute_path(cfg.export_dir))
+                with merged_lora(self.model):  # adapters (if any) merged into the kernels
+                    summary["export"] = self.task.export(self.model,
+                                                         io_utils.absolute_path(cfg.export_dir))
         summary.update(self.health.fields())
         return summary
+
+    def _write_lora_record(self, is_chief: bool) -> None:
+        """lora.json (`weights.lora_base`), and the parameters the run trains in the log."""
+        trained, total = parameter_counts(self.model)
+        logging.info("--lora_rank=%d: %d trainable parameters of %d (%.2f %%)", self.lora_rank,
+                     trained, total, 100.0 * trained / total)
+        if is_chief:
+            write_record(self.output_dir, self._lora_base, self.lora_rank, (trained, total))
 
     def check_memory(self) -> None:
         """Before anything is read or written: a CPU training step that cannot fit in this
@@ -216,7 +256,7 @@ class Driver:
         """What the trainer calls on a fresh run (not when resuming): `--init_checkpoint`
         loaded into the model (as Model Garden's `init_fn`), or None without one."""
         path = self.config.init_checkpoint
-        if not path:
+        if not path or self.lora_rank:  # a LoRA run's base is loaded as its model is built
             return None
         group0 = getattr(self.config, "init_from_group0", False)
         weights = self.task.inputs.weights(path)

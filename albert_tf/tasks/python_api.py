@@ -23,6 +23,7 @@ from albert_tf import io_utils
 from albert_tf.config import PRESETS, AlbertConfig, preset
 from albert_tf.errors import UsageError
 from albert_tf.labels import LabelFile
+from albert_tf.models.lora import merged_lora
 from albert_tf.tasks.keras_bridge import FitProgress
 from albert_tf.tasks.output_lock import OutputDirLock
 from albert_tf.weights.model_folder import (CONFIG_NAME, checkpoint_stamp, find_checkpoint,
@@ -233,7 +234,7 @@ class PythonApi(abc.ABC):
 
     def _export(self, task, model, export_dir) -> str:
         """The task's export of the served model in `<export_dir>/<version>`."""
-        with OutputDirLock(self.output_dir):
+        with OutputDirLock(self.output_dir), merged_lora(model):
             return task.export(model, io_utils.absolute_path(export_dir))
 
     def __repr__(self):

@@ -9,6 +9,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.errors import TrainingError, UsageError
+from albert_tf.models.lora import trained_part
 from albert_tf.training.checkpoint_files import CheckpointState
 from albert_tf.training.health import TrainingHealth
 from albert_tf.training.logs import MetricSums, StepLogger
@@ -55,7 +56,8 @@ class Trainer:
     def _make_state(self):
         extra = {"loss_scale": self.step_builder.loss_scale,
                  "loss_scale_good_steps": self.step_builder.good_steps}
-        return CheckpointState(self.output_dir, self.model, self.optimizer,
+        # A LoRA run's checkpoints hold its adapters and head only (`models.lora`).
+        return CheckpointState(self.output_dir, trained_part(self.model), self.optimizer,
                                self.keep_checkpoint_max, self.runtime.is_chief,
                                self.runtime.task_id, **extra)
 

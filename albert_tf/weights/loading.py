@@ -11,6 +11,7 @@ from absl import logging
 
 from albert_tf.weights.heads import (has_head, head_loaded, labelled_heads, model_heads,
                                      task_heads)
+from albert_tf.weights.lora_base import read_record, restore_lora
 from albert_tf.weights.our_checkpoints import restore_ours
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.source import WeightSource
@@ -75,6 +76,12 @@ def _load(model, source, init_from_group0, require_head, new_head=False) -> str:
         description = f"{source.describe()}: {len(report.loaded)} variables loaded"
         if report.from_group0:
             description += f" ({len(report.from_group0)} from group_0)"
+    elif (record := read_record(source.checkpoint_prefix)) is not None:
+        # A LoRA run's adapters and head: its base (lora.json) first, its encoder and no head.
+        description, attributes = restore_lora(
+            model, source.checkpoint_prefix, record,
+            lambda target, base: _load(target, open_source(base), False, False, True))
+        heads = list(model_heads(model))
     else:
         description, attributes = restore_ours(model, source.checkpoint_prefix)
         heads = list(model_heads(model)) if attributes else []

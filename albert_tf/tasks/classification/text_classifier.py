@@ -246,7 +246,8 @@ class TextClassifier(PythonApi):
     def fit(self, texts, labels=None, epochs: int = 1, batch_size: int = 32,
             learning_rate: float = 2e-5, validation_data=None, warmup_proportion: float = 0.1,
             optimizer: str = "adamw", keep_checkpoint_max: int = 5, callbacks=None,
-            verbose="auto", distill_from: str | None = None) -> dict:
+            verbose="auto", distill_from: str | None = None,
+            lora_rank: int | None = None) -> dict:
         """Fine-tunes for `epochs` more epochs (a checkpoint per epoch; with `validation_data`
         = (texts, labels), each is evaluated and the best kept as `model.ckpt-best`, which
         predict and export then use). A second `fit` continues from the last checkpoint.
@@ -256,6 +257,8 @@ class TextClassifier(PythonApi):
         progress bar, 2 one line per epoch). `distill_from`: a teacher classifier's folder whose
         soft labels this model learns beside the true ones (run_classifier.py --distill_from;
         start from the teacher, e.g. `from_pretrained(teacher, num_hidden_layers=3)`).
+        `lora_rank`: train rank-R adapters and the head only (run_classifier.py --lora_rank;
+        the base is the pretrained model this classifier started from).
         Returns the driver's summary."""
         verbose = self._verbosity(verbose)
         texts, labels = as_examples(texts, labels, "texts")
@@ -291,7 +294,8 @@ class TextClassifier(PythonApi):
                 save_checkpoints_steps=steps_per_epoch, keep_checkpoint_max=keep_checkpoint_max,
                 log_every_steps=max(1, steps_per_epoch))
             config = self._run_config(schedule, do_train=True, do_eval="dev" in splits,
-                                      distill_from=distill_from and os.fspath(distill_from))
+                                      distill_from=distill_from and os.fspath(distill_from),
+                                      lora_rank=lora_rank)
             driver = self._driver(config, splits, pair)
             with contextlib.ExitStack() as keras_calls:
                 if callbacks:

@@ -1,0 +1,117 @@
+"""A LoRA run's folder (`--lora_rank`): its checkpoints hold only the adapters and the head
+(`models.lora.trained_part`), and `lora.json` points at the base they were trained on:
+
+    {"base": "<the base checkpoint's prefix>", "digest": "sha256:<...>", "rank": 8,
+     "targets": ["query", "value"], "trainable_parameters": ..., "parameters": ...}
+
+The digest is the sha256 of the base's .index file followed by the sizes of its .data files:
+a base rewritten in place (another checkpoint under the same name) no longer matches. Every
+load of the folder's checkpoints loads the base first, checks it, then the adapters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import tensorflow as tf
+
+from albert_tf.errors import CheckpointError, UsageError
+from albert_tf.io_utils import atomic_output
+from albert_tf.models.lora import TARGETS, enable_lora, lora_rank, trained_part
+
+LORA_FILE = "lora.json"
+
+
+def base_digest(prefix: str) -> str | None:
+    """sha256 of `<prefix>.index` then the sizes of `<prefix>.data-*`; None when it is missing."""
+    index = f"{prefix}.index"
+    if not os.path.isfile(index):
+        return None
+    digest = hashlib.sha256()
+    with open(index, "rb") as file:
+        digest.update(file.read())
+    for path in sorted(tf.io.gfile.glob(f"{prefix}.data-*")):
+        digest.update(f"{os.path.basename(path)}:{os.path.getsize(path)};".encode())
+    return f"sha256:{digest.hexdigest()}"
+
+
+def record_path(prefix: str) -> str:
+    return os.path.join(os.path.dirname(os.fspath(prefix)), LORA_FILE)
+
+
+def read_record(prefix: str) -> dict | None:
+    """The lora.json beside a checkpoint, None when there is none (not a LoRA run's)."""
+    path = record_path(prefix)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as file:
+        return json.load(file)
+
+
+def check_base(record: dict, path: str) -> str:
+    """The base prefix lora.json names, after checking it is there and unchanged."""
+    base = record["base"]
+    digest = base_digest(base)
+    if digest is None:
+        raise CheckpointError(f"{path}: its base checkpoint {base} is missing (the adapters "
+                              "need the base they were trained on)")
+    if digest != record["digest"]:
+        raise CheckpointError(f"{path}: its base checkpoint {base} changed since the adapters "
+                              f"were trained ({record['digest'][:19]}..., now {digest[:19]}...)")
+    return base
+
+
+def write_record(output_dir: str, base: str, rank: int, counts: tuple[int, int]) -> dict:
+    """Writes lora.json at a run's start; a run resumed in the same folder must use the same
+    base and rank (else one error naming the file)."""
+    path = os.path.join(output_dir, LORA_FILE)
+    record = {"base": os.path.abspath(base), "digest": base_digest(base), "rank": int(rank),
+              "targets": list(TARGETS), "trainable_parameters": counts[0],
+              "parameters": counts[1]}
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as file:
+            old = json.load(file)
+        if (old.get("base"), old.get("digest"), old.get("rank")) != (
+                record["base"], record["digest"], record["rank"]):
+            raise UsageError(f"{path}: this folder's adapters were trained with rank "
+                             f"{old.get('rank')} on {old.get('base')}; this run's are rank "
+                             f"{rank} on {record['base']}: use another --output_dir")
+        return old
+    with atomic_output(path) as tmp, open(tmp, "w", encoding="utf-8") as file:
+        json.dump(record, file, indent=2)
+        file.write("\n")
+    return record
+
+
+def start_lora(model, base: str, rank: int, load_base) -> None:
+    """A LoRA training run's model: the base loaded (`load_base(model)`), then frozen with
+    adapters; the model remembers its base so later loads in the run skip reading it again."""
+    load_base(model)
+    enable_lora(model, rank)
+    object.__setattr__(model, "_lora_base_digest", base_digest(base))
+
+
+def restore_lora(model, prefix: str, record: dict, load_base) -> tuple[str, list]:
+    """Loads a LoRA run's checkpoint: the base named in lora.json (checked; `load_base(model,
+    base)`) unless the model already holds it, then its adapters and head."""
+    path = record_path(prefix)
+    base = check_base(record, path)
+    rank = lora_rank(model)
+    if not rank:
+        load_base(model, base)
+        enable_lora(model, record["rank"])
+        object.__setattr__(model, "_lora_base_digest", record["digest"])
+    elif rank != int(record["rank"]) or getattr(model, "_lora_base_digest", None) != \
+            record["digest"]:
+        raise CheckpointError(f"{path}: adapters of rank {record['rank']} on {base}, but this "
+                              f"model has rank-{rank} adapters on another base")
+    try:
+        tf.train.Checkpoint(model=trained_part(model)).read(prefix).expect_partial() \
+            .assert_existing_objects_matched()
+    except (AssertionError, ValueError) as error:
+        raise CheckpointError(f"{prefix}: not this model's adapters and head "
+                              f"({str(error).splitlines()[0][:200]})") from None
+    return (f"checkpoint {prefix}: rank-{record['rank']} adapters and head on base {base}",
+            ["head"])
