@@ -11,12 +11,13 @@ import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import CheckpointError, UsageError
-from albert_tf.models import AlbertClassifier
+from albert_tf.models import AlbertClassifier, AlbertTokenClassifier
 from albert_tf.models.lora import enable_lora, merged_lora, parameter_counts, trained_part
 from albert_tf.tasks.classification.config import ClassifierRunConfig
 from albert_tf.tasks.classification.text_classifier import TextClassifier
 from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
 from support.configs import GLUE_TINY, TINY
+from support.entry_points import run_entry_point
 from support.informative import spread_weights
 
 LABELS = ["neg", "pos"]
@@ -132,3 +133,47 @@ def test_rank_below_one_and_distillation_are_refused():
         ClassifierRunConfig(output_dir="o", task_name="tsv", lora_rank=0)
     with pytest.raises(UsageError, match=r"^--lora_rank and --distill_from: not together"):
         ClassifierRunConfig(output_dir="o", task_name="tsv", lora_rank=8, distill_from="t")
+
+
+def test_a_full_run_from_a_lora_folder_is_refused(trained, tmp_path):
+    root, _, _ = trained
+    train = tmp_path / "train.tsv"
+    train.write_text("text\tlabel\n" + "".join(f"{t}\t{g}\n" for t, g in zip(TEXTS, GOLD)))
+    done = run_entry_point("run_classifier.py", [
+        "--task_name=tsv", f"--train_file={train}", "--text_a_column=text",
+        "--label_column=label", f"--output_dir={tmp_path / 'out'}", "--do_train",
+        "--max_seq_length=16", "--train_batch_size=4", "--train_step=1",
+        f"--init_checkpoint={root / 'out'}"])
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"error: --init_checkpoint={root / 'out'} holds LoRA adapters (its lora.json), not a "
+        "model to train on: start from its base (lora.json names it), with or without "
+        "--lora_rank")
+    assert not list((tmp_path / "out").glob("model.ckpt-*"))
+
+
+def test_run_ner_trains_adapters_of_a_tagger(spm_model, tmp_path):
+    tags = ["B-X", "I-X", "O"]
+    folder = tmp_path / "tagger"
+    folder.mkdir()
+    (folder / "albert_config.json").write_text(json.dumps(GLUE_TINY))
+    shutil.copy(spm_model, folder / "30k-clean.model")
+    (folder / "labels.json").write_text(json.dumps(tags))
+    model = AlbertTokenClassifier(AlbertConfig(**GLUE_TINY), len(tags))
+    spread_weights(model, seed=2, std=0.1)
+    save_tf1_checkpoint(model, str(folder / "model.ckpt-best"))
+    train = tmp_path / "train.txt"
+    train.write_text("Alice\tB-X\nsaw\tO\nBob\tB-X\nLee\tI-X\n\nhe\tO\nran\tO\n\n")
+    out = tmp_path / "tagger_lora"
+    done = run_entry_point("run_ner.py", [
+        f"--train_file={train}", f"--dev_file={train}", f"--output_dir={out}", "--do_train",
+        "--do_eval", "--max_seq_length=16", "--train_batch_size=2", "--train_step=1",
+        f"--init_checkpoint={folder}", "--lora_rank=2"])
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = sorted(n.split("/.ATTRIBUTES")[0] for n, _ in
+                   tf.train.list_variables(str(out / "model.ckpt-1")) if n.startswith("model/"))
+    assert names[:4] == [f"{BLOCK}_{layer}_lora_kernel_{ab}" for layer in ("query", "value")
+                         for ab in "ab"]
+    assert not [n for n in names if "embeddings" in n or "/encoder/" in n]
+    assert json.loads((out / "lora.json").read_text())["rank"] == 2
+    assert (out / "eval_results.json").is_file()

@@ -72,6 +72,7 @@ class Driver:
         self.health = TrainingHealth(settings_of(self.config))
         self._eval_step = None  # the step of the checkpoint being evaluated
         self._final_step = None  # the step of the run's last evaluation (health judges it)
+        self._lora_base = None  # --lora_rank: the base checkpoint's prefix
 
     @classmethod
     def create(cls, task_class, config, runtime=None, inputs=None) -> "Driver":
@@ -110,20 +111,34 @@ class Driver:
         """--lora_rank of a training run (0: none): the encoder frozen, adapters trained."""
         return int(getattr(self.config, "lora_rank", None) or 0) if self.config.do_train else 0
 
-    def _start_lora(self, model) -> None:
-        """The base (--init_checkpoint) loaded into `model`, then frozen with adapters."""
+    def _check_lora_start(self) -> str | None:
+        """Before anything is written: a LoRA run's base (--init_checkpoint, a checkpoint that
+        is not itself a LoRA run's), returned; a full run refuses to start from a LoRA folder."""
         path = self.config.init_checkpoint
+        weights = self.task.inputs.weights(path) if path else None
+        base = getattr(weights, "checkpoint_prefix", None)
+        adapters = bool(base) and read_record(base) is not None
+        if not self.lora_rank:
+            if adapters:
+                raise UsageError(f"--init_checkpoint={path} holds LoRA adapters (its lora.json), "
+                                 "not a model to train on: start from its base (lora.json "
+                                 "names it), with or without --lora_rank")
+            return None
         if not path:
             raise UsageError("--lora_rank needs --init_checkpoint: the base model the adapters "
                              "are trained on (lora.json records it)")
-        weights = self.task.inputs.weights(path)
-        base = getattr(weights, "checkpoint_prefix", None)
         if not base or not tf.io.gfile.exists(f"{base}.index"):
             raise UsageError(f"--lora_rank: --init_checkpoint={path} is not a checkpoint (an "
                              "original TF1 one or a run's output_dir); convert it first")
-        if read_record(base) is not None:
+        if adapters:
             raise UsageError(f"--lora_rank: --init_checkpoint={path} is a LoRA run's folder; "
                              "pass its base (its lora.json names it)")
+        return base
+
+    def _start_lora(self, model) -> None:
+        """The base (--init_checkpoint) loaded into `model`, then frozen with adapters."""
+        base = self._lora_base or self._check_lora_start()
+        weights = self.task.inputs.weights(self.config.init_checkpoint)
         group0 = getattr(self.config, "init_from_group0", False)
         start_lora(model, base, self.lora_rank, lambda target: logging.info(
             "%s", load(target, weights, init_from_group0=group0, new_head=True)))
@@ -158,6 +173,7 @@ class Driver:
             check_batch_split(cfg.schedule.train_batch_size, self.runtime.num_replicas,
                               cfg.runtime.gradient_accumulation_steps)
             self.check_memory()
+            self._lora_base = self._check_lora_start()
         tf.io.gfile.makedirs(self.output_dir)
         is_chief = self.runtime.is_chief
         with OutputDirLock(self.output_dir, enabled=is_chief):
