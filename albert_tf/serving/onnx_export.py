@@ -36,7 +36,7 @@ from albert_tf import io_utils
 from albert_tf.errors import OutputError
 from albert_tf.run_config import RUNTIME_KINDS as KINDS  # noqa: F401
 from albert_tf.run_config import parse_runtime_kinds
-from albert_tf.serving import runtimes
+from albert_tf.serving import runtime_text, runtimes
 from albert_tf.serving.tflite import (INPUT_NAMES, TFLiteExportError, default_heads,
                                       sample_inputs, serving_function)
 
@@ -149,7 +149,8 @@ def write_metadata(model, folder, name, fmt, outputs, max_seq_length, do_lower_c
     """Copies the tokenizer file beside the files and writes `<name>.json`; returns its path."""
     meta = {"format": fmt, "inputs": list(INPUT_NAMES), "outputs": list(outputs),
             "max_seq_length": int(max_seq_length), "do_lower_case": bool(do_lower_case),
-            "text_in": False, "files": dict(files), "agreement": agreement}
+            "text_in": False, "text_in_note": runtime_text.text_in_note(fmt),
+            "files": dict(files), "agreement": agreement}
     for key, source in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
         if source:
             source = os.fspath(source)
@@ -176,6 +177,20 @@ def write_metadata(model, folder, name, fmt, outputs, max_seq_length, do_lower_c
     return path
 
 
+def measure_texts(agreement, paths, open_runner, texts, text_pairs, max_seq_length,
+                  spm_model_file, vocab_file, do_lower_case) -> None:
+    """Adds the int8 file's agreement with float32 on raw `texts` to `agreement` (see
+    `runtime_text.text_agreement`)."""
+    if texts is None:
+        return
+    found = runtime_text.text_agreement(
+        paths, open_runner, list(texts), None if text_pairs is None else list(text_pairs),
+        max_seq_length, spm_model_file=spm_model_file,
+        vocab_file=None if spm_model_file else vocab_file, do_lower_case=do_lower_case)
+    if found is not None:
+        agreement["dynamic_int8"]["dev"] = found
+
+
 def remove(paths) -> None:
     for path in paths:
         if tf.io.gfile.exists(path):
@@ -185,10 +200,12 @@ def remove(paths) -> None:
 def export_onnx(model, output_dir, max_seq_length: int, kinds, name: str | None = None,
                 outputs=None, call=None, spm_model_file=None, vocab_file=None,
                 do_lower_case: bool = True, label_names=None, verify: bool = True,
-                batch_size=None, contents=None) -> dict:
+                batch_size=None, contents=None, texts=None, text_pairs=None) -> dict:
     """Writes `<output_dir>/<name>.<kind>.onnx` for each kind, the tokenizer file and
     `<name>.json`; returns {kind: path, "metadata": path}. Arguments as
-    `serving.tflite.export_tflite`'s (`contents`: {kind: bytes} already converted)."""
+    `serving.tflite.export_tflite`'s (`contents`: {kind: bytes} already converted; `texts`
+    (+ `text_pairs`): raw texts, a dev set's, on which the int8 file's argmax agreement with
+    the float32 file is measured and written as `agreement.dynamic_int8.dev`)."""
     kinds = parse_kinds(kinds)
     if not kinds:
         return {}
@@ -210,6 +227,8 @@ def export_onnx(model, output_dir, max_seq_length: int, kinds, name: str | None 
                     writer.write(contents[kind])
             created.append(path)
             agreement[kind] = check_file(path, runtimes.onnx_runner, want, inputs, kind, verify)
+        measure_texts(agreement, paths, runtimes.onnx_runner, texts, text_pairs, max_seq_length,
+                      spm_model_file, vocab_file, do_lower_case)
         written = {kind: path for kind, path in paths.items()}
         written["metadata"] = write_metadata(
             model, output_dir, name, FOLDER, outputs, max_seq_length, do_lower_case,

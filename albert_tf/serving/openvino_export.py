@@ -102,10 +102,11 @@ def save_ir(content: bytes, xml_path: str) -> list[str]:
 def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | None = None,
                     outputs=None, call=None, spm_model_file=None, vocab_file=None,
                     do_lower_case: bool = True, label_names=None, verify: bool = True,
-                    batch_size=None, contents=None) -> dict:
+                    batch_size=None, contents=None, texts=None, text_pairs=None) -> dict:
     """Writes `<output_dir>/<name>.<kind>.xml`/`.bin` for each kind, the tokenizer file and
     `<name>.json`; returns {kind: xml path, "metadata": path}. Arguments as
-    `onnx_export.export_onnx`'s (`contents`: the ONNX {kind: bytes} already converted)."""
+    `onnx_export.export_onnx`'s (`contents`: the ONNX {kind: bytes} already converted;
+    `texts`: a dev set's, measured as there)."""
     kinds = parse_kinds(kinds)
     if not kinds:
         return {}
@@ -129,6 +130,8 @@ def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | N
             created.extend(save_ir(content, path))
             agreement[kind] = onnx_export.check_file(path, runtimes.openvino_runner, want,
                                                      inputs, kind, verify)
+        onnx_export.measure_texts(agreement, paths, runtimes.openvino_runner, texts, text_pairs,
+                                  max_seq_length, spm_model_file, vocab_file, do_lower_case)
         written = dict(paths)
         written["metadata"] = onnx_export.write_metadata(
             model, output_dir, name, FOLDER, outputs, max_seq_length, do_lower_case,

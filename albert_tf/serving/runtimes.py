@@ -15,9 +15,11 @@ The files (written by `serving.onnx_export` and `serving.openvino_export`) sit i
 outputs, max_seq_length, do_lower_case, files ({kind: file name}), the tokenizer file,
 label_names / multi_label + threshold / regression as the head has them, and in addition
 `format` ("onnx" or "openvino"), `text_in` (false: the files take ids; tokenize with the
-tokenizer file beside them, as `serving.lite` does) and `agreement` ({kind: what the export
-measured against the Keras model: max_abs_diff, and for int8 the share of rows whose argmax
-agrees with float32}).
+tokenizer file beside them, as `serving.lite` does), `text_in_note` (why: the op each runtime
+lacks, `serving.runtime_text`) and `agreement` ({kind: what the export measured against the
+Keras model: max_abs_diff, and for int8 the share of rows whose argmax agrees with float32;
+`dynamic_int8.dev`: the int8 file's agreement with float32 on raw dev texts, when the export
+was given them}).
 
 The runtimes are optional (`pip install albert-tf[onnx]`, `albert-tf[openvino]`); this module
 imports neither TensorFlow nor them until asked, and a missing one is a `MissingDependencyError`

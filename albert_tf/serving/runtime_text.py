@@ -1,0 +1,155 @@
+"""Raw text and the ONNX / OpenVINO files: why they take ids, the measurement behind it, and
+the checks on the texts a caller sends.
+
+Issue 48 asks for files that take strings, tokenized by the runtime's own ops exactly as
+albert-tf's tokenizer does (`tokenization.text_rules.preprocess_text`, then SentencePiece with
+the original's digit-comma fix-up, then packing). Measured with onnxruntime-extensions 0.15 and
+openvino-tokenizers 2026.4, neither runtime can be exact, so every file takes ids and its
+`<head>.json` says why (`text_in: false`, `text_in_note`):
+
+- onnxruntime-extensions has no Unicode normalisation op (its string ops are regex replace,
+  lower-case, strip, split): the original's NFKD + dropped combining marks cannot run inside
+  the file ("café" would reach SentencePiece with its "é"). Its SentencepieceTokenizer
+  applies the model's own normaliser only.
+- openvino-tokenizers has NFKD, a regex for the marks, case folding and a SentencepieceTokenizer
+  op; `openvino_sentencepiece_ids` builds that graph. On the original's 224 golden cases and
+  1,688 GLUE dev sentences (1,912 texts) its ids differ from albert-tf's on 2 texts, both
+  holding "https://www.example.org/path?x=1&y=2#frag": "www" comes out "ww" + "w" where
+  SentencePiece gives "w" + "ww" (a tie of equal scores broken the other way). With a
+  vocabulary holding digit-comma pieces ("9,", "000,") 78 differ: that URL and 77 texts with a
+  digit before a comma, since no op re-encodes such a piece without its comma as the
+  original does.
+
+A text that is not UTF-8 is refused (`require_utf8`) where the original would drop the bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from albert_tf import tokenization
+from albert_tf.errors import InputError
+from albert_tf.serving import runtimes
+from albert_tf.tokenization import pack_pair
+
+NOTES = {
+    "onnx": ("takes ids: onnxruntime-extensions has no NFKD op, so the original's normalisation "
+             "(NFKD, combining marks dropped) cannot run inside the file, and its "
+             "SentencepieceTokenizer has no digit-comma fix-up; tokenize with the tokenizer file "
+             "beside it"),
+    "openvino": ("takes ids: openvino-tokenizers' SentencepieceTokenizer breaks score ties "
+                 "otherwise than SentencePiece ('www' in 'https://www.example.org/' comes out "
+                 "'ww'+'w', not 'w'+'ww': 2 of 1,912 measured texts) and no op does the "
+                 "original's digit-comma fix-up (77 more texts differ with a vocabulary holding "
+                 "pieces such as '9,'); tokenize with the tokenizer file beside it"),
+}
+
+
+def text_in_note(fmt: str) -> str:
+    """Why a file of format `fmt` ("onnx", "openvino") takes ids, for its `<head>.json`."""
+    return NOTES[fmt]
+
+
+def require_utf8(texts, what: str = "text") -> list:
+    """`texts` as str; a bytes text that is not UTF-8 is an `InputError` naming its index
+    and the first bad byte (the original would silently drop the bytes)."""
+    result = []
+    for index, text in enumerate(texts):
+        if isinstance(text, (bytes, bytearray, np.bytes_)):
+            try:
+                text = bytes(text).decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputError(f"{what} {index} is not UTF-8 (byte {bytes(text)[error.start]:#04x}"
+                                 f" at offset {error.start})") from None
+        result.append(text)
+    return result
+
+
+def _openvino_tokenizer(spm_model_file: str, lower: bool):
+    """The compiled OpenVINO graph: strings → (row of each piece, id) with NFKD, marks dropped,
+    case folding (when `lower`), whitespace squeezed and trimmed, then SentencepieceTokenizer."""
+    ov = runtimes.load("openvino", "raw text in OpenVINO")
+    pipeline = runtimes.load("openvino_tokenizers.tokenizer_pipeline", "raw text in OpenVINO",
+                             "openvino")
+    opset = runtimes.load("openvino.opset14", "raw text in OpenVINO", "openvino")
+    text = opset.parameter(ov.PartialShape(["?"]), ov.Type.string, name="text")
+    x = pipeline._get_opset_factory("opset15").create("StringTensorUnpack", text.outputs()).outputs()
+    steps = [pipeline.NormalizeUnicode("NFKD"),
+             pipeline.RegexNormalizationStep.strip_accents_regex()]
+    if lower:
+        steps.append(pipeline.CaseFoldStep())
+    steps += [pipeline.RegexNormalizationStep(r"\s+", " "),
+              pipeline.RegexNormalizationStep(r"^ | $", "")]
+    for step in steps:
+        x = step.get_ov_subgraph(x)
+    packed = pipeline._get_opset_factory("opset15").create("StringTensorPack", x).outputs()
+    with open(spm_model_file, "rb") as reader:
+        model = opset.constant(np.frombuffer(reader.read(), np.uint8))
+    tokens = pipeline._get_factory().create(
+        "SentencepieceTokenizer", [model.output(0), *packed],
+        {"add_bos": False, "add_eos": False, "reverse": False, "alpha": 1, "nbest_size": 1})
+    rows, ids, _ = tokens.outputs()
+    return ov.Core().compile_model(ov.Model([rows, ids], [text], "tokenizer"), "CPU")
+
+
+def openvino_sentencepiece_ids(spm_model_file: str, texts, lower: bool = True) -> list:
+    """The ids of each text as openvino-tokenizers' ops give them (see the module)."""
+    texts = require_utf8(texts)
+    compiled = _openvino_tokenizer(spm_model_file, lower)
+    rows, ids = compiled([np.array(texts)]).values()
+    result = [[] for _ in texts]
+    for (row, _), value in zip(np.asarray(rows), np.asarray(ids)):
+        result[int(row)].append(int(value))
+    return result
+
+
+def pack_texts(texts, text_pairs, max_seq_length: int, spm_model_file=None, vocab_file=None,
+               do_lower_case: bool = True) -> dict:
+    """The three int32 [B, S] inputs of raw texts, tokenized as `serving.lite` does."""
+    tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case, spm_model_file)
+
+    def tokens(text):
+        if spm_model_file:  # SentencePiece mode tokenizes as-is: normalise first
+            text = tokenization.preprocess_text(text, lower=do_lower_case)
+        return tokenizer.tokenize(text)
+    texts = require_utf8(texts)
+    pairs = [None] * len(texts) if text_pairs is None else require_utf8(text_pairs, "text pair")
+    ids = np.zeros((len(texts), max_seq_length), np.int32)
+    mask, types = np.zeros_like(ids), np.zeros_like(ids)
+    for row, (text_a, text_b) in enumerate(zip(texts, pairs)):
+        pieces, segments = pack_pair(tokens(text_a), tokens(text_b) if text_b else [],
+                                     max_seq_length)
+        piece_ids = tokenizer.convert_tokens_to_ids(pieces)
+        ids[row, :len(piece_ids)], mask[row, :len(piece_ids)] = piece_ids, 1
+        types[row, :len(segments)] = segments
+    return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": types}
+
+
+def argmax_agreement(got: dict, want: dict) -> float | None:
+    """The share of rows whose most probable class agrees between two runs' outputs."""
+    for name in ("probabilities", "logits"):
+        if name in want and np.ndim(want[name]) >= 2 and np.shape(want[name])[-1] > 1:
+            return round(float(np.mean(np.argmax(got[name], -1) == np.argmax(want[name], -1))), 6)
+    return None
+
+
+def text_agreement(files: dict, open_runner, texts, text_pairs=None, max_seq_length=None,
+                   **tokenizer) -> dict | None:
+    """{texts, argmax_agreement} of the dynamic_int8 file against the float32 one on raw
+    `texts` (a dev set's), or None without both files, texts or a class output.
+    `tokenizer`: spm_model_file / vocab_file / do_lower_case. Each text runs alone: dynamic
+    int8 quantizes a call's activations with one scale, so a text's answer would otherwise
+    depend on the texts batched with it."""
+    if not texts or "float32" not in files or "dynamic_int8" not in files:
+        return None
+    reference, quantized = open_runner(files["float32"]), open_runner(files["dynamic_int8"])
+    inputs = pack_texts(texts, text_pairs, max_seq_length or reference.max_seq_length,
+                        **tokenizer)
+    agree = 0.0
+    for row in range(len(texts)):
+        one = {k: v[row:row + 1] for k, v in inputs.items()}
+        share = argmax_agreement(quantized(**one), reference(**one))
+        if share is None:
+            return None
+        agree += share
+    return {"texts": len(texts), "batch": 1, "argmax_agreement": round(agree / len(texts), 6)}
