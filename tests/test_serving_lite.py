@@ -99,8 +99,9 @@ def test_from_folder_on_another_heads_tflite_files_names_them_and_what_opens_the
         LiteClassifier.from_folder(export)
     assert str(raised.value) == (
         f"{export} holds {tagger / 'token_classifier.json'} (the TFLite files of a token "
-        "classifier), not classifier.json: open it with albert_tf.serving.lite."
-        "interpreter_runner on its .tflite file (probabilities per token), not LiteClassifier")
+        "classifier), not classifier.json: open it with albert_tf.serving.predictor.Predictor"
+        '.open(<its export folder>, format="tflite", "onnx" or "openvino") (tags per word), '
+        "not LiteClassifier")
     (tmp_path / "encoder.json").write_text("{}")
     with pytest.raises(InputError, match=r"\(the TFLite files of an encoder\), not classifier"
                        r"\.json: open it with LiteEncoder\.from_folder, not LiteClassifier$"):
@@ -138,7 +139,9 @@ def test_a_token_classifier_file_is_refused_on_open(tmp_path, spm_model):
     written = export_tflite(AlbertTokenClassifier(tiny_config(vocab_size=SPM_VOCAB_SIZE), 3),
                             tmp_path, SEQ, "float32", spm_model_file=spm_model)
     with pytest.raises(InputError, match=rf"token_classifier.float32.tflite: its probabilities "
-                       rf"have shape \[1, {SEQ}, 3\], one row per piece: a token-classifier file"):
+                       rf"have shape \[1, {SEQ}, 3\], one row per piece: a token-classifier file"
+                       r".*; open its export with albert_tf\.serving\.predictor\.Predictor\.open"
+                       r"\(<its export folder>, format=\"tflite\""):
         LiteClassifier(written["float32"], spm_model_file=spm_model)
 
 

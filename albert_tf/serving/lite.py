@@ -183,7 +183,7 @@ class LiteClassifier(_LiteTextModel):
             raise InputError(f"{self.path}: its probabilities have shape "
                              f"{[int(n) for n in shape]}, one row "
                              "per piece: a token-classifier file, not a text classifier's "
-                             "[batch, classes]; run it with interpreter_runner")
+                             f"[batch, classes]; open its export with {_TAGGER}")
         names, columns = self.label_names, int(shape[-1])
         if names is not None and len(names) != columns:
             raise InputError(f"{self.path}: {len(names)} label names in its JSON (key "
@@ -234,6 +234,10 @@ class LiteClassifier(_LiteTextModel):
                 for row in self.predict(texts, text_pairs)]
 
 
+# What opens a token classifier's export (tags per word, in any format).
+_TAGGER = ('albert_tf.serving.predictor.Predictor.open(<its export folder>, format="tflite", '
+           '"onnx" or "openvino")')
+
 # An output name that only one kind of file has → what to use for it instead.
 _KIND_HINTS = (("pooled_output", "an encoder file: use LiteEncoder"),
                ("probabilities", "a classifier file: use LiteClassifier"),
@@ -248,7 +252,7 @@ def _other_kind(outputs) -> str:
 _RUNNER = "albert_tf.serving.lite.interpreter_runner on its .tflite file"
 _OPENERS = {"encoder": ("an encoder", "LiteEncoder.from_folder"),
             "classifier": ("a classifier", "LiteClassifier.from_folder"),
-            "token_classifier": ("a token classifier", f"{_RUNNER} (probabilities per token)"),
+            "token_classifier": ("a token classifier", f"{_TAGGER} (tags per word)"),
             "squad": ("a SQuAD model", f"{_RUNNER} (start and end logits)")}
 
 

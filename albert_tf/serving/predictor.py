@@ -61,6 +61,18 @@ def saved_model_folder(path: str) -> tuple[str, str]:
     return path, os.path.join(path, str(versions[-1]))
 
 
+def _join_separator(signature) -> str:
+    """The `separator` of the string join in a signature's graph (its functions included): what
+    a multi-label export's `labels` output joins the chosen names with (the ids signature
+    `serving_default`: no tokenizer's joins beside it); "," when none."""
+    graph = signature.graph.as_graph_def()
+    nodes = [*graph.node, *(node for function in graph.library.function
+                            for node in function.node_def)]
+    found = [node.attr["separator"].s for node in nodes
+             if node.op == "UnsortedSegmentJoin" and node.attr["separator"].s]
+    return found[0].decode("utf-8") if found else ","
+
+
 class _SavedModelClassifier:
     """A classifier SavedModel's raw-text signatures, as `LiteClassifier`'s calls."""
 
@@ -77,6 +89,15 @@ class _SavedModelClassifier:
             self.single if takes_pairs else None)
         if takes_pairs:  # run_classifier's export of a pair task: text_b required
             self.single = None
+        self._separator = None
+
+    @property
+    def separator(self) -> str:
+        """The separator a multi-label export joins its chosen names with (run_classifier's
+        --label_separator): the one its graph's join records, "," when none is found."""
+        if self._separator is None:
+            self._separator = _join_separator(self.loaded.signatures["serving_default"])
+        return self._separator
 
     def outputs(self, texts, text_pairs=None) -> dict:
         texts = [texts] if isinstance(texts, str) else list(texts)
@@ -258,10 +279,10 @@ class Predictor:
         out = self._checked(texts, text_pairs)
         if out["predictions"].ndim == 1:
             return self.predict_labels(texts, text_pairs)
-        if "labels" in out:  # the chosen names joined by the export's separator: re-read
-            chosen = out["predictions"]
-            return [[int(i) for i in np.flatnonzero(row)] if not names else
-                    names.decode("utf-8").split(",") for row, names in zip(chosen, out["labels"])]
+        if "labels" in out:  # the chosen names joined by the export's own separator
+            separator = self.model.separator
+            return [names.decode("utf-8").split(separator) if row.any() else []
+                    for row, names in zip(out["predictions"], out["labels"])]
         return [[int(i) for i in np.flatnonzero(row)] for row in out["predictions"]]
 
     def _checked(self, texts, text_pairs):
