@@ -14,6 +14,7 @@ from albert_tf.errors import InputError
 from albert_tf.models import AlbertClassifier
 from albert_tf.serving import onnx_export, runtime_text, runtimes
 from albert_tf.serving.lite import LiteClassifier
+from albert_tf.serving.predictor import Predictor
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.tokenization.text_rules import preprocess_text
 from support.configs import GLUE_TINY
@@ -97,17 +98,27 @@ def test_export_writes_the_note_and_int8_agreement_on_raw_texts(tmp_path):
            "input_mask": np.ones((1, 16), np.int32), "segment_ids": np.zeros((1, 16), np.int32)})
     spread_weights(model, std=0.3)
     texts = _glue_texts()[:120]
-    onnx_export.export_onnx(model, tmp_path, 16, "float32,dynamic_int8", name="classifier",
+    folder = tmp_path / "classifier" / "onnx" / "1"
+    onnx_export.export_onnx(model, folder, 16, "float32,dynamic_int8", name="classifier",
                             spm_model_file=str(SPM), texts=texts)
-    meta = json.loads((tmp_path / "classifier.json").read_text())
+    meta = json.loads((folder / "classifier.json").read_text())
     assert meta["text_in"] is False and meta["text_in_note"] == runtime_text.text_in_note("onnx")
     found = meta["agreement"]["dynamic_int8"]["dev"]
     # The same texts one by one through serving.lite's own tokenization and each file.
     labels = {}
     for kind in ("float32", "dynamic_int8"):
-        lite = LiteClassifier.from_folder(tmp_path, kind=kind, name="classifier",
+        lite = LiteClassifier.from_folder(folder, kind=kind, name="classifier",
                                           open_runner=runtimes.onnx_runner)
         labels[kind] = np.array([lite.predict([text])[0].argmax() for text in texts])
     share = float(np.mean(labels["float32"] == labels["dynamic_int8"]))
     assert found == {"texts": 120, "batch": 1, "argmax_agreement": round(share, 6)}
     assert 0.5 < share < 1  # a spread tiny model's int8 file flips some answers
+
+    # Raw text through Predictor: UTF-8 bytes are text, other bytes one error naming the text.
+    predictor = Predictor.open(tmp_path / "classifier", format="onnx", kind="float32")
+    assert predictor.predict_labels([texts[0], texts[1].encode("utf-8")]) == [
+        int(labels["float32"][0]), int(labels["float32"][1])]
+    with pytest.raises(InputError, match=r"^text 1 is not UTF-8 \(byte 0xe9 at offset 3\)$"):
+        predictor.classify(["fine", "caf\xe9".encode("latin-1")])
+    with pytest.raises(InputError, match=r"^text pair 0 is not UTF-8"):
+        predictor.predict(["fine"], [b"\xff"])

@@ -38,6 +38,7 @@ from albert_tf.run_config import window_stride
 from albert_tf.serving import runtimes
 from albert_tf.serving.lite import (LiteClassifier, LiteEncoder, LiteRunner, find_folder,
                                     read_metadata)
+from albert_tf.serving.runtime_text import as_text
 from albert_tf.tokenization.word_windows import WordPieces, sentence_windows
 
 FORMATS = ("saved_model", "tflite", "onnx", "openvino")
@@ -256,6 +257,7 @@ class Predictor:
     def predict(self, texts, text_pairs=None) -> np.ndarray:
         """Probabilities [B, C] (a regressor: its score per text [B])."""
         self._need("classifier", "predict")
+        texts, text_pairs = as_text(texts), as_text(text_pairs, "text pair")
         if isinstance(self.model, LiteClassifier):
             return self.model.predict(texts, text_pairs)
         out = self.model.outputs(texts, text_pairs)
@@ -264,6 +266,7 @@ class Predictor:
     def predict_labels(self, texts, text_pairs=None) -> list:
         """The most probable label of each text (its name, or a class id without names)."""
         self._need("classifier", "predict_labels")
+        texts, text_pairs = as_text(texts), as_text(text_pairs, "text pair")
         if isinstance(self.model, LiteClassifier):
             return self.model.predict_labels(texts, text_pairs)
         out = self._checked(texts, text_pairs)
@@ -274,6 +277,7 @@ class Predictor:
     def classify(self, texts, text_pairs=None) -> list:
         """A label per text; a multi-label export: the labels it chose for each text."""
         self._need("classifier", "classify")
+        texts, text_pairs = as_text(texts), as_text(text_pairs, "text pair")
         if isinstance(self.model, LiteClassifier):
             return self.model.classify(texts, text_pairs)
         out = self._checked(texts, text_pairs)
@@ -296,10 +300,12 @@ class Predictor:
         """A token classifier's tag per whitespace-separated word of each text (tag names, or
         class ids where the export has none)."""
         self._need("token_classifier", "tag")
+        texts = as_text(texts)
         return self.model.tag([texts] if isinstance(texts, str) else list(texts))
 
     def encode(self, texts, text_pairs=None) -> dict:
         """{"pooled_output" [B, H], "sequence_output" [B, S, H]}."""
         self._need("encoder", "encode")
+        texts, text_pairs = as_text(texts), as_text(text_pairs, "text pair")
         out = self.model.encode(texts, text_pairs)
         return {k: np.asarray(out[k]) for k in ("pooled_output", "sequence_output")}

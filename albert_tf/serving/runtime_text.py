@@ -65,6 +65,15 @@ def require_utf8(texts, what: str = "text") -> list:
     return result
 
 
+def as_text(texts, what: str = "text"):
+    """One text or a list of them (a pair's may hold None) as `require_utf8` checks them."""
+    if texts is None or isinstance(texts, str):
+        return texts
+    if isinstance(texts, (bytes, bytearray, np.bytes_)):
+        return require_utf8([texts], what)[0]
+    return require_utf8(list(texts), what)
+
+
 def _openvino_tokenizer(spm_model_file: str, lower: bool):
     """The compiled OpenVINO graph: strings → (row of each piece, id) with NFKD, marks dropped,
     case folding (when `lower`), whitespace squeezed and trimmed, then SentencepieceTokenizer."""
