@@ -16,10 +16,9 @@ from albert_tf.models import AlbertClassifier
 from albert_tf.run_config import parse_runtime_kinds
 from albert_tf.serving import onnx_export, runtimes
 from albert_tf.serving.tflite import sample_inputs
+from support.hf_exports import LENGTH, shared_hf_export
 from support.interop import assert_close, expected, inputs, interop
 from support.paths import REPO
-
-LENGTH = 20  # the interop fixtures' sequence length
 
 pytestmark = pytest.mark.skipif(
     not all(runtimes.available(p) for p in ("tf2onnx", "onnxruntime", "openvino")),
@@ -40,13 +39,9 @@ def _feed():
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    """export_saved_model's work on transformers' ALBERT classifier, with every kind of both."""
-    from albert_tf.source_export import export_source
-
-    root = tmp_path_factory.mktemp("runtime_exports")
-    result = export_source(interop("hf", "classifier"), root, max_seq_length=LENGTH,
-                           verify=False, onnx="float32,dynamic_int8", openvino="float32")
-    return result, root
+    """export_saved_model's work on transformers' ALBERT classifier, with every kind of both
+    (the session's one export, shared with the predictor and warmup tests)."""
+    return shared_hf_export(tmp_path_factory)
 
 
 def test_files_are_versioned_with_their_savedmodel_with_json_beside(exported):
@@ -265,14 +260,14 @@ def test_run_squad_refuses_runtime_files_for_v2_and_without_export_dir():
         SquadRunConfig.from_flat(dict(flags, export_dir="e", onnx="fp16")).validate(tiny_config())
 
 
-def test_a_fresh_process_runs_the_files_without_tensorflow(exported):
+def test_a_fresh_process_runs_the_files_without_tensorflow(exported, tmp_path):
     """What a deployment runs: the runner alone (onnxruntime / openvino), TensorFlow never
     imported, the same probabilities as transformers."""
     import subprocess
     import sys
 
-    result, root = exported
-    np.savez(root / "feed.npz", **_feed())
+    result, _ = exported
+    np.savez(tmp_path / "feed.npz", **_feed())
     code = (
         "import json, sys, numpy as np\n"
         "from albert_tf.serving.runtimes import runner\n"
@@ -280,7 +275,7 @@ def test_a_fresh_process_runs_the_files_without_tensorflow(exported):
         "out = [runner(p)(**feed)['probabilities'].tolist() for p in sys.argv[2:]]\n"
         "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules\n"
         "print(json.dumps(out))\n")
-    done = subprocess.run([sys.executable, "-c", code, str(root / "feed.npz"),
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "feed.npz"),
                            result["onnx"]["classifier"]["float32"],
                            result["openvino"]["classifier"]["float32"]],
                           capture_output=True, text=True, timeout=300, cwd=REPO)

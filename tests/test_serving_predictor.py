@@ -11,15 +11,15 @@ import tensorflow as tf
 
 from albert_tf.errors import InputError
 from albert_tf.models import AlbertTokenClassifier
-from albert_tf.serving import runtimes
 from albert_tf.serving.predictor import FORMATS, Predictor
 from albert_tf.source_export import export_source
 from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
 from support.configs import SPM_VOCAB_SIZE, tiny_config
 from support.informative import spread_weights
-from support.interop import interop
+from support import hf_exports
+from support.hf_exports import runtime_formats, shared_hf_export
 
-LENGTH = 16
+LENGTH = 16  # the token classifier's export (the shared export's is hf_exports.LENGTH)
 TEXTS = ["The quick brown fox jumps over the lazy dog.", "ALBERT shares its layers.",
          "Héllo, WORLD — 1,234 times!", ""]
 PAIRS = ["A fox.", "", "Who said it?", "Nothing."]
@@ -27,15 +27,11 @@ PAIRS = ["A fox.", "", "Who said it?", "Nothing."]
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    formats = ["saved_model", "tflite"] + [f for f, package in (("onnx", "onnxruntime"),
-                                                                ("openvino", "openvino"))
-                                           if runtimes.available(package)]
+    """The session's export of transformers' classifier in every format (support/hf_exports)."""
+    formats = ["saved_model", "tflite"] + runtime_formats()
     if os.environ.get("ALBERT_TF_CI"):  # CI installs the [onnx] and [openvino] extras
         assert formats == list(FORMATS), f"runtimes missing: only {formats}"
-    root = tmp_path_factory.mktemp("predictor") / "x"
-    export_source(interop("hf", "classifier"), root, max_seq_length=LENGTH, verify=False,
-                  tflite="float32", onnx="float32" if "onnx" in formats else None,
-                  openvino="float32" if "openvino" in formats else None)
+    _, root = shared_hf_export(tmp_path_factory)
     return root, formats
 
 
@@ -66,7 +62,7 @@ def test_an_encoder_answers_alike_in_every_format(exported):
     outputs = {fmt: Predictor.open(root / "encoder", format=fmt).encode(TEXTS, PAIRS)
                for fmt in formats if fmt != "openvino" or (root / "encoder" / fmt).is_dir()}
     want = outputs.pop("saved_model")
-    assert want["pooled_output"].shape[0] == 4 and want["sequence_output"].shape[1] == LENGTH
+    assert want["pooled_output"].shape[0] == 4 and want["sequence_output"].shape[1] == hf_exports.LENGTH
     for fmt, got in outputs.items():
         for key in ("pooled_output", "sequence_output"):
             np.testing.assert_allclose(got[key], want[key], atol=1e-4, err_msg=f"{fmt} {key}")

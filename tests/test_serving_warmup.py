@@ -12,11 +12,11 @@ from albert_tf.serving.warmup import FILE_NAME, FOLDER, prediction_log
 from albert_tf.tokenization import pack_pair
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.tf1_checkpoint import ArrayReader, load_tf1_weights
+from support.hf_exports import LENGTH, shared_hf_export
 from support.interop import interop
 
 apis = pytest.importorskip("tensorflow_serving.apis.prediction_log_pb2",
                            reason="pip install -e .[test] (tensorflow-serving-api)")
-LENGTH = 12
 
 
 def read_requests(saved_model_dir) -> list:
@@ -61,15 +61,14 @@ def _probabilities(model, features):
     return tf.nn.softmax(logits).numpy()
 
 
-def test_every_saved_model_replays_its_warmup_requests(tmp_path):
+def test_every_saved_model_replays_its_warmup_requests(tmp_path_factory):
     """export_saved_model on a classifier folder: the encoder, preprocessing and classifier
     SavedModels each hold one request per signature (sample inputs made from the saved
     signatures: ids, texts, serialized Examples of the parsed length); every request answers,
-    and as the Keras model / Python tokenizer on the same inputs."""
-    from albert_tf.source_export import export_source
-
+    and as the Keras model / Python tokenizer on the same inputs. (The session's export,
+    support/hf_exports.py, with TFLite, ONNX and OpenVINO files beside: they add no requests.)"""
     source = interop("hf", "classifier")
-    result = export_source(source, tmp_path / "x", max_seq_length=LENGTH, verify=False)
+    result, root = shared_hf_export(tmp_path_factory)
     config = open_source(source).config
     classifier = _keras_classifier(source, config)
     sp = tokenization.FullTokenizer(spm_model_file=f"{source}/spiece.model")
@@ -90,7 +89,7 @@ def test_every_saved_model_replays_its_warmup_requests(tmp_path):
         return {"input_ids": rows[:, 0], "input_mask": rows[:, 1], "segment_ids": rows[:, 2]}
 
     for name in ("encoder", "preprocessing", "classifier"):
-        folder = tmp_path / "x" / name / "1"
+        folder = root / name / "1"
         requests = read_requests(folder)
         loaded = tf.saved_model.load(str(folder))
         assert sorted(s for s, _ in requests) == sorted(loaded.signatures)
