@@ -10,7 +10,10 @@ openvino-tokenizers 2026.4, neither runtime can be exact, so every file takes id
 - onnxruntime-extensions has no Unicode normalisation op (its string ops are regex replace,
   lower-case, strip, split): the original's NFKD + dropped combining marks cannot run inside
   the file ("café" would reach SentencePiece with its "é"). Its SentencepieceTokenizer
-  applies the model's own normaliser only.
+  applies the model's own normaliser only. Its HfJsonTokenizer, given a tokenizer.json with
+  NFKD, StripAccents and Lowercase normalizers and the model's Unigram scores
+  (bench/onnx_tokenizer_probe.py), gave other ids on 939 of the 1,912 texts below: upper case
+  kept, "[CLS]" read as a special token, whitespace-only text not empty.
 - openvino-tokenizers has NFKD, a regex for the marks, case folding and a SentencepieceTokenizer
   op; `openvino_sentencepiece_ids` builds that graph. On the original's 224 golden cases and
   1,688 GLUE dev sentences (1,912 texts) its ids differ from albert-tf's on 2 texts, both
