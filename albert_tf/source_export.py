@@ -123,10 +123,11 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
                   verify: bool = True, init_from_group0: bool = False, tflite=None,
                   onnx=None, openvino=None,
                   serving_xla: bool = False, num_hidden_layers=None,
-                  max_qa_length: int = 128) -> dict:
+                  max_qa_length: int | None = None) -> dict:
     """Writes every export the source at `init_checkpoint` can serve; returns
     {"model", "heads", "<name>": path, "<name>_check": differences} (see the module docstring).
-    `max_seq_length` defaults to the source's preprocessor length (keras-hub), else 512 or the
+    `max_seq_length` defaults to the source's preprocessor length (keras-hub; the length a run
+    recorded in its folder: `model_folder.LENGTHS_FILE`), else 512 or the
     model's max_position_embeddings if smaller;
     `do_lower_case` to the source's tokenizer setting (keras-hub: none), else True.
     `tflite` (kinds, see `serving.tflite.KINDS`): also `<export_dir>/<name>/tflite/<version>/`
@@ -135,8 +136,8 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     `num_hidden_layers`: run the shared layer that many times (at most the trained depth);
     every export and TFLite file then serves that model, and the result records it.
     `max_qa_length`: the pieces a multiple-choice export keeps of a question+option (as
-    run_race.py's flag). Nothing is published until every SavedModel and TFLite file is written
-    and checked."""
+    run_race.py's flag; default: what the folder's run recorded, else 128). Nothing is
+    published until every SavedModel and TFLite file is written and checked."""
     tflite_kinds = parse_kinds(tflite)
     # --onnx / --openvino: kinds checked and their runtimes loaded (or named) before any work.
     onnx_kinds, openvino_kinds = require_runtimes(onnx, openvino)
@@ -214,7 +215,7 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     inputs = HeadInputs(config, source, files.spm_model_file, files.vocab_file, max_seq_length,
                         do_lower_case, albert_text_rules(source),
                         lambda model: _load(model, source, init_from_group0),
-                        max_qa_length=int(max_qa_length))
+                        max_qa_length=None if max_qa_length is None else int(max_qa_length))
     lite_models = {"encoder": (encoder, {})}
     for head in head_exports(source, inputs):
         exports.append((head.name, head.root, head.signatures, head.check, 1e-5))

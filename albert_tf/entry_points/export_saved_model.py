@@ -9,7 +9,8 @@ source holds: exports/classifier/<version> (run_classifier's `serving_default` +
 exports/squad/<version> (run_squad's span model), exports/token_classifier/<version>
 (run_ner's, `serve_text` giving tags per word) or exports/multiple_choice/<version> (a RACE
 head: `serve_text(passage, question, options)` gives the choice and its probabilities, with
-run_race's features: pass its --max_seq_length and --max_qa_length). A head it cannot export is an error, not left out. `--albert_config_file` and `--spm_model_file`
+run_race's features: the lengths its run recorded in the folder, unless --max_seq_length or
+--max_qa_length is given). A head it cannot export is an error, not left out. `--albert_config_file` and `--spm_model_file`
 may be left out when the source holds them. Each export is checked in a fresh process before
 its version folder appears. A WordPiece model (the Chinese ALBERTs) takes
 `--vocab_file=vocab_chinese.txt` instead of `--spm_model_file`.
@@ -57,7 +58,8 @@ def main(argv):
                            onnx=values.onnx, openvino=values.openvino,
                            serving_xla=values.serving_xla,
                            num_hidden_layers=values.num_hidden_layers,
-                           max_qa_length=values.max_qa_length)
+                           max_qa_length=values.max_qa_length
+                           if values["max_qa_length"].present else None)
     finish(result, export_gist(result, values.export_dir), values.json)
 
 

@@ -39,7 +39,7 @@ class HeadInputs:
     do_lower_case: bool
     albert_text_rules: bool
     load: Callable
-    max_qa_length: int = 128  # a multiple-choice question+option's pieces (run_race's default)
+    max_qa_length: int | None = 128  # a question+option's pieces (None: the folder's, else 128)
 
 
 @dataclasses.dataclass

@@ -7,6 +7,9 @@ one. The one home of what such a folder holds, by name, and of the checkpoint it
   tokenizer_config.json       with the casing it was used with (SETTINGS_FILE)
   labels.json                 the names of a classifier's classes, a token classifier's tags
                               (LABELS_FILE; read and written by `albert_tf.labels`)
+  sequence_lengths.json       the lengths a run's features were built with, which its exports
+                              take unless told otherwise (LENGTHS_FILE: max_seq_length, and
+                              RACE's max_qa_length)
   model.ckpt-<step>.*         a run's checkpoints (CHECKPOINT_NAME), `checkpoint` naming the newest
   model.ckpt-best.*           a copy of the one its evaluations scored best (BEST_NAME)
 
@@ -19,6 +22,7 @@ is enough for every later command.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -26,7 +30,7 @@ import tensorflow as tf
 
 from albert_tf import io_utils
 from albert_tf.config import AlbertConfig
-from albert_tf.errors import UsageError
+from albert_tf.errors import InputError, UsageError
 from albert_tf.labels import LABELS_FILE  # noqa: F401  (a folder's file: albert_tf.labels reads it)
 from albert_tf.tokenization import settings
 
@@ -36,6 +40,7 @@ SPM_NAMES = ("30k-clean.model", "spiece.model", "spm.model")
 VOCAB_NAMES = ("vocab_chinese.txt", "vocab.txt")
 CHECKPOINT_NAME = "model.ckpt"  # files model.ckpt-<step>.{index,data-*}, as the original's
 BEST_NAME = "model.ckpt-best"
+LENGTHS_FILE = "sequence_lengths.json"
 _STEP_INDEX = re.compile(r"^model\.ckpt-(\d+)\.index$")
 
 
@@ -96,7 +101,31 @@ def first_file(folder: str, names) -> str | None:
     return None
 
 
+def read_lengths(folder) -> dict:
+    """{name: length} of a folder's LENGTHS_FILE ({} without one, or for a remote folder); a
+    value that is not a whole number of at least 1 is one error naming the file and key."""
+    path = os.path.join(os.fspath(folder), LENGTHS_FILE)
+    if io_utils.is_remote(path) or not os.path.isfile(path):
+        return {}
+    values = io_utils.read_json_object(path, InputError, "not a JSON file of lengths",
+                                       'an object of lengths (such as "max_seq_length": 128)')
+    for key, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"{path}: key {key} must be a whole number of at least 1, got "
+                             f"{json.dumps(value)}")
+    return values
+
+
 # ---------------------------------------------------------------- what a trained run writes
+def write_lengths(output_dir: str, lengths: dict, replace: bool = True) -> None:
+    """`output_dir/sequence_lengths.json` ({name: length}); an existing one is kept when not
+    `replace` (a run that only predicts records the lengths of a folder that has none)."""
+    path = os.path.join(output_dir, LENGTHS_FILE)
+    if replace or not io_utils.exists(path):
+        io_utils.write_text_atomically(
+            path, json.dumps({k: int(v) for k, v in lengths.items()}, indent=2) + "\n")
+
+
 def check_or_write_config(output_dir: str, albert_config, given_as=None,
                           is_chief: bool = True) -> None:
     """Refuses an output_dir whose albert_config.json describes another model (its checkpoints

@@ -81,7 +81,8 @@ class WeightSource:
     # models have no pooler: zeros, which the span/MLM outputs never read).
     filled: tuple = _ReadWithWeights(())
     # The sequence length the source's own text preprocessor packs to (keras-hub's
-    # preprocessor.json), when it has one: its raw-text outputs truncate there.
+    # preprocessor.json, or our run's sequence_lengths.json), when it has one: its raw-text
+    # outputs truncate there.
     sequence_length: int | None = None
     # Caveats the reader wants shown wherever the source is described (one sentence each).
     notes: tuple = ()

@@ -6,9 +6,15 @@ the options (`probabilities`), with the features run_race.py builds (`tasks.race
 its own, so its TFLite file (`multiple_choice.<kind>.tflite`) is that row scorer: ids
 [rows, S] → `score` [rows]; a caller packs each question's options as rows and takes the
 softmax over them.
+
+The lengths are run_race.py's: `--max_seq_length` / `--max_qa_length` when given, else what its
+run recorded in the folder (`model_folder.LENGTHS_FILE`; the length reaches here through the
+source), else the export's default length and 128 pieces, at most that length less 3.
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import tensorflow as tf
@@ -17,6 +23,7 @@ from albert_tf.models import AlbertClassifier
 from albert_tf.serving import reference
 from albert_tf.serving.head_export import HeadExport, numpy_outputs
 from albert_tf.tasks.race.serving import RaceServing
+from albert_tf.weights.model_folder import read_lengths
 
 NAME = "multiple_choice"
 # What the verification sends serve_text: a cloze question, a ragged row (3 options of 4).
@@ -43,12 +50,25 @@ def tflite_score(scorer):
     return call
 
 
+def qa_length(inputs) -> int:
+    """The question+option pieces: the one given, else the folder's record, else 128; a length
+    not given is cut to fit `inputs.max_seq_length` ([CLS], [SEP], [SEP] beside it)."""
+    if inputs.max_qa_length is not None:
+        return int(inputs.max_qa_length)
+    source = inputs.source
+    prefix = source.checkpoint_prefix or os.fspath(source.path)
+    folder = os.fspath(source.path) if os.path.isdir(os.fspath(source.path)) else \
+        os.path.dirname(prefix)
+    recorded = read_lengths(folder).get("max_qa_length", 128)
+    return max(1, min(int(recorded), int(inputs.max_seq_length) - 3))
+
+
 def export_head(cls, inputs) -> HeadExport:
     """`AlbertMultipleChoice.SERVING`: the loaded head's multiple-choice export (the module)."""
     choices = inputs.load(cls(inputs.config))
     scorer = scorer_of(choices, inputs.config)
     length = inputs.max_seq_length
-    serving = RaceServing(scorer, length, getattr(inputs, "max_qa_length", 128),
+    serving = RaceServing(scorer, length, qa_length(inputs),
                           inputs.spm_model_file, inputs.do_lower_case, inputs.vocab_file,
                           inputs.albert_text_rules)
     root, signatures = serving.module()

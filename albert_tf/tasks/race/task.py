@@ -20,6 +20,7 @@ from albert_tf.tasks.eval_log import RunnerEvalLog
 from albert_tf.tasks.inference import inference_fn
 from albert_tf.tokenization import unk
 from albert_tf.training.steps import Objective
+from albert_tf.weights.model_folder import write_lengths
 
 
 def _check_length(max_seq_length: int, max_position_embeddings: int) -> None:
@@ -52,9 +53,14 @@ class RaceTask(Task):
     def prepare_output_dir(self, is_chief: bool) -> None:
         """labels.json names the choices and says the head is RACE's (`task_type`): by TF1
         names and shapes its weights are a one-label classifier's, so the folder's export and
-        every later reader serve it as multiple choice."""
-        LabelFile.read(self.config.output_dir).check_or_write(
+        every later reader serve it as multiple choice. sequence_lengths.json records the
+        features' --max_seq_length and --max_qa_length for the folder's export."""
+        cfg = self.config
+        LabelFile.read(cfg.output_dir).check_or_write(
             data.LABELS, is_chief, {"task_type": self.head}, word="choices")
+        if is_chief:  # a training run replaces the record; other runs write one where none is
+            write_lengths(cfg.output_dir, {"max_seq_length": cfg.max_seq_length,
+                                           "max_qa_length": cfg.max_qa_length}, cfg.do_train)
 
     def build_model(self):
         return AlbertMultipleChoice(self.albert_config, self.config.dropout_prob)

@@ -10,7 +10,8 @@ from albert_tf.config import AlbertConfig
 from albert_tf.labels import LabelFile
 from albert_tf.models import AlbertMultipleChoice
 from albert_tf.weights.heads import labelled_heads, our_heads, tf1_heads
-from albert_tf.weights.model_folder import CONFIG_NAME, SPM_NAMES, VOCAB_NAMES, first_file
+from albert_tf.weights.model_folder import (CONFIG_NAME, SPM_NAMES, VOCAB_NAMES, first_file,
+                                            read_lengths)
 from albert_tf.weights.our_checkpoints import has_tf1_names, variable_shapes
 from albert_tf.weights.source import WeightSource, problem_type
 from albert_tf.weights.stable import open_stable
@@ -61,7 +62,8 @@ def read_checkpoint(path: str) -> WeightSource:
         path=path, format="tf1" if tf1 else "albert_tf", config=config,
         checkpoint_prefix=prefix, heads=heads, num_labels=num_labels, labels=labels,
         problem_type=problem_type(folder) if "classifier" in heads else None,
-        spm_model_file=first_file(folder, SPM_NAMES), vocab_file=first_file(folder, VOCAB_NAMES))
+        spm_model_file=first_file(folder, SPM_NAMES), vocab_file=first_file(folder, VOCAB_NAMES),
+        sequence_length=read_lengths(folder).get("max_seq_length"))  # its run's, if recorded
 
 
 def read_tfhub_module(path: str) -> WeightSource:
