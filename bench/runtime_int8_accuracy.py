@@ -7,7 +7,8 @@ float32 and dynamic_int8 files (export_saved_model.py --onnx=float32,dynamic_int
 --openvino=float32,dynamic_int8). `--dev`: a TSV with a header, the text in column 0 (or
 `--text_column`) and the label name in the last column (or `--label_column`). Prints, per
 format and kind, the accuracy on the dev set, and for int8 the share of texts whose label
-equals float32's, as one JSON object; the SavedModel's accuracy is the reference.
+equals float32's, as one JSON object; the SavedModel's accuracy is the reference (each float32
+file's largest probability difference from it is printed too).
 """
 import argparse
 import csv
@@ -16,6 +17,7 @@ import os
 import sys
 import time
 
+import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import tensorflow_text  # noqa: E402,F401  (the SavedModel's SentencepieceOp)
@@ -44,7 +46,7 @@ def main():
                                     args.label_column)
     base = os.path.join(args.export_dir, "classifier")
     result = {"dev": args.dev, "texts": len(texts)}
-    predicted = {}
+    predicted, probabilities = {}, {}
     for fmt, kinds in (("saved_model", ("float32",)), ("onnx", ("float32", "dynamic_int8")),
                        ("openvino", ("float32", "dynamic_int8"))):
         if fmt != "saved_model" and not os.path.isdir(os.path.join(base, fmt)):
@@ -52,13 +54,17 @@ def main():
         for kind in kinds:
             start = time.time()
             predictor = Predictor.open(base, format=fmt, kind=kind)
-            got = []
+            got, scores = [], []
             for i in range(0, len(texts), args.batch):
-                got += predictor.predict_labels(
-                    texts[i:i + args.batch], None if pairs is None else pairs[i:i + args.batch])
-            predicted[fmt, kind] = got
+                chunk = texts[i:i + args.batch], None if pairs is None else pairs[i:i + args.batch]
+                got += predictor.predict_labels(*chunk)
+                scores.append(predictor.predict(*chunk))
+            predicted[fmt, kind], probabilities[fmt, kind] = got, np.concatenate(scores)
             entry = {"accuracy": round(sum(g == w for g, w in zip(got, labels)) / len(labels), 4),
                      "seconds": round(time.time() - start, 1)}
+            if fmt != "saved_model" and kind == "float32":
+                entry["max_probability_diff_saved_model"] = float(np.max(np.abs(
+                    probabilities[fmt, kind] - probabilities["saved_model", "float32"])))
             if kind != "float32":
                 reference = predicted[fmt, "float32"]
                 entry["agreement_with_float32"] = round(
