@@ -276,17 +276,22 @@ def dataclass_from_flat(cls, values, renames=None):
 TFLITE_KINDS = ("float32", "float16", "dynamic_int8")
 
 
-def parse_tflite_kinds(value, flag: str = "--tflite") -> tuple[str, ...]:
-    """"float32,dynamic_int8" (or a list) → the kinds in `TFLITE_KINDS` order; empty → ()."""
+def _parse_kinds(value, flag: str, kinds: tuple[str, ...]) -> tuple[str, ...]:
+    """"float32,dynamic_int8" (or a list) → the named kinds in `kinds` order; empty → ()."""
     if value is None:
         return ()
     names = value.split(",") if isinstance(value, str) else list(value)
     names = [n.strip() for n in names if n and n.strip()]
-    unknown = [n for n in names if n not in TFLITE_KINDS]
+    unknown = [n for n in names if n not in kinds]
     if unknown:
         raise UsageError(f"{flag}: unknown kind {unknown[0]!r}; choose from "
-                         f"{', '.join(TFLITE_KINDS)}")
-    return tuple(k for k in TFLITE_KINDS if k in names)
+                         f"{', '.join(kinds)}")
+    return tuple(k for k in kinds if k in names)
+
+
+def parse_tflite_kinds(value, flag: str = "--tflite") -> tuple[str, ...]:
+    """"float32,dynamic_int8" (or a list) → the kinds in `TFLITE_KINDS` order; empty → ()."""
+    return _parse_kinds(value, flag, TFLITE_KINDS)
 
 
 # The kinds of ONNX / OpenVINO file `--onnx` / `--openvino` name (serving.onnx_export writes them).
@@ -295,12 +300,4 @@ RUNTIME_KINDS = ("float32", "dynamic_int8")
 
 def parse_runtime_kinds(value, flag: str = "--onnx") -> tuple[str, ...]:
     """"float32,dynamic_int8" (or a list) → the kinds in `RUNTIME_KINDS` order; empty → ()."""
-    if value is None:
-        return ()
-    names = value.split(",") if isinstance(value, str) else list(value)
-    names = [n.strip() for n in names if n and n.strip()]
-    unknown = [n for n in names if n not in RUNTIME_KINDS]
-    if unknown:
-        raise UsageError(f"{flag}: unknown kind {unknown[0]!r}; choose from "
-                         f"{', '.join(RUNTIME_KINDS)}")
-    return tuple(k for k in RUNTIME_KINDS if k in names)
+    return _parse_kinds(value, flag, RUNTIME_KINDS)

@@ -15,7 +15,8 @@ from typing import Callable
 
 from albert_tf.errors import UsageError
 from albert_tf.labels import LabelFile
-from albert_tf.run_config import OPTIMIZERS, RunConfig
+from albert_tf.run_config import OPTIMIZERS, RunConfig, parse_tflite_kinds
+from albert_tf.serving import openvino_export
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.training.steps import Objective
 from albert_tf.weights.model_folder import find_checkpoint
@@ -167,3 +168,17 @@ class Task(abc.ABC):
         """Writes a SavedModel of `model` under `export_dir`; returns its version folder."""
         raise UsageError(f"--export_dir: {type(self).__name__} has no export (use "
                          "export_saved_model.py)")
+
+
+def check_export_formats(config) -> None:
+    """`--tflite` / `--onnx` / `--openvino` on a classifier or tagger run: known kinds, the
+    runtimes they need, and an `--export_dir` to write them under; UsageError otherwise."""
+    if config.tflite:
+        parse_tflite_kinds(config.tflite)
+        if not config.export_dir:
+            raise UsageError("--tflite needs --export_dir (the files go to <export_dir>/tflite)")
+    if config.onnx or config.openvino:
+        openvino_export.require(config.onnx, config.openvino)  # the kinds, then the runtimes
+        if not config.export_dir:
+            raise UsageError("--onnx / --openvino need --export_dir (the files go to "
+                             "<export_dir>/onnx, <export_dir>/openvino)")

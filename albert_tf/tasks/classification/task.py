@@ -24,8 +24,7 @@ from albert_tf.tokenization import unk
 from albert_tf.errors import UsageError
 from albert_tf.serving import openvino_export, tflite
 from albert_tf.models import AlbertClassifier, classifier_outputs, per_example_loss
-from albert_tf.run_config import parse_tflite_kinds
-from albert_tf.tasks.base import Task, replica_dataset_fn
+from albert_tf.tasks.base import Task, check_export_formats, replica_dataset_fn
 from albert_tf.tasks.classification import features as F
 from albert_tf.tasks.classification import results
 from albert_tf.tasks.classification.config import ClassifierRunConfig, ClassifierRunError
@@ -117,17 +116,8 @@ class ClassificationTask(Task):
         if not cfg.spm_model_file and not cfg.vocab_file:
             raise ClassifierRunError("--spm_model_file or --vocab_file is required (--vocab_file "
                                      "alone: a WordPiece model such as the Chinese ALBERTs)")
-        if cfg.tflite:
-            parse_tflite_kinds(cfg.tflite)
-            if not cfg.export_dir:
-                raise ClassifierRunError("--tflite needs --export_dir (the files go to "
-                                         "<export_dir>/tflite)")
-        if cfg.onnx or cfg.openvino:
-            openvino_export.require(cfg.onnx, cfg.openvino)  # the kinds, then the runtimes
-            if not cfg.export_dir:
-                raise ClassifierRunError("--onnx / --openvino need --export_dir (the files go "
-                                         "to <export_dir>/onnx, <export_dir>/openvino)")
         try:
+            check_export_formats(cfg)
             super().validate()
         except UsageError as error:
             raise ClassifierRunError(str(error)) from None

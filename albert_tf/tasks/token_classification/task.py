@@ -21,9 +21,9 @@ from albert_tf import labels as L
 from albert_tf.errors import UsageError
 from albert_tf.io_utils import write_text_atomically
 from albert_tf.models import AlbertTokenClassifier, token_classifier_loss
-from albert_tf.run_config import SPLIT_FLAGS, parse_tflite_kinds
+from albert_tf.run_config import SPLIT_FLAGS
 from albert_tf.serving import openvino_export, tflite
-from albert_tf.tasks.base import Task, replica_dataset_fn
+from albert_tf.tasks.base import Task, check_export_formats, replica_dataset_fn
 from albert_tf.tasks.distill import check_teacher, distilled, load_teacher
 from albert_tf.tasks.driver import Driver
 from albert_tf.tasks.inference import array_batches, predict_function
@@ -81,16 +81,7 @@ class NerTask(Task):
         if not 1 <= cfg.stride <= cfg.max_seq_length - 2:
             raise UsageError(f"--doc_stride must be between 1 and --max_seq_length - 2 "
                              f"({cfg.max_seq_length - 2}), got {cfg.doc_stride}")
-        if cfg.tflite:
-            parse_tflite_kinds(cfg.tflite)
-            if not cfg.export_dir:
-                raise UsageError("--tflite needs --export_dir (the files go to "
-                                 "<export_dir>/tflite)")
-        if cfg.onnx or cfg.openvino:
-            openvino_export.require(cfg.onnx, cfg.openvino)  # the kinds, then the runtimes
-            if not cfg.export_dir:
-                raise UsageError("--onnx / --openvino need --export_dir (the files go to "
-                                 "<export_dir>/onnx, <export_dir>/openvino)")
+        check_export_formats(cfg)
         super().validate()
 
     # ---------------------------------------------------------------- tags
