@@ -1,6 +1,5 @@
 """albert-tf: ALBERT for TensorFlow 2 / Keras 3, compatible with the original Google release."""
 
-import importlib as _importlib
 import os as _os
 
 _os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -26,8 +25,4 @@ _EXPORTS = {"AlbertConfig": "albert_tf.config", "ConfigError": "albert_tf.config
 __all__ = list(_EXPORTS)
 __version__ = "0.1.0"
 
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(_importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'albert_tf' has no attribute {name!r}")
+__getattr__ = _lazy_imports.lazy_exports(__name__, _EXPORTS)

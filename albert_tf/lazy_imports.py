@@ -10,6 +10,7 @@ access runs the module as the plain import would have.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 
@@ -59,3 +60,13 @@ def defer_keras_wrappers() -> LazyModules | None:
     if "keras" in sys.modules:
         return None
     return defer_imports(KERAS_WRAPPER_MODULES)
+
+
+def lazy_exports(module: str, exports: dict):
+    """A package's module-level `__getattr__` for `exports` (name → the module that defines it):
+    each is imported on first use, so importing the package starts no TensorFlow."""
+    def __getattr__(name):
+        if name in exports:
+            return getattr(importlib.import_module(exports[name]), name)
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    return __getattr__

@@ -3,14 +3,10 @@ extraction, RACE multiple choice, token classification (NER and other tagging);
 `TextClassifier` and `TokenClassifier` (loaded on first use: importing this package starts no
 TensorFlow) are their Python APIs."""
 
-import importlib as _importlib
+from albert_tf import lazy_imports as _lazy_imports
 
 _EXPORTS = {"TextClassifier": "albert_tf.tasks.classification.text_classifier",
             "TokenClassifier": "albert_tf.tasks.token_classification.api"}
 __all__ = list(_EXPORTS)
 
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(_importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'albert_tf.tasks' has no attribute {name!r}")
+__getattr__ = _lazy_imports.lazy_exports(__name__, _EXPORTS)

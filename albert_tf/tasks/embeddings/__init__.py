@@ -2,7 +2,7 @@
 `run_embeddings.py` (train and evaluate from pair files) and `python -m albert_tf.search`.
 `TextEncoder` is loaded on first use: importing this package starts no TensorFlow."""
 
-import importlib as _importlib
+from albert_tf import lazy_imports as _lazy_imports
 
 _EXPORTS = {"TextEncoder": "albert_tf.tasks.embeddings.encoder",
             "EmbeddingsError": "albert_tf.tasks.embeddings.pairs",
@@ -10,8 +10,4 @@ _EXPORTS = {"TextEncoder": "albert_tf.tasks.embeddings.encoder",
             "run_embeddings": "albert_tf.tasks.embeddings.run"}
 __all__ = list(_EXPORTS)
 
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(_importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'albert_tf.tasks.embeddings' has no attribute {name!r}")
+__getattr__ = _lazy_imports.lazy_exports(__name__, _EXPORTS)

@@ -3,14 +3,10 @@
 (`export_saved_model.py` from a pretraining folder). `FillMask` is loaded on first use: importing
 this package starts no TensorFlow."""
 
-import importlib as _importlib
+from albert_tf import lazy_imports as _lazy_imports
 
 _EXPORTS = {"FillMask": "albert_tf.tasks.fill_mask.predictor",
             "FillMaskError": "albert_tf.tasks.fill_mask.texts"}
 __all__ = list(_EXPORTS)
 
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(_importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'albert_tf.tasks.fill_mask' has no attribute {name!r}")
+__getattr__ = _lazy_imports.lazy_exports(__name__, _EXPORTS)
