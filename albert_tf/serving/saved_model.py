@@ -91,6 +91,25 @@ def tracing_for_save():
         yield
 
 
+def attach_signature(root, signatures: dict, name: str, fn, resources: dict, check, own_check):
+    """Adds the tf.function `fn` to an export's `root` and `signatures` as `name`, with the
+    tokenizer resources it captures (`<name>_<resource>`), traced for the save; returns `check`
+    (the export's fresh-process comparison) with `own_check()`'s calls and outputs added."""
+    setattr(root, name, fn)
+    for key, resource in resources.items():
+        setattr(root, f"{name}_{key}", resource)
+    with tracing_for_save():
+        fn.get_concrete_function()
+    signatures[name] = fn
+
+    def checked():
+        calls, expected = check()
+        own_calls, own_expected = own_check()
+        return {**calls, **own_calls}, {**expected, **own_expected}
+
+    return checked
+
+
 def serving_root(functions: dict, resources: dict | None = None) -> ServingModule:
     """A `ServingModule` with the given tf.functions (traced with their input signatures) and
     resources (e.g. a SentencePiece tokenizer whose model handle the functions capture)."""

@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.models import AlbertPretrainer
-from albert_tf.serving.saved_model import tracing_for_save
+from albert_tf.serving.saved_model import attach_signature
 from albert_tf.tasks.embeddings import embedding
 from albert_tf.tasks.embeddings.encoder import TextEncoder, read_embedding_config
 from albert_tf.text import text_preprocessor
@@ -40,21 +40,15 @@ class EmbedServing:
     def attach(self, root, signatures: dict, check):
         """Adds `embed` (and the tokenizer resources it captures) to an encoder export; returns
         `check` with `embed`'s comparison against `TextEncoder.encode` added."""
-        root.embed = tf.function(self.serve, autograph=False,
-                                 input_signature=[tf.TensorSpec([None], tf.string, name="text")])
-        for name, resource in self.preprocessor.resources.items():
-            setattr(root, f"embed_{name}", resource)
-        with tracing_for_save():
-            root.embed.get_concrete_function()
-        signatures["embed"] = root.embed
+        serve = tf.function(self.serve, autograph=False,
+                            input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+        return attach_signature(root, signatures, "embed", serve, self.preprocessor.resources,
+                                check, self.check)
 
-        def checked():
-            calls, expected = check()
-            calls["embed"] = {"text": np.array(SAMPLE_TEXTS)}
-            expected["embed"] = {"embeddings": self.reference.encode(SAMPLE_TEXTS)}
-            return calls, expected
-
-        return checked
+    def check(self) -> tuple[dict, dict]:
+        """({embed: sample texts}, {embed: `TextEncoder.encode` of them})."""
+        return ({"embed": {"text": np.array(SAMPLE_TEXTS)}},
+                {"embed": {"embeddings": self.reference.encode(SAMPLE_TEXTS)}})
 
 
 def embed_serving(model, source_path, spm_model_file, vocab_file, max_seq_length: int,

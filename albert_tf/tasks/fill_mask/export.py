@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.serving.saved_model import tracing_for_save
+from albert_tf.serving.saved_model import attach_signature
 from albert_tf.tasks.fill_mask.scoring import top_candidates
 from albert_tf.tasks.fill_mask.texts import MASK
 from albert_tf.text import text_preprocessor
@@ -71,19 +71,9 @@ class FillMaskServing:
     def attach(self, root, signatures: dict, check):
         """Adds `fill_mask` (and the tokenizer resources it captures) to an encoder export's
         root and signatures; returns `check` (the encoder's) with this signature's added."""
-        root.fill_mask = tf.function(self.serve, input_signature=INPUTS, autograph=False)
-        for name, resource in self.preprocessor.resources.items():
-            setattr(root, f"fill_mask_{name}", resource)
-        with tracing_for_save():
-            root.fill_mask.get_concrete_function()
-        signatures["fill_mask"] = root.fill_mask
-
-        def checked():
-            calls, expected = check()
-            own_calls, own_expected = self.check()
-            return {**calls, **own_calls}, {**expected, **own_expected}
-
-        return checked
+        serve = tf.function(self.serve, input_signature=INPUTS, autograph=False)
+        return attach_signature(root, signatures, "fill_mask", serve,
+                                self.preprocessor.resources, check, self.check)
 
     def check(self, top_k: int = 3) -> tuple[dict, dict]:
         """({fill_mask: inputs}, {fill_mask: the Keras model's numeric outputs}) for the
