@@ -256,8 +256,7 @@ class Predictor:
 
     def predict(self, texts, text_pairs=None) -> np.ndarray:
         """Probabilities [B, C] (a regressor: its score per text [B])."""
-        self._need("classifier", "predict")
-        texts, text_pairs = as_text(texts), as_text(text_pairs, "text pair")
+        texts, text_pairs = self._texts("classifier", "predict", texts, text_pairs)
         if isinstance(self.model, LiteClassifier):
             return self.model.predict(texts, text_pairs)
         out = self.model.outputs(texts, text_pairs)
@@ -265,8 +264,7 @@ class Predictor:
 
     def predict_labels(self, texts, text_pairs=None) -> list:
         """The most probable label of each text (its name, or a class id without names)."""
-        self._need("classifier", "predict_labels")
-        texts, text_pairs = as_text(texts), as_text(text_pairs, "text pair")
+        texts, text_pairs = self._texts("classifier", "predict_labels", texts, text_pairs)
         if isinstance(self.model, LiteClassifier):
             return self.model.predict_labels(texts, text_pairs)
         out = self._checked(texts, text_pairs)
@@ -276,8 +274,7 @@ class Predictor:
 
     def classify(self, texts, text_pairs=None) -> list:
         """A label per text; a multi-label export: the labels it chose for each text."""
-        self._need("classifier", "classify")
-        texts, text_pairs = as_text(texts), as_text(text_pairs, "text pair")
+        texts, text_pairs = self._texts("classifier", "classify", texts, text_pairs)
         if isinstance(self.model, LiteClassifier):
             return self.model.classify(texts, text_pairs)
         out = self._checked(texts, text_pairs)
@@ -288,6 +285,11 @@ class Predictor:
             return [names.decode("utf-8").split(separator) if row.any() else []
                     for row, names in zip(out["predictions"], out["labels"])]
         return [[int(i) for i in np.flatnonzero(row)] for row in out["predictions"]]
+
+    def _texts(self, head: str, call: str, texts, text_pairs):
+        """The texts and text pairs of a `call` only a `head` export answers, checked."""
+        self._need(head, call)
+        return as_text(texts), as_text(text_pairs, "text pair")
 
     def _checked(self, texts, text_pairs):
         out = self.model.outputs(texts, text_pairs)
@@ -305,7 +307,6 @@ class Predictor:
 
     def encode(self, texts, text_pairs=None) -> dict:
         """{"pooled_output" [B, H], "sequence_output" [B, S, H]}."""
-        self._need("encoder", "encode")
-        texts, text_pairs = as_text(texts), as_text(text_pairs, "text pair")
+        texts, text_pairs = self._texts("encoder", "encode", texts, text_pairs)
         out = self.model.encode(texts, text_pairs)
         return {k: np.asarray(out[k]) for k in ("pooled_output", "sequence_output")}
