@@ -51,22 +51,9 @@ FLAGS = flags.FLAGS
 
 
 def masked_sentences(fill, path, count=50):
-    rows = []
-    for line in pathlib.Path(path).read_text(encoding="utf-8").splitlines():
-        words = line.split()
-        if len(words) < 6 or "[MASK]" in line:
-            continue
-        whole = fill.tokenizer.ids(" ".join(words), "text")
-        for at in range(2, len(words) - 1):
-            text = " ".join(words[:at] + ["[MASK]"] + words[at + 1:])
-            ids = fill.encode([text])[0]
-            differ = [i for i, (a, b) in enumerate(zip(ids, whole)) if a != b]
-            if len(ids) == len(whole) and len(differ) == 1:
-                rows.append((text, ids, whole[differ[0]]))
-                break
-        if len(rows) == count:
-            break
-    return rows
+    lines = pathlib.Path(path).read_text(encoding="utf-8").splitlines()
+    return fill.single_word_masks((line.split() for line in lines
+                                   if len(line.split()) >= 6 and "[MASK]" not in line), count)
 
 
 def fill_mask_figures(out):

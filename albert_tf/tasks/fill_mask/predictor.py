@@ -73,6 +73,25 @@ class FillMask:
         return [self.tokenizer.ids(text, f"texts[{i}]")
                 for i, text in enumerate(checked_texts(texts))]
 
+    def single_word_masks(self, sentences, count: int) -> list[tuple[str, list[int], int]]:
+        """Held-out rows to score top-1 on: up to `count` (masked text, its ids, the masked
+        word's id), one per sentence (a list of words) that has one. The word masked is the
+        first from the third on whose `[MASK]` stands for exactly one piece of the whole
+        sentence's ids, so the masked text's ids are the whole one's with the mask at that place."""
+        rows = []
+        for words in sentences:
+            if len(rows) == count:
+                break
+            whole = self.tokenizer.ids(" ".join(words), "text")
+            for at in range(2, len(words) - 1):
+                text = " ".join(words[:at] + ["[MASK]"] + words[at + 1:])
+                ids = self.encode([text])[0]
+                differ = [i for i, (a, b) in enumerate(zip(ids, whole)) if a != b]
+                if len(ids) == len(whole) and len(differ) == 1:
+                    rows.append((text, ids, whole[differ[0]]))
+                    break
+        return rows
+
     def top_ids(self, texts, top_k: int = 5, batch_size: int = 32):
         """(ids per text [n, M_i, k], probabilities [n, M_i, k], model ids per text) in
         numpy, M_i: the masks of text i."""
