@@ -10,32 +10,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.config import AlbertConfig
-from albert_tf.models import AlbertMultipleChoice
 from albert_tf.serving import runtimes
 from albert_tf.serving.lite import interpreter_runner
 from albert_tf.source_export import export_source
 from albert_tf.tasks.race import data
-from albert_tf.tasks.race.config import RaceRunConfig
 from albert_tf.tasks.race.serving import RaceServing, choice_texts
-from albert_tf.tasks.race.task import run_race
 from albert_tf.tokenization import FullTokenizer
-from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
-from support.configs import READING_TINY
-from support.informative import spread_weights
-
-
-def _raw_questions(root, split):
-    """(article, question, options, answer, level) of every question, in read_race_examples'
-    order, straight from the JSON files."""
-    rows = []
-    for level in data.LEVELS:
-        for path in data.level_files(root, split, level):
-            article = json.loads(open(path, encoding="utf-8").read())
-            for question, options, answer in zip(article["questions"], article["options"],
-                                                  article["answers"]):
-                rows.append((article["article"], question, options, answer, level))
-    return rows
+from support.race_folder import predicted_race_folder, raw_questions
 
 
 def test_choice_texts_fill_every_gap_or_append():
@@ -50,7 +31,7 @@ def test_features_are_run_races_ids(data_dir, spm_model, max_seq_length, max_qa_
     segments equal data.convert_example's, passage and question+option both truncated; a
     question given 3 options of 4 (the 4th left empty) gets the features of those 3."""
     root = data_dir / "race"
-    rows = _raw_questions(root, "dev")
+    rows = raw_questions(root, "dev")
     assert sum("_" in question for _, question, *_ in rows) >= 5
     serving = RaceServing(None, max_seq_length, max_qa_length, spm_model, do_lower_case=True)
     options = [list(r[2]) for r in rows]
@@ -74,27 +55,14 @@ def test_a_race_folder_exports_what_run_race_predicts(data_dir, spm_model, tmp_p
     says so), and serve_text on the test split's raw questions gives predict_results.txt's
     accuracy and loss (its probabilities' -log p(answer)), per level too; the TFLite row scorer
     gives the same probabilities."""
-    config = AlbertConfig(**READING_TINY)
-    config.to_json_file(tmp_path / "albert_config.json")
-    out = tmp_path / "out"
-    model = AlbertMultipleChoice(config)
-    model({k: tf.zeros([1, 4, 8], tf.int32) for k in ("input_ids", "input_mask", "segment_ids")})
-    spread_weights(model)
-    model.output_weights.assign(np.random.default_rng(1).normal(0, 2, (1, config.hidden_size)))
-    save_tf1_checkpoint(model, out / "model.ckpt-1", 1)
-    run_race(RaceRunConfig.from_flat(dict(
-        data_dir=str(data_dir / "race"), albert_config_file=str(tmp_path / "albert_config.json"),
-        spm_model_file=spm_model, output_dir=str(out), max_seq_length=64, max_qa_length=16,
-        do_train=False, do_eval=False, do_predict=True)))
-    predicted = dict(line.split(" = ") for line in
-                     (out / "predict_results.txt").read_text().splitlines()[1:])
+    out, predicted = predicted_race_folder(data_dir / "race", spm_model, tmp_path)
 
     result = export_source(str(out), tmp_path / "exports", str(tmp_path / "albert_config.json"),
                            spm_model, max_seq_length=64, max_qa_length=16, verify=False,
                            tflite="float32",
                            onnx="float32" if runtimes.available("onnxruntime") else None)
     assert result["heads"] == ["multiple_choice"]
-    rows = _raw_questions(data_dir / "race", "test")
+    rows = raw_questions(data_dir / "race", "test")
     served = tf.saved_model.load(result["multiple_choice"]).signatures["serve_text"](
         passage=tf.constant([r[0] for r in rows]), question=tf.constant([r[1] for r in rows]),
         options=tf.constant([r[2] for r in rows]))
