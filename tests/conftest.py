@@ -127,6 +127,15 @@ def spm_model(fixtures_dir):
     return str(fixtures_dir / "spm" / "spm.model")
 
 
+@pytest.fixture(scope="session")
+def pretrained_folder(tmp_path_factory, spm_model):
+    """A tiny pretraining output_dir with spread weights (support.released_model), read only:
+    the fill-mask and embeddings tests share it."""
+    from support.released_model import write_model_folder
+
+    return write_model_folder(tmp_path_factory.mktemp("pretrained"), spm_model, spread_seed=5)
+
+
 @pytest.fixture()
 def tiny_config():
     """support.configs.TINY as an AlbertConfig (with overrides: support.configs.tiny_config)."""

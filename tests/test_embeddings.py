@@ -16,20 +16,15 @@ from albert_tf.tasks.embeddings import EmbeddingsError, TextEncoder, embedding
 from albert_tf.tasks.embeddings.pairs import read_pairs, spearman
 from support.entry_points import run_entry_point
 from support.informative import assert_spread
-from support.released_model import passages, write_model_folder
+from support.released_model import passages
 
 TEXTS = ["A man is playing a guitar.", "The cat sat on the mat.",
          "Dogs are running in the park.", "ALBERT shares its layers across the network."]
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory, spm_model):
-    return write_model_folder(tmp_path_factory.mktemp("pretrained"), spm_model, spread_seed=9)
-
-
-@pytest.fixture(scope="module")
-def encoder(folder):
-    return TextEncoder.from_pretrained(folder, max_seq_length=32)
+def encoder(pretrained_folder):
+    return TextEncoder.from_pretrained(pretrained_folder, max_seq_length=32)
 
 
 @pytest.fixture(scope="module")
@@ -173,10 +168,10 @@ def test_search_equals_brute_force(encoder, data_dir):
         encoder.search(asked, vectors, top_k=0)
 
 
-def test_search_command_and_its_index_file(encoder, folder, tmp_path):
+def test_search_command_and_its_index_file(encoder, pretrained_folder, tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(TEXTS[:3]) + "\n\n" + TEXTS[3] + "\n")
-    argv = ["albert_tf.search", f"--init_checkpoint={folder}", f"--index_file={corpus}",
+    argv = ["albert_tf.search", f"--init_checkpoint={pretrained_folder}", f"--index_file={corpus}",
             "--max_seq_length=32", "--top_k=2", "--query=a guitar player", "--query=cats"]
     done = run_entry_point("-m", argv)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -188,27 +183,27 @@ def test_search_command_and_its_index_file(encoder, folder, tmp_path):
     index = tmp_path / "corpus.txt.index.npz"
     built = index.stat().st_mtime_ns
     assert run_entry_point("-m", argv).returncode == 0 and index.stat().st_mtime_ns == built
-    other = run_entry_point("-m", [argv[0], f"--init_checkpoint={folder}",
+    other = run_entry_point("-m", [argv[0], f"--init_checkpoint={pretrained_folder}",
                                    f"--index_file={index}", "--query=x"])  # length 64, not 32
     assert other.returncode == 1 and other.stdout == ""
     assert other.stderr.startswith(f"error: {index} was built by another model (digest ")
     assert len(other.stderr.strip().splitlines()) == 1
     (tmp_path / "empty.txt").write_text("\n  \n")
-    empty = run_entry_point("-m", [argv[0], f"--init_checkpoint={folder}",
+    empty = run_entry_point("-m", [argv[0], f"--init_checkpoint={pretrained_folder}",
                                    f"--index_file={tmp_path / 'empty.txt'}", "--query=x"])
     assert empty.returncode == 1 and empty.stderr.strip() == \
         f"error: {tmp_path / 'empty.txt'}: an empty corpus (no non-blank line); nothing to search"
     assert not (tmp_path / "empty.txt.index.npz").exists()
 
 
-def test_run_embeddings_trains_evaluates_and_writes_a_folder(folder, stsb, tmp_path):
+def test_run_embeddings_trains_evaluates_and_writes_a_folder(pretrained_folder, stsb, tmp_path):
     rows = (stsb / "train.tsv").read_text(encoding="utf-8").splitlines()
     (tmp_path / "train.tsv").write_text("\n".join(rows[:25]) + "\n", encoding="utf-8")
     (tmp_path / "dev.tsv").write_text("\n".join(rows[:1] + rows[100:120]) + "\n",
                                       encoding="utf-8")
     out = tmp_path / "embedder"
     done = run_entry_point("run_embeddings.py", [
-        f"--init_checkpoint={folder}", f"--train_file={tmp_path / 'train.tsv'}",
+        f"--init_checkpoint={pretrained_folder}", f"--train_file={tmp_path / 'train.tsv'}",
         f"--dev_file={tmp_path / 'dev.tsv'}", "--do_train", "--do_eval", f"--output_dir={out}",
         "--max_seq_length=32", "--train_batch_size=8", "--learning_rate=1e-3"])
     assert done.returncode == 0, done.stderr[-2000:]
@@ -222,7 +217,8 @@ def test_run_embeddings_trains_evaluates_and_writes_a_folder(folder, stsb, tmp_p
     assert result["eval_spearman"] == pytest.approx(again["spearman"], abs=1e-9)
     assert result["eval_pairs"] == 20
     refused = run_entry_point("run_embeddings.py", [
-        f"--init_checkpoint={folder}", f"--train_file={tmp_path / 'train.tsv'}", "--do_train",
+        f"--init_checkpoint={pretrained_folder}", f"--train_file={tmp_path / 'train.tsv'}",
+        "--do_train",
         f"--output_dir={out}"])
     assert refused.returncode == 1 and "exists and is not an empty folder" in refused.stderr
 
@@ -231,10 +227,11 @@ def test_run_embeddings_trains_evaluates_and_writes_a_folder(folder, stsb, tmp_p
     ("just one column\nsecond\n", r"train\.tsv:1: one column; a pair file needs two text"),
     ("sentence1\tsentence2\tscore\na b\tc d\t6\n",
      r"train\.tsv:2: score 6 is outside the file's range 0\.\.5")])
-def test_run_embeddings_bad_files_are_one_line(folder, tmp_path, content, message):
+def test_run_embeddings_bad_files_are_one_line(pretrained_folder, tmp_path, content, message):
     (tmp_path / "train.tsv").write_text(content)
     done = run_entry_point("run_embeddings.py", [
-        f"--init_checkpoint={folder}", f"--train_file={tmp_path / 'train.tsv'}", "--do_train",
+        f"--init_checkpoint={pretrained_folder}", f"--train_file={tmp_path / 'train.tsv'}",
+        "--do_train",
         f"--output_dir={tmp_path / 'out'}"])
     assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert pytest.importorskip("re").search(message, done.stderr)

@@ -16,17 +16,12 @@ from albert_tf.tasks.pretraining.objective import pretraining_metrics
 from albert_tf.tokenization import encode_ids, load_sentencepiece, preprocess_text
 from support.entry_points import run_entry_point
 from support.informative import assert_spread
-from support.released_model import passages, write_model_folder
+from support.released_model import passages
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory, spm_model):
-    return write_model_folder(tmp_path_factory.mktemp("pretrained"), spm_model, spread_seed=5)
-
-
-@pytest.fixture(scope="module")
-def fill(folder):
-    return FillMask.from_pretrained(folder, max_seq_length=64)
+def fill(pretrained_folder):
+    return FillMask.from_pretrained(pretrained_folder, max_seq_length=64)
 
 
 @pytest.fixture(scope="module")
@@ -120,9 +115,9 @@ def test_top1_accuracy_equals_run_pretrainings_masked_lm_accuracy(fill, held_out
     assert hits == 25 + sum(a == w for a, w in zip(argmax[0::2], words[0::2]))
 
 
-def test_export_fill_mask_signature_equals_the_class(fill, folder, held_out, tmp_path):
+def test_export_fill_mask_signature_equals_the_class(fill, pretrained_folder, held_out, tmp_path):
     """The 50 held-out sentences and texts with several masks, one glued to a word."""
-    result = export_source(str(folder), str(tmp_path / "exports"), max_seq_length=64)
+    result = export_source(str(pretrained_folder), str(tmp_path / "exports"), max_seq_length=64)
     assert result["encoder_check"]["fill_mask/ids"] == 0
     assert result["encoder_check"]["embed/embeddings"] <= 1e-5  # tasks/embeddings' signature
     served = tf.saved_model.load(result["encoder"]).signatures["fill_mask"]
@@ -143,14 +138,14 @@ def test_export_fill_mask_signature_equals_the_class(fill, folder, held_out, tmp
     plain = [text.replace("[MASK]", "word") for text in texts]
     embedded = tf.saved_model.load(result["encoder"]).signatures["embed"](
         text=tf.constant(plain))["embeddings"].numpy()
-    want = TextEncoder.from_pretrained(folder, max_seq_length=64).encode(plain)
+    want = TextEncoder.from_pretrained(pretrained_folder, max_seq_length=64).encode(plain)
     assert_spread(want, 1e-2)
     np.testing.assert_allclose(embedded, want, atol=1e-5)
 
 
-def test_command_prints_the_classes_records(fill, folder, held_out):
+def test_command_prints_the_classes_records(fill, pretrained_folder, held_out):
     texts = ["[MASK] shares its[MASK].", *(text for text, _, _ in held_out)]
-    done = run_entry_point("-m", ["albert_tf.fill_mask", f"--init_checkpoint={folder}",
+    done = run_entry_point("-m", ["albert_tf.fill_mask", f"--init_checkpoint={pretrained_folder}",
                                   "--top_k=5", "--max_seq_length=64", f"--text={texts[0]}",
                                   *texts[1:]])
     assert done.returncode == 0, done.stderr[-2000:]
@@ -170,8 +165,9 @@ def test_command_prints_the_classes_records(fill, folder, held_out):
     (["Anne was here."], r"^error: texts\[0\] 'Anne was here.' holds no \[MASK\]"),
     (["--top_k=0", "A [MASK]."], r"^error: top_k must be an integer of at least 1, got 0"),
     ([], r"^error: give one or more texts after the flags")])
-def test_command_errors_are_one_line(folder, argv, message):
-    done = run_entry_point("-m", ["albert_tf.fill_mask", f"--init_checkpoint={folder}", *argv])
+def test_command_errors_are_one_line(pretrained_folder, argv, message):
+    done = run_entry_point("-m", ["albert_tf.fill_mask",
+                                  f"--init_checkpoint={pretrained_folder}", *argv])
     assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert done.stdout == ""
     assert __import__("re").match(message, done.stderr)
