@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig, with_passes
-from albert_tf.models import AlbertClassifier, AlbertTokenClassifier
+from albert_tf.models import AlbertClassifier
 from albert_tf.tasks.distill import distilled
 from albert_tf.tasks.classification.text_classifier import TextClassifier
 from albert_tf.training.distillation import distillation_loss
@@ -21,6 +21,7 @@ from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
 from support.configs import GLUE_TINY
 from support.entry_points import run_entry_point
 from support.informative import spread_weights
+from support.tagger_folder import TAGS, tagger_folder
 
 TEACHER = dict(GLUE_TINY, num_hidden_layers=3)
 LABELS = ["neg", "pos"]
@@ -177,17 +178,8 @@ def test_tagged_words_alone_are_distilled():
 
 
 def test_run_ner_distils_a_tagger(spm_model, tmp_path):
-    tags = ["B-X", "I-X", "O"]
-    folder = tmp_path / "tagger"
-    folder.mkdir()
-    (folder / "albert_config.json").write_text(json.dumps(TEACHER))
-    shutil.copy(spm_model, folder / "30k-clean.model")
-    (folder / "labels.json").write_text(json.dumps(tags))
-    model = AlbertTokenClassifier(AlbertConfig(**TEACHER), len(tags))
-    spread_weights(model, seed=2, std=0.1)
-    save_tf1_checkpoint(model, str(folder / "model.ckpt-best"))
-    train = tmp_path / "train.txt"
-    train.write_text("Alice\tB-X\nsaw\tO\nBob\tB-X\nLee\tI-X\n\nhe\tO\nran\tO\n\n")
+    folder, train = tagger_folder(tmp_path, spm_model, TEACHER)
+    tags = TAGS
     out = tmp_path / "student"
     done = run_entry_point("run_ner.py", [
         f"--train_file={train}", f"--output_dir={out}", "--do_train", "--max_seq_length=16",

@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import CheckpointError, UsageError
-from albert_tf.models import AlbertClassifier, AlbertTokenClassifier
+from albert_tf.models import AlbertClassifier
 from albert_tf.models.lora import enable_lora, merged_lora, parameter_counts, trained_part
 from albert_tf.tasks.classification.config import ClassifierRunConfig
 from albert_tf.tasks.classification.text_classifier import TextClassifier
@@ -19,6 +19,7 @@ from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
 from support.configs import GLUE_TINY, TINY
 from support.entry_points import run_entry_point
 from support.informative import spread_weights
+from support.tagger_folder import TAGS, tagger_folder
 
 LABELS = ["neg", "pos"]
 TEXTS = ["a fine day", "it broke at once", "great value", "never again", "works well",
@@ -153,17 +154,8 @@ def test_a_full_run_from_a_lora_folder_is_refused(trained, tmp_path):
 
 
 def test_run_ner_trains_adapters_of_a_tagger(spm_model, tmp_path):
-    tags = ["B-X", "I-X", "O"]
-    folder = tmp_path / "tagger"
-    folder.mkdir()
-    (folder / "albert_config.json").write_text(json.dumps(GLUE_TINY))
-    shutil.copy(spm_model, folder / "30k-clean.model")
-    (folder / "labels.json").write_text(json.dumps(tags))
-    model = AlbertTokenClassifier(AlbertConfig(**GLUE_TINY), len(tags))
-    spread_weights(model, seed=2, std=0.1)
-    save_tf1_checkpoint(model, str(folder / "model.ckpt-best"))
-    train = tmp_path / "train.txt"
-    train.write_text("Alice\tB-X\nsaw\tO\nBob\tB-X\nLee\tI-X\n\nhe\tO\nran\tO\n\n")
+    folder, train = tagger_folder(tmp_path, spm_model, GLUE_TINY)
+    tags = TAGS
     out = tmp_path / "tagger_lora"
     done = run_entry_point("run_ner.py", [
         f"--train_file={train}", f"--dev_file={train}", f"--output_dir={out}", "--do_train",

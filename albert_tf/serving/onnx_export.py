@@ -38,7 +38,7 @@ from albert_tf.run_config import RUNTIME_KINDS as KINDS  # noqa: F401
 from albert_tf.run_config import parse_runtime_kinds
 from albert_tf.serving import runtime_text, runtimes
 from albert_tf.serving.tflite import (INPUT_NAMES, TFLiteExportError, default_heads,
-                                      sample_inputs, serving_function)
+                                      export_plan, sample_inputs, serving_function)
 
 FOLDER = "onnx"
 FLOAT32_ATOL = 1e-4
@@ -206,14 +206,10 @@ def export_onnx(model, output_dir, max_seq_length: int, kinds, name: str | None 
     `serving.tflite.export_tflite`'s (`contents`: {kind: bytes} already converted; `texts`
     (+ `text_pairs`): raw texts, a dev set's, on which the int8 file's argmax agreement with
     the float32 file is measured and written as `agreement.dynamic_int8.dev`)."""
-    kinds = parse_kinds(kinds)
-    if not kinds:
+    plan = export_plan(model, output_dir, kinds, name, outputs, ".onnx", parse_kinds)
+    if plan is None:
         return {}
-    if name is None or outputs is None:
-        default_name, default_outputs = default_heads(model)
-        name, outputs = name or default_name, outputs or default_outputs
-    output_dir = os.fspath(output_dir)
-    paths = {kind: os.path.join(output_dir, f"{name}.{kind}.onnx") for kind in kinds}
+    kinds, name, outputs, output_dir, paths = plan
     refuse_existing([*paths.values(), os.path.join(output_dir, f"{name}.json")])
     runtimes.load("onnxruntime", "--onnx")  # refused before the conversion's work
     contents = contents or convert(model, max_seq_length, kinds, outputs, call, batch_size)

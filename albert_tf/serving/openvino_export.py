@@ -29,7 +29,7 @@ import tensorflow as tf
 
 from albert_tf import io_utils
 from albert_tf.serving import onnx_export, runtimes
-from albert_tf.serving.tflite import default_heads
+from albert_tf.serving.tflite import export_plan
 
 FOLDER = "openvino"
 # Weights with fewer values stay float32 (biases' and LayerNorm's are 1-D anyway).
@@ -107,14 +107,10 @@ def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | N
     `<name>.json`; returns {kind: xml path, "metadata": path}. Arguments as
     `onnx_export.export_onnx`'s (`contents`: the ONNX {kind: bytes} already converted;
     `texts`: a dev set's, measured as there)."""
-    kinds = parse_kinds(kinds)
-    if not kinds:
+    plan = export_plan(model, output_dir, kinds, name, outputs, ".xml", parse_kinds)
+    if plan is None:
         return {}
-    if name is None or outputs is None:
-        default_name, default_outputs = default_heads(model)
-        name, outputs = name or default_name, outputs or default_outputs
-    output_dir = os.fspath(output_dir)
-    paths = {kind: os.path.join(output_dir, f"{name}.{kind}.xml") for kind in kinds}
+    kinds, name, outputs, output_dir, paths = plan
     onnx_export.refuse_existing([*paths.values(), *(p[:-4] + ".bin" for p in paths.values()),
                                  os.path.join(output_dir, f"{name}.json")])
     runtimes.load("openvino", "--openvino")

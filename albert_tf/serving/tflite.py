@@ -60,6 +60,21 @@ def default_heads(model) -> tuple[str, tuple[str, ...]]:
         "SQuAD v2's beam search needs dynamic shapes)")
 
 
+def export_plan(model, output_dir, kinds, name, outputs, suffix: str, parse=None):
+    """What an export of `kinds` writes, or None when it writes nothing: (kinds, file name,
+    output names, output_dir, {kind: path}), the name and outputs the model's class gives
+    (`default_heads`) where not given; `parse`: the flag's kinds parser (TFLite's by default)."""
+    kinds = (parse or parse_kinds)(kinds)
+    if not kinds:
+        return None
+    if name is None or outputs is None:
+        default_name, default_outputs = default_heads(model)
+        name, outputs = name or default_name, outputs or default_outputs
+    output_dir = os.fspath(output_dir)
+    return kinds, name, outputs, output_dir, {
+        kind: os.path.join(output_dir, f"{name}.{kind}{suffix}") for kind in kinds}
+
+
 def _default_call(model):
     net = model.encoder if isinstance(model, AlbertPretrainer) else model
 
@@ -191,20 +206,17 @@ def export_tflite(model, output_dir, max_seq_length: int, kinds, name: str | Non
     A file of that name already in `output_dir` is refused before any work (a published file
     is never replaced); a failure removes what this call wrote. The exports write into a fresh
     version folder instead (`writer`, `<export_dir>/tflite/<version>`)."""
-    kinds = parse_kinds(kinds)
-    if not kinds:
+    plan = export_plan(model, output_dir, kinds, name, outputs, ".tflite")
+    if plan is None:
         return {}
-    if name is None or outputs is None:
-        default_name, default_outputs = default_heads(model)
-        name, outputs = name or default_name, outputs or default_outputs
-    output_dir = os.fspath(output_dir)
+    kinds, name, outputs, output_dir, paths = plan
     tokenizer = [(key, os.fspath(source)) for key, source in
                  (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)) if source]
     # The tokenizer file may be shared with another model's files in the folder (the same bytes).
     tokenizer = [(key, source, os.path.join(output_dir, os.path.basename(source)))
                  for key, source in tokenizer]
     shared = {target for _, source, target in tokenizer if _same_file(source, target)}
-    planned = [os.path.join(output_dir, f"{name}.{kind}.tflite") for kind in kinds] + [
+    planned = [*paths.values()] + [
         os.path.join(output_dir, f"{name}.json")] + [target for *_, target in tokenizer]
     for path in planned:
         if path not in shared and tf.io.gfile.exists(path):
