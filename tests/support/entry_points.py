@@ -18,6 +18,7 @@ import copy
 import io
 import logging
 import os
+import pathlib
 import re
 import runpy
 import subprocess
@@ -181,3 +182,10 @@ def run_process(script: str, argv=(), env=None, timeout=300, **kwargs) -> subpro
     env["PYTHONPATH"] = os.pathsep.join(p for p in (os.fspath(REPO), env.get("PYTHONPATH")) if p)
     return subprocess.run([sys.executable, script, *map(os.fspath, argv)], cwd=REPO,
                           capture_output=True, text=True, timeout=timeout, env=env, **kwargs)
+
+
+def assert_refused(done, message: str, output_dir) -> None:
+    """A run refused in one `error:` line (its last) that wrote no checkpoint to `output_dir`."""
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1] == f"error: {message}"
+    assert not list(pathlib.Path(output_dir).glob("model.ckpt-*"))
