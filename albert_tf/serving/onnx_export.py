@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import tempfile
 
 import numpy as np
@@ -79,8 +78,8 @@ def convert(model, max_seq_length: int, kinds, outputs=None, call=None,
 def quantize(content: bytes, flag: str = "--onnx") -> bytes:
     """onnxruntime's dynamic int8 quantization of a float32 .onnx file's bytes."""
     quantization = runtimes.load("onnxruntime.quantization", f"{flag}=dynamic_int8")
-    staging = tempfile.mkdtemp(prefix="albert_onnx_")
-    try:
+    with tempfile.TemporaryDirectory(prefix="albert_onnx_",
+                                     ignore_cleanup_errors=True) as staging:
         source, target = os.path.join(staging, "f.onnx"), os.path.join(staging, "q.onnx")
         with open(source, "wb") as writer:
             writer.write(content)
@@ -94,8 +93,6 @@ def quantize(content: bytes, flag: str = "--onnx") -> bytes:
             root.setLevel(level)
         with open(target, "rb") as reader:
             return reader.read()
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def expected(model, max_seq_length, outputs, call, batch_size, inputs) -> dict:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import shutil
 import tempfile
 
 import numpy as np
@@ -79,8 +78,8 @@ def save_ir(content: bytes, xml_path: str) -> list[str]:
     """The ONNX bytes as an IR at `xml_path` (+ its `.bin`), each written atomically; returns
     both paths."""
     ov = runtimes.load("openvino", "--openvino")
-    staging = tempfile.mkdtemp(prefix="albert_openvino_")
-    try:
+    with tempfile.TemporaryDirectory(prefix="albert_openvino_",
+                                     ignore_cleanup_errors=True) as staging:
         source = os.path.join(staging, "model.onnx")
         with open(source, "wb") as writer:
             writer.write(content)
@@ -95,8 +94,6 @@ def save_ir(content: bytes, xml_path: str) -> list[str]:
                 tf.io.gfile.copy(staged, tmp, overwrite=True)
             written.append(path)
         return written
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | None = None,

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 
 import numpy as np
@@ -176,8 +175,8 @@ def convert(model, max_seq_length: int, kinds, outputs=None, call=None,
     root.serve = serve
     with tracing_for_save():  # the one trace the save below reuses
         track_captured_variables(root, [serve.get_concrete_function()])
-    staging = tempfile.mkdtemp(prefix="albert_tflite_")
-    try:
+    with tempfile.TemporaryDirectory(prefix="albert_tflite_",
+                                     ignore_cleanup_errors=True) as staging:
         tf.saved_model.save(root, staging, signatures={"serving_default": serve},
                             options=SAVE_OPTIONS)
         result = {}
@@ -190,8 +189,6 @@ def convert(model, max_seq_length: int, kinds, outputs=None, call=None,
                 raise TFLiteExportError(f"{type(model).__name__} does not convert to TFLite "
                                         f"builtin ops ({kind}): {first}") from None
         return result
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def export_tflite(model, output_dir, max_seq_length: int, kinds, name: str | None = None,
