@@ -24,7 +24,8 @@ SCRIPTS = {"albert-create-pretraining-data": "create_pretraining_data.py",
            "albert-run-race": "run_race.py",
            "albert-run-ner": "run_ner.py",
            "albert-export-saved-model": "export_saved_model.py",
-           "albert-export-checkpoints": "export_checkpoints.py"}
+           "albert-export-checkpoints": "export_checkpoints.py",
+           "albert-run-embeddings": "run_embeddings.py"}
 
 
 def _scripts_table():

@@ -70,7 +70,9 @@ def run_dir(tmp_path_factory, data_dir, spm_model):
             "--threshold_to_export=0.5", "--tflite=float32,dynamic_int8", "--train_step=6",
             "--save_checkpoints_steps=3",
             "--train_batch_size=8", "--eval_batch_size=64", "--predict_batch_size=64",
-            "--learning_rate=1e-3", "--warmup_step=2", "--seed=1"]
+            # --seed: its 6 steps leave the test rows' probabilities >= 1e-3 apart (asserted by the
+            # tests that need it; seed 1 put two rows 8e-5 apart once each weight drew its own init).
+            "--learning_rate=1e-3", "--warmup_step=2", "--seed=5"]
     done = run_entry_point("run_classifier.py", args)
     assert done.returncode == 0, done.stderr[-3000:]
     return root

@@ -121,8 +121,9 @@ def test_a_file_of_the_wrong_kind_is_named(folders, tmp_path):
         LiteClassifier(encoder_file, spm_model_file=spm)
     with pytest.raises(InputError, match="classifier.float32.tflite: .*not pooled_output"):
         LiteEncoder(folders / "classifier" / "classifier.float32.tflite", spm_model_file=spm)
-    # A classifier's folder holds no encoder.json: named, with how to write one.
-    with pytest.raises(InputError, match="encoder.json not found"):
+    # A classifier's folder holds no encoder.json: what it holds is named, and what opens it.
+    with pytest.raises(InputError, match=r"classifier.json \(the TFLite files of a classifier\), "
+                                         "not encoder.json: open it with LiteClassifier"):
         LiteEncoder.from_folder(folders / "classifier")
     # A JSON naming a file that is not there.
     folder = _copy(folders, tmp_path)

@@ -204,7 +204,9 @@ def test_wordpiece_answer_text_is_the_python_prediction(version_2, data_dir, tmp
     served = module.answer_text(questions, contexts)
     answers = [a.decode() for a in served["answer"].numpy()]
     assert answers == [python[e.qas_id] for e in examples]
-    assert all(a and a in e.paragraph_text for a, e in zip(answers, examples))
+    # Spans of their own paragraphs; v2's random model abstains ("") on a few questions.
+    assert sum(not a for a in answers) <= (2 if version_2 else 0)
+    assert all(a in e.paragraph_text for a, e in zip(answers, examples) if a)
 
 
 def test_run_squad_exports_a_wordpiece_model(data_dir, tmp_path):
