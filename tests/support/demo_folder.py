@@ -6,17 +6,13 @@ docs/demo.md's next steps and the demo's closing Python call against the folder.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import io
-import json
-import os
-import shutil
-from pathlib import Path
 
 from albert_tf.demo.console import Console
 from albert_tf.demo.run import run_demo
 from albert_tf.demo.options import DemoOptions, demo_schedule
 from albert_tf.demo.stages import STAGES
+from support.session_once import once_per_session
 
 # `python -m albert_tf.demo` writes albert_demo/ into the folder it runs in.
 FOLDER = "albert_demo"
@@ -32,27 +28,16 @@ def tiny_options(output_dir) -> DemoOptions:
                        max_task_examples=200, num_workers=1)
 
 
-def session_root(tmp_path_factory) -> Path:
-    """The temporary root every xdist worker of this session shares (its own without xdist)."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
 def shared_demo(tmp_path_factory) -> dict:
     """{"root": the folder holding albert_demo/, "options", "summary": run_demo's result,
     "console": what it printed}; the first caller of the session runs the demo, the others wait
     for it and read its record."""
-    root = session_root(tmp_path_factory) / "tiny_demo"
-    record = root.parent / "tiny_demo.json"
-    with open(root.parent / "tiny_demo.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not record.exists():
-            if root.exists():
-                shutil.rmtree(root)
-            root.mkdir()
-            console = io.StringIO()
-            with contextlib.chdir(root):
-                summary = run_demo(tiny_options(root / FOLDER), Console(STAGES, stream=console))
-            record.write_text(json.dumps({"summary": summary, "console": console.getvalue()}))
-    made = json.loads(record.read_text())
+
+    def make(root):
+        console = io.StringIO()
+        with contextlib.chdir(root):
+            summary = run_demo(tiny_options(root / FOLDER), Console(STAGES, stream=console))
+        return {"summary": summary, "console": console.getvalue()}
+
+    made, root = once_per_session(tmp_path_factory, "tiny_demo", make)
     return {"root": root, "options": tiny_options(root / FOLDER), **made}

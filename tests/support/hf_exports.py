@@ -7,13 +7,10 @@ tests/test_serving_predictor.py and tests/test_serving_warmup.py each exported i
 
 from __future__ import annotations
 
-import fcntl
-import json
-import shutil
 
 from albert_tf.serving import runtimes
 from albert_tf.source_export import export_source
-from support.demo_folder import session_root
+from support.session_once import once_per_session
 from support.interop import interop
 
 LENGTH = 20  # the interop fixtures' sequence length
@@ -29,17 +26,12 @@ def shared_hf_export(tmp_path_factory) -> tuple:
     """(export_source's result, the export folder): the first caller of the session exports,
     the others wait for it and read its record."""
     source = interop("hf", "classifier")  # skips without ../shared
-    root = session_root(tmp_path_factory) / "hf_export"
-    record = root.parent / "hf_export.json"
-    with open(root.parent / "hf_export.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not record.exists():
-            if root.exists():
-                shutil.rmtree(root)
-            formats = runtime_formats()
-            result = export_source(
-                source, root, max_seq_length=LENGTH, verify=False, tflite="float32",
-                onnx="float32,dynamic_int8" if "onnx" in formats else None,
-                openvino="float32" if "openvino" in formats else None)
-            record.write_text(json.dumps(result))
-    return json.loads(record.read_text()), root
+
+    def make(root):
+        formats = runtime_formats()
+        return export_source(
+            source, root, max_seq_length=LENGTH, verify=False, tflite="float32",
+            onnx="float32,dynamic_int8" if "onnx" in formats else None,
+            openvino="float32" if "openvino" in formats else None)
+
+    return once_per_session(tmp_path_factory, "hf_export", make)
