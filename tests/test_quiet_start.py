@@ -50,3 +50,34 @@ def test_albert_tf_traceback_keeps_tensorflow_log_level_as_the_user_left_it(tmp_
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (0, "3 ['_QuietTensorFlowImport']\n", "")
+
+
+def test_a_tflite_file_runs_without_the_xnnpack_line(tmp_path):
+    """TFLite's C++ logger says "Created TensorFlow Lite XNNPACK delegate" on an interpreter's
+    first run (the demo's console ended with it); LiteRunner keeps it off stderr unless
+    ALBERT_TF_TRACEBACK=1 asks, which shows the line is really there to hide."""
+    import keras
+
+    from albert_tf import AlbertConfig, AlbertModel
+    from albert_tf.serving.tflite import export_tflite
+
+    keras.utils.set_random_seed(3)
+    model = AlbertModel(AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+                                     num_hidden_layers=1, num_attention_heads=2,
+                                     intermediate_size=32))
+    files = export_tflite(model, tmp_path / "lite", 8, "float32", verify=False)
+    code = ("from albert_tf.serving.lite import LiteRunner\nimport numpy as np\n"
+            f"runner = LiteRunner({str(files['float32'])!r})\nids = np.ones((2, 8), np.int32)\n"
+            "for _ in range(2):\n"
+            "    out = runner(input_word_ids=ids, input_mask=ids, input_type_ids=0 * ids)\n"
+            "print(out['pooled_output'].shape)\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TF_CPP_MIN_LOG_LEVEL", "ALBERT_TF_TRACEBACK")}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "(2, 16)\n", "")
+    env["ALBERT_TF_TRACEBACK"] = "1"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300)
+    assert done.returncode == 0 and "XNNPACK delegate" in done.stderr

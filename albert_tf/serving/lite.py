@@ -16,8 +16,10 @@ in TF 2.21, same kernels): no extra dependency is needed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -38,6 +40,26 @@ def _interpreter_class():
 
         Interpreter = tf.lite.Interpreter
     return Interpreter
+
+
+@contextlib.contextmanager
+def _native_log_quiet():
+    """TFLite's C++ logger says "Created TensorFlow Lite XNNPACK delegate for CPU." on stderr when
+    an interpreter first runs, and no Python setting reaches it: the process's stderr goes to
+    /dev/null for that call (Python's exceptions are not affected). ALBERT_TF_TRACEBACK=1 keeps
+    the line, as it keeps TensorFlow's start-up lines."""
+    if os.environ.get("ALBERT_TF_TRACEBACK"):
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 class LiteRunner:
@@ -69,7 +91,13 @@ class LiteRunner:
 
     def __call__(self, **inputs) -> dict:
         feed = {name: np.asarray(inputs[name], np.int32) for name in self.input_details}
-        return {name: np.array(value) for name, value in self.runner(**feed).items()}
+        if not getattr(self, "_ran", False):  # the delegate, and its log line, come on the first run
+            with _native_log_quiet():
+                outputs = self.runner(**feed)
+            self._ran = True
+        else:
+            outputs = self.runner(**feed)
+        return {name: np.array(value) for name, value in outputs.items()}
 
 
 def interpreter_runner(model_path=None, model_content=None, num_threads=None) -> LiteRunner:
