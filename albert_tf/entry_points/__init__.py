@@ -61,7 +61,9 @@ def export_gist(result: dict, export_dir: str) -> list:
         for name, files in (result.get(kind) or {}).items():
             paths = [v for v in files.values() if isinstance(v, str)]
             folder = os.path.dirname(paths[0]) if paths else ""
-            rows.append((f"{name} {kind}", f"{folder} ({len(paths)} files)"))
+            # What the folder holds (an OpenVINO kind is two files, the tokenizer one more).
+            count = len(os.listdir(folder)) if os.path.isdir(folder) else len(paths)
+            rows.append((f"{name} {kind}", f"{folder} ({count} files)"))
     width = max(len(k) for k, _ in rows) if rows else 0
     lines += [f"  {k:<{width}}  {v}" for k, v in rows]
     checks = [v for k, v in result.items() if k.endswith("_check") and isinstance(v, dict)]
