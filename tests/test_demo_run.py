@@ -52,6 +52,13 @@ def test_demo_runs_end_to_end_and_reuses_finished_stages(demo, monkeypatch, caps
         "  python -c \"from albert_tf.tasks import TextClassifier; clf = TextClassifier."
         "from_pretrained('albert_demo/finetune/model')")
     assert len(table.splitlines()) <= 100
+    # SOP's bar is always answering the held-out records' commonest order, not 0.5.
+    held = json.loads((tmp_path / FOLDER / "records" / "heldout.tfrecord.summary.json").read_text())
+    share = held["sentence_order_swapped_fraction"]
+    labels = held["sentence_order_labels"]
+    assert share == labels["1"] / (labels["0"] + labels["1"])
+    sop = next(line for line in table.splitlines() if line.startswith("held-out SOP accuracy"))
+    assert sop.endswith(f"(majority class {max(share, 1 - share):.3f})"), sop
     assert summary["corpus"]["sentences"] > 1000 and summary["records"]["train_instances"] > 100
     assert 0 <= summary["pretraining"]["masked_lm_accuracy"] <= 1
     # Accuracies are shares of whole examples (k of n), not means of batch means or a range.

@@ -124,6 +124,14 @@ def next_steps(options: DemoOptions, sentence: str) -> str:
         f"from_pretrained('{model}'); print(clf.predict(['{sentence}'])[0])\""])
 
 
+def _sop_majority(records) -> float:
+    """Always answering the commonest sentence order scores this on the held-out records: the
+    bar SOP accuracy must clear, not 0.5 (the generator's swaps are not an even split of a small
+    set; a folder made before the share was recorded reads 0.5)."""
+    swapped = records.get("heldout_swapped", 0.5)
+    return max(swapped, 1.0 - swapped)
+
+
 def format_table(summary: dict, options: DemoOptions) -> str:
     corpus, pre, fine = summary["corpus"], summary["pretraining"], summary["fine_tuning"]
     lite = summary["tflite"]
@@ -135,7 +143,8 @@ def format_table(summary: dict, options: DemoOptions) -> str:
                                   f"(+{summary['records']['heldout_instances']} held out)"),
         ("held-out MLM accuracy", f"{pre['masked_lm_accuracy']:.3f} (chance "
                                   f"{1 / pre.get('vocab_size', options.vocab_size):.4f})"),
-        ("held-out SOP accuracy", f"{pre['sentence_order_accuracy']:.3f} (chance 0.5)"),
+        ("held-out SOP accuracy", f"{pre['sentence_order_accuracy']:.3f} (majority class "
+                                  f"{_sop_majority(summary['records']):.3f})"),
         ("fine-tuned dev accuracy", f"{fine['eval_accuracy']:.3f} (majority class "
                                     f"{fine['majority_baseline']:.3f})"),
         ("model folder", f"{fine['output_dir']} (config, tokenizer, labels: "

@@ -198,7 +198,8 @@ def make_records(options: DemoOptions, spm: dict, console: Console) -> dict:
         return {"train": os.path.join(directory, "train.tfrecord"),
                 "heldout": os.path.join(directory, "heldout.tfrecord"),
                 "train_instances": summaries["train"]["instances"],
-                "heldout_instances": summaries["heldout"]["instances"]}
+                "heldout_instances": summaries["heldout"]["instances"],
+                "heldout_swapped": summaries["heldout"]["sentence_order_swapped_fraction"]}
 
     return Stage(3, "create_pretraining_data",
                  f"instances of {options.max_seq_length} tokens, {options.max_predictions_per_seq} "
