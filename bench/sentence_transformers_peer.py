@@ -47,12 +47,13 @@ def sentence_transformer(hf_folder, max_seq_length):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    for name in ("folder", "stsb", "output_dir"):
-        parser.add_argument(f"--{name}", required=True)
-    # (flag, type, default): the comparison's size and the shared training schedule.
-    for name, kind, default in (("pairs", int, 300), ("train_steps", int, 0),
-                                ("batch_size", int, 32), ("learning_rate", float, 5e-5)):
-        parser.add_argument(f"--{name}", type=kind, default=default)
+    parser.add_argument("--folder", required=True)
+    parser.add_argument("--stsb", required=True)
+    parser.add_argument("--output_dir", required=True)
+    parser.add_argument("--pairs", type=int, default=300)
+    parser.add_argument("--train_steps", type=int, default=0)
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--learning_rate", type=float, default=5e-5)
     args = parser.parse_args()
     os.makedirs(args.output_dir, exist_ok=False)
     hf = os.path.join(args.output_dir, "hf")
