@@ -131,6 +131,7 @@ FLAG_TABLE = {
     "temperature": ("float", "The contrastive loss divides the cosine similarities by this (0.05 = sentence-transformers' MultipleNegativesRankingLoss scale 20)."),
     "score_range": ("string", "min,max of the scores in a scored pair file (STS-B: 0,5); a score outside is an error naming the file and line."),
     "index_file": ("string", "A text file (one text a line) to search, or the .npz index built from one (<file>.index.npz, built once and reused while the model and the file are unchanged)."),
+    "index_kind": (("exact", "hnsw"), "The search index: exact (numpy dot products over every vector) or hnsw (faiss' approximate HNSW graph, for corpora past about 100k texts; the [search] extra: pip install albert-tf[search]). Default: what an .npz index was built as; a text file's: exact."),
     "query": ("multi_string", "A query to search for (repeat the flag for several)."),
     "text": ("multi_string", "A text with [MASK] where a word is to be predicted (repeat the flag for several; texts after the flags are read too)."),
 }

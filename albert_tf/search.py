@@ -10,6 +10,11 @@ numpy; row: the text's place among the file's non-blank lines). `--index_file=<x
 searches an index built before; one built by another model is refused. Without --query the
 index is built and its path printed. The pooling is the folder's (embedding_config.json,
 written by run_embeddings.py), else --pooling (default mean).
+
+`--index_kind=hnsw` builds (and searches) an approximate index instead, faiss' HNSW graph
+(`tasks/embeddings/vector_search.py`, the [search] extra), for corpora past about 100k texts;
+an .npz index is searched as it was built unless --index_kind says otherwise (exact searches
+an hnsw index's vectors exactly; hnsw on an exact index is refused).
 """
 
 import json
@@ -21,9 +26,10 @@ from albert_tf.entry_points import MAIN
 from albert_tf.errors import UsageError
 from albert_tf.tasks import embeddings  # TextEncoder loads on first use
 from albert_tf.tasks.embeddings import index as search_index
+from albert_tf.tasks.embeddings import vector_search
 
 FLAGS = "init_checkpoint albert_config_file spm_model_file vocab_file do_lower_case " \
-        "max_seq_length pooling index_file query top_k"
+        "max_seq_length pooling index_file index_kind query top_k"
 
 
 def main(argv):
@@ -37,16 +43,20 @@ def main(argv):
             raise UsageError(f"--{name} must not be empty")
     if values.top_k < 1:
         raise UsageError(f"--top_k must be at least 1, got {values.top_k}")
+    if values.index_kind == "hnsw":  # refused before the model loads
+        vector_search.faiss("--index_kind=hnsw")
     encoder = embeddings.TextEncoder.from_pretrained(
         values.init_checkpoint, values.pooling, values.max_seq_length,
         values.spm_model_file or None, values.vocab_file or None,
         values.albert_config_file or None, values.do_lower_case)
-    arrays, path = search_index.open_index(values.index_file, encoder)
+    arrays, path = search_index.open_index(values.index_file, encoder, values.index_kind)
     queries = values.query or []
     if not queries:
-        print(json.dumps({"index_file": path, "texts": len(arrays["texts"])}))
+        print(json.dumps({"index_file": path, "texts": len(arrays["texts"]),
+                          "index": search_index.config_of(arrays)}))
         return
-    found = encoder.search(encoder.encode(queries), arrays["embeddings"],
+    found = encoder.search(encoder.encode(queries),
+                           search_index.corpus(arrays, values.index_kind),
                            min(values.top_k, len(arrays["texts"])))
     for query, results in zip(queries, found):
         for result in results:
@@ -57,7 +67,8 @@ def main(argv):
 def run(argv=None):
     """`python -m albert_tf.search`."""
     cli.define_flags(MAIN, FLAGS, defaults={"top_k": 10, "do_lower_case": None,
-                                            "max_seq_length": None, "pooling": None})
+                                            "max_seq_length": None, "pooling": None,
+                                            "index_kind": None})
     cli.run(main, required=["init_checkpoint", "index_file"], argv=argv)
 
 

@@ -84,7 +84,7 @@ def pytest_collection_modifyitems(config, items):
 
 # .ci/run installs every extra and sets ALBERT_TF_CI=1: there a test skipped for want of one
 # (its reason names the extra, "pip install -e .[test]") fails, so CI never skips it silently.
-_EXTRA = re.compile(r"\[(?:beam|test|paper|onnx|openvino|onnx,openvino)\]")
+_EXTRA = re.compile(r"\[(?:beam|test|paper|onnx|openvino|onnx,openvino|search)\]")
 
 
 def _fail_skips_for_extras(report):

@@ -1,11 +1,13 @@
-"""`TextEncoder`: one L2-normalised vector per text, fine-tuned on pairs, searched exactly:
+"""`TextEncoder`: one L2-normalised vector per text, fine-tuned on pairs, searched
+(exactly, or through an HNSW graph):
 
     encoder = TextEncoder.from_pretrained("pretraining_output_dir", pooling="mean")
     vectors = encoder.encode(["A man is playing a guitar.", "Someone plays music."])
     encoder.fit([("A man is playing a guitar.", "Someone plays music."), ...])  # in-batch negatives
     encoder.fit(pairs, scores=[4.2, ...], score_range=(0, 5))                 # cosine loss
     encoder.evaluate(texts_a, texts_b, scores)    # {'spearman': x100, 'pearson': x100, ...}
-    encoder.search(["a guitar"], encoder.encode(corpus), top_k=10)
+    encoder.search(["a guitar"], encoder.encode(corpus), top_k=10)   # exact (numpy)
+    encoder.search(["a guitar"], HnswIndex.build(vectors), top_k=10)  # faiss HNSW, [search]
     encoder.save("embedder")    # a folder --init_checkpoint / from_pretrained read alone
 
 Pooling and losses: `embedding.py`. `save` writes albert_config.json, the checkpoint, the
@@ -31,6 +33,7 @@ from albert_tf.optimization import create_optimizer
 from albert_tf.serving.tflite import export_tflite
 from albert_tf.tasks.embeddings import embedding
 from albert_tf.tasks.embeddings.pairs import EmbeddingsError, Pairs, pearson, spearman
+from albert_tf.tasks.embeddings.vector_search import HnswIndex
 from albert_tf.tokenization import FullTokenizer, preprocess_text
 from albert_tf.tokenization.settings import write_settings
 from albert_tf.weights.loading import load
@@ -220,25 +223,33 @@ class TextEncoder:
                 "pearson": 100 * pearson(cosines, scores), "pairs": len(texts_a)}
 
     def search(self, queries, corpus_embeddings, top_k: int = 10) -> list:
-        """Exact search by cosine (dot products of normalised vectors), numpy: for each query
-        (a text, or its vector from `encode`) its `top_k` corpus rows, best first (ties: lower
-        row first), as [{"corpus_id": row, "score": cosine}, ...] (sentence-transformers'
-        semantic_search)."""
+        """Search by cosine: for each query (a text, or its vector from `encode`) its `top_k`
+        corpus rows, best first (ties: lower row first), as [{"corpus_id": row, "score":
+        cosine}, ...] (sentence-transformers' semantic_search). `corpus_embeddings`: the
+        vectors ([n, H], exact search: numpy dot products) or a `vector_search.HnswIndex`
+        built from them (approximate: faiss' HNSW graph, the [search] extra)."""
         if isinstance(queries, str):
             queries = [queries]
         if isinstance(queries, (list, tuple)) and queries and isinstance(queries[0], str):
             queries = self.encode(queries)
         queries = np.asarray(queries, np.float32)
-        corpus = np.asarray(corpus_embeddings, np.float32)
-        if corpus.ndim != 2 or not len(corpus):
+        graph = corpus_embeddings if isinstance(corpus_embeddings, HnswIndex) else None
+        corpus = None if graph is not None else np.asarray(corpus_embeddings, np.float32)
+        size, dim = (graph.size, graph.dim) if graph is not None else (len(corpus), corpus.shape[-1])
+        if (corpus is not None and corpus.ndim != 2) or not size:
             raise EmbeddingsError("corpus_embeddings: an empty corpus; nothing to search")
         if queries.ndim == 1:
             queries = queries[None]
-        if queries.shape[-1] != corpus.shape[-1]:
+        if queries.shape[-1] != dim:
             raise EmbeddingsError(f"queries have {queries.shape[-1]} dimensions but the corpus "
-                                  f"{corpus.shape[-1]}: vectors of another model?")
+                                  f"{dim}: vectors of another model?")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise EmbeddingsError(f"top_k must be an integer of at least 1, got {top_k!r}")
+        if graph is not None:
+            found = zip(*graph.search(queries, top_k))
+            return [sorted(({"corpus_id": int(i), "score": float(s)} for s, i in zip(*row)
+                            if i >= 0), key=lambda r: (-r["score"], r["corpus_id"]))
+                    for row in found]
         scores = queries @ corpus.T
         order = np.argsort(-scores, axis=1, kind="stable")[:, :top_k]
         return [[{"corpus_id": int(i), "score": float(row[i])} for i in best]
