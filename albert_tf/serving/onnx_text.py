@@ -1,0 +1,256 @@
+"""Raw text inside an ONNX file: the text → ids graph, id-exact with albert-tf's tokenizer.
+
+    graph = tokenizer_model(spm_model_file, do_lower_case, max_seq_length)   # text_a, text_b →
+    # input_word_ids, input_mask, input_type_ids (int32 [batch, max_seq_length])
+    text_file = with_tokenizer(ids_file_bytes, graph)   # the head's file, taking strings
+
+The graph (tables: `serving.onnx_text_tables`) runs standard ops and onnxruntime-extensions'
+string ops, so a file needs `onnxruntime` + `onnxruntime_extensions` and nothing else:
+
+1. each text split into its characters (StringRegexSplitWithOffsets, "(?s)(.)"), each mapped
+   through the normalisation table (ai.onnx.ml LabelEncoder; a character the table does not
+   hold keeps itself), joined back (StringJoin); when lower-casing, the final-sigma rewrite
+   (StringRegexReplace);
+2. SentencepieceTokenizer with the model file itself (the SentencePiece library's own
+   segmentation and normaliser);
+3. the original's digit-comma fix-up as an id table (Gather, the -1 padding dropped);
+4. `tokenization.pack_pair`'s packing: `[CLS] a [SEP] (b [SEP])`, longest-first truncation
+   (B on ties), segment ids and mask, zero-padded to max_seq_length. `text_b` may be left out
+   (it defaults to ""); an empty or whitespace-only `text_b` packs a single text, as
+   `runtime_text.pack_texts` does.
+
+One limit, measured (bench/onnx_tokenizer_probe.py): onnxruntime-extensions' string ops read a
+string up to its first NUL ("\\x00"), so a text holding U+0000 is cut there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from albert_tf.serving import runtimes
+from albert_tf.serving.onnx_text_tables import (SIGMA, UNCHANGED, char_table, digit_comma_table,
+                                                final_sigma_pattern)
+from albert_tf.tokenization.sentencepiece import load_sentencepiece
+
+CONTRIB = "ai.onnx.contrib"
+TEXT_INPUTS = ("text_a", "text_b")
+OUTPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+PREFIX = "tokenizer/"
+
+
+class _Graph:
+    """Nodes and initializers under construction, with fresh names under PREFIX."""
+
+    def __init__(self, onnx):
+        self.onnx, self.helper = onnx, onnx.helper
+        self.nodes, self.initializers, self.count = [], [], 0
+
+    def name(self, hint="t"):
+        self.count += 1
+        return f"{PREFIX}{hint}_{self.count}"
+
+    def const(self, value, dtype=None):
+        array = np.asarray(value, dtype)
+        name = self.name("c")
+        if array.dtype.kind in "OUS":
+            tensor = self.helper.make_tensor(name, self.onnx.TensorProto.STRING, array.shape,
+                                             [str(v).encode("utf-8") for v in array.flat])
+        else:
+            tensor = self.onnx.numpy_helper.from_array(array, name)
+        self.initializers.append(tensor)
+        return name
+
+    def op(self, op_type, inputs, outputs=1, domain="", **attrs):
+        names = [self.name(op_type) for _ in range(outputs)] if isinstance(outputs, int) \
+            else list(outputs)
+        self.nodes.append(self.helper.make_node(op_type, list(inputs), names, domain=domain,
+                                                **attrs))
+        return names[0] if len(names) == 1 else names
+
+    def i64(self, *values):
+        return self.const(np.array(values, np.int64))
+
+    def row_ids(self, offsets, count):
+        """int64 [count]: the row of each item of a ragged batch whose row offsets (N+1) are
+        `offsets` (a scatter-add of the row starts, then a running sum)."""
+        starts = self.op("Slice", [offsets, self.i64(1), self.i64(-1)])
+        zeros = self.op("ConstantOfShape", [self.op("Add", [count, self.i64(1)])],
+                        value=self.onnx.numpy_helper.from_array(np.zeros(1, np.int64)))
+        ones = self.op("Expand", [self.i64(1), self.op("Shape", [starts])])
+        marks = self.op("ScatterElements", [zeros, starts, ones], axis=0, reduction="add")
+        running = self.op("CumSum", [marks, self.const(np.array(0, np.int64))])
+        return self.op("Slice", [running, self.i64(0), count])
+
+    def normalized(self, texts, lower):
+        """[N] strings → the same, normalised as `preprocess_text` (whitespace left for
+        SentencePiece to squeeze)."""
+        chars, _, _, offsets = self.op("StringRegexSplitWithOffsets",
+                                       [texts, self.const("(?s)(.)"), self.const("(?s)(.)")],
+                                       4, CONTRIB)
+        table = char_table(lower)
+        mapped = self.op("LabelEncoder", [chars], domain="ai.onnx.ml",
+                         keys_strings=list(table), values_strings=list(table.values()),
+                         default_string=UNCHANGED)
+        unchanged = self.op("Expand", [self.const([UNCHANGED]), self.op("Shape", [mapped])])
+        same = self.op("StringEqual", [mapped, unchanged], domain=CONTRIB)
+        chars = self.op("Where", [same, chars, mapped])
+        count = self.op("Shape", [chars])
+        rows = self.row_ids(offsets, count)
+        place = self.op("Sub", [self.op("Range", [self.const(np.array(0, np.int64)),
+                                                  self.op("Squeeze", [count]),
+                                                  self.const(np.array(1, np.int64))]),
+                                self.op("Gather", [offsets, rows])])
+        lengths = self.op("Sub", [self.op("Slice", [offsets, self.i64(1), self.i64(2 ** 62)]),
+                                  self.op("Slice", [offsets, self.i64(0), self.i64(-1)])])
+        width = self.op("Max", [self.op("ReduceMax", [lengths], keepdims=1), self.i64(1)])
+        shape = self.op("Concat", [self.op("Shape", [texts]), width], axis=0)
+        dense = self.op("Expand", [self.const([""]), shape])
+        where = self.op("Concat", [self.op("Unsqueeze", [rows, self.i64(1)]),
+                                   self.op("Unsqueeze", [place, self.i64(1)])], axis=1)
+        dense = self.op("ScatterND", [dense, where, chars])
+        joined = self.op("StringJoin", [dense, self.const(""), self.const(np.array(1, np.int64))],
+                         domain=CONTRIB)
+        if lower:
+            joined = self.op("StringRegexReplace", [joined, self.const(final_sigma_pattern()),
+                                                    self.const("\\1\u03c2\\2")], domain=CONTRIB)
+            joined = self.op("StringRegexReplace", [joined, self.const(SIGMA),
+                                                    self.const("\u03c3")], domain=CONTRIB)
+        return joined
+
+    def pieces(self, texts, proto, fixup):
+        """(ids [T] int64, row of each [T], count per row [N]) of SentencePiece + fix-up."""
+        defaults = [self.const(np.array([0], np.int64)), self.const(np.array([0.0], np.float32))]
+        defaults += [self.const(np.array([False])) for _ in range(4)]
+        ids, offsets = self.op("SentencepieceTokenizer", [texts, *defaults], 2, CONTRIB,
+                               model=proto)
+        ids = self.op("Cast", [ids], to=self.onnx.TensorProto.INT64)
+        rows = self.row_ids(offsets, self.op("Shape", [ids]))
+        if fixup.shape[1] > 1:
+            table = self.op("Gather", [self.const(fixup.astype(np.int64)), ids])
+            keep = self.op("Reshape", [self.op("GreaterOrEqual", [table, self.i64(0)]),
+                                       self.i64(-1)])
+            ids = self.op("Compress", [self.op("Reshape", [table, self.i64(-1)]), keep], axis=0)
+            rows = self.op("Expand", [self.op("Unsqueeze", [rows, self.i64(1)]),
+                                      self.op("Shape", [table])])
+            rows = self.op("Compress", [self.op("Reshape", [rows, self.i64(-1)]), keep], axis=0)
+        batch = self.op("Shape", [texts])
+        zeros = self.op("ConstantOfShape", [batch],
+                        value=self.onnx.numpy_helper.from_array(np.zeros(1, np.int64)))
+        ones = self.op("Expand", [self.i64(1), self.op("Shape", [ids])])
+        counts = self.op("ScatterElements", [zeros, rows, ones], axis=0, reduction="add")
+        return ids, rows, counts
+
+    def place(self, ids, rows, counts, keep_count, first):
+        """ScatterND indices [K, 2] and ids [K] of the kept pieces: row, `first[row]` + j."""
+        starts = self.op("Sub", [self.op("CumSum", [counts, self.const(np.array(0, np.int64))]),
+                                 counts])
+        count = self.op("Shape", [ids])
+        j = self.op("Sub", [self.op("Range", [self.const(np.array(0, np.int64)),
+                                              self.op("Squeeze", [count]),
+                                              self.const(np.array(1, np.int64))]),
+                            self.op("Gather", [starts, rows])])
+        keep = self.op("Less", [j, self.op("Gather", [keep_count, rows])])
+        column = self.op("Add", [j, self.op("Gather", [first, rows])])
+        where = self.op("Concat", [self.op("Unsqueeze", [rows, self.i64(1)]),
+                                   self.op("Unsqueeze", [column, self.i64(1)])], axis=1)
+        return (self.op("Compress", [where, keep], axis=0),
+                self.op("Compress", [ids, keep], axis=0))
+
+
+def tokenizer_graph(spm_model_file, do_lower_case: bool, max_seq_length: int):
+    """(nodes, initializers, inputs, outputs) of the text → ids graph (see the module)."""
+    onnx = runtimes.load("onnx", "raw text in ONNX")
+    g = _Graph(onnx)
+    sp_model = load_sentencepiece(spm_model_file)
+    proto = sp_model.serialized_model_proto()
+    cls_id, sep_id = sp_model.PieceToId("[CLS]"), sp_model.PieceToId("[SEP]")
+    fixup = digit_comma_table(sp_model)
+    text_b = g.op("Expand", ["text_b", g.op("Shape", ["text_a"])])
+    a_ids, a_rows, a_counts = g.pieces(g.normalized("text_a", do_lower_case), proto, fixup)
+    b_ids, b_rows, b_counts = g.pieces(g.normalized(text_b, do_lower_case), proto, fixup)
+    # tokenization.pack_pair's lengths (onnx_text_tables.truncated_lengths).
+    budget = max_seq_length - 3
+    pair_a = g.op("Min", [a_counts, g.op("Max", [g.op("Sub", [g.i64(budget), b_counts]),
+                                                 g.i64((budget + 1) // 2)])])
+    pair_b = g.op("Min", [b_counts, g.op("Sub", [g.i64(budget), pair_a])])
+    has_b = g.op("Greater", [b_counts, g.i64(0)])
+    keep_a = g.op("Where", [has_b, pair_a, g.op("Min", [a_counts, g.i64(max_seq_length - 2)])])
+    keep_b = g.op("Where", [has_b, pair_b, g.i64(0)])
+    second = g.op("Greater", [keep_b, g.i64(0)])
+    b_first = g.op("Add", [keep_a, g.i64(2)])
+    total = g.op("Add", [b_first, g.op("Where", [second, g.op("Add", [keep_b, g.i64(1)]),
+                                                 g.i64(0)])])
+    a_where, a_kept = g.place(a_ids, a_rows, a_counts, keep_a,
+                              g.op("Expand", [g.i64(1), g.op("Shape", [keep_a])]))
+    b_where, b_kept = g.place(b_ids, b_rows, b_counts, keep_b, b_first)
+    batch = g.op("Shape", ["text_a"])
+    row = g.op("Range", [g.const(np.array(0, np.int64)), g.op("Squeeze", [batch]),
+                         g.const(np.array(1, np.int64))])
+
+    def at(column, ids):
+        return g.op("Concat", [g.op("Unsqueeze", [row, g.i64(1)]),
+                               g.op("Unsqueeze", [column, g.i64(1)])], axis=1), ids
+
+    cls_where, cls = at(g.op("Mul", [row, g.i64(0)]), g.op("Expand", [g.i64(cls_id), batch]))
+    sep_where, sep = at(g.op("Add", [keep_a, g.i64(1)]), g.op("Expand", [g.i64(sep_id), batch]))
+    end_where, end = at(g.op("Sub", [total, g.i64(1)]), sep)
+    end_where = g.op("Compress", [end_where, second], axis=0)
+    end = g.op("Compress", [end, second], axis=0)
+    where = g.op("Concat", [cls_where, sep_where, end_where, a_where, b_where], axis=0)
+    values = g.op("Concat", [cls, sep, end, a_kept, b_kept], axis=0)
+    shape = g.op("Concat", [batch, g.i64(max_seq_length)], axis=0)
+    zeros = g.op("ConstantOfShape", [shape],
+                 value=onnx.numpy_helper.from_array(np.zeros(1, np.int64)))
+    int32 = onnx.TensorProto.INT32
+    g.op("Cast", [g.op("ScatterND", [zeros, where, values])], ["input_word_ids"], to=int32)
+    column = g.op("Unsqueeze", [g.op("Range", [g.const(np.array(0, np.int64)),
+                                               g.const(np.array(max_seq_length, np.int64)),
+                                               g.const(np.array(1, np.int64))]), g.i64(0)])
+    inside = g.op("Less", [column, g.op("Unsqueeze", [total, g.i64(1)])])
+    g.op("Cast", [inside], ["input_mask"], to=int32)
+    in_b = g.op("And", [inside, g.op("GreaterOrEqual",
+                                     [column, g.op("Unsqueeze", [b_first, g.i64(1)])])])
+    g.op("Cast", [in_b], ["input_type_ids"], to=int32)
+    helper, string = onnx.helper, onnx.TensorProto.STRING
+    g.initializers.append(helper.make_tensor("text_b", string, [1], [b""]))
+    inputs = [helper.make_tensor_value_info("text_a", string, ["batch"]),
+              helper.make_tensor_value_info("text_b", string, ["batch_b"])]
+    outputs = [helper.make_tensor_value_info(n, int32, ["batch", max_seq_length])
+               for n in OUTPUTS]
+    return g.nodes, g.initializers, inputs, outputs
+
+
+OPSETS = {"": 17, "ai.onnx.ml": 2, CONTRIB: 1}
+
+
+def tokenizer_model(spm_model_file, do_lower_case: bool, max_seq_length: int):
+    """The text → ids graph as a ModelProto of its own."""
+    onnx = runtimes.load("onnx", "raw text in ONNX")
+    nodes, initializers, inputs, outputs = tokenizer_graph(spm_model_file, do_lower_case,
+                                                           max_seq_length)
+    graph = onnx.helper.make_graph(nodes, "albert_tokenizer", inputs, outputs, initializers)
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid(d, v)
+                                                        for d, v in OPSETS.items()])
+
+
+def with_tokenizer(content: bytes, spm_model_file, do_lower_case: bool,
+                   max_seq_length: int) -> bytes:
+    """An ids-in .onnx file's bytes → the same model taking `text_a` (+ `text_b`) strings."""
+    onnx = runtimes.load("onnx", "raw text in ONNX")
+    model = onnx.load_from_string(content)
+    nodes, initializers, inputs, _ = tokenizer_graph(spm_model_file, do_lower_case,
+                                                     max_seq_length)
+    graph = model.graph
+    ids_inputs = [i.name for i in graph.input]
+    if sorted(ids_inputs) != sorted(OUTPUTS):
+        raise ValueError(f"the ONNX file takes {ids_inputs}, not {list(OUTPUTS)}")
+    merged = onnx.helper.make_graph(list(nodes) + list(graph.node), graph.name, inputs,
+                                    list(graph.output), list(initializers) +
+                                    list(graph.initializer), value_info=list(graph.value_info))
+    opsets = {o.domain: o.version for o in model.opset_import}
+    for domain, version in OPSETS.items():
+        opsets.setdefault(domain, version)
+    result = onnx.helper.make_model(merged, opset_imports=[onnx.helper.make_opsetid(d, v)
+                                                           for d, v in opsets.items()])
+    result.ir_version = model.ir_version
+    return result.SerializeToString()
