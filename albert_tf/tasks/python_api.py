@@ -158,6 +158,15 @@ class PythonApi(abc.ABC):
             raise self.error(f"batch_size= must be a whole number of at least 1, got {value!r}")
         return int(value)
 
+    def _lora_rank(self, value) -> int | None:
+        """A `fit`'s `lora_rank=` (run_classifier.py --lora_rank): None, or a whole number of at
+        least 1."""
+        if value is None:
+            return None
+        if isinstance(value, bool) or not hasattr(value, "__index__") or int(value) < 1:
+            raise self.error(f"lora_rank= must be a whole number of at least 1, got {value!r}")
+        return int(value)
+
     def _advice_arguments(self, learning_rate, warmup_proportion) -> dict:
         """{role: (argument, value)} the health advice of a `fit` names: the API's own
         arguments (warmup_proportion=, not the scripts' --warmup_step)."""

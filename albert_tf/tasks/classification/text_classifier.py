@@ -261,6 +261,7 @@ class TextClassifier(PythonApi):
         the base is the pretrained model this classifier started from).
         Returns the driver's summary."""
         verbose = self._verbosity(verbose)
+        lora_rank = self._lora_rank(lora_rank)
         texts, labels = as_examples(texts, labels, "texts")
         if is_dataset(validation_data):
             validation_data = as_examples(validation_data, None, "validation_data")
