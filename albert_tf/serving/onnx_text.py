@@ -2,7 +2,7 @@
 
     graph = tokenizer_model(spm_model_file, do_lower_case, max_seq_length)   # text_a, text_b →
     # input_word_ids, input_mask, input_type_ids (int32 [batch, max_seq_length])
-    text_file = with_tokenizer(ids_file_bytes, graph)   # the head's file, taking strings
+    text_file = with_tokenizer(ids_file_bytes, spm_model_file, do_lower_case, max_seq_length)
 
 The graph (tables: `serving.onnx_text_tables`) runs standard ops and onnxruntime-extensions'
 string ops, so a file needs `onnxruntime` + `onnxruntime_extensions` and nothing else:
@@ -12,162 +12,94 @@ string ops, so a file needs `onnxruntime` + `onnxruntime_extensions` and nothing
    hold keeps itself), joined back (StringJoin); when lower-casing, the final-sigma rewrite
    (StringRegexReplace);
 2. SentencepieceTokenizer with the model file itself (the SentencePiece library's own
-   segmentation and normaliser);
+   normaliser), its pieces searched again with the wheel's tie-break (`serving.onnx_unigram`);
 3. the original's digit-comma fix-up as an id table (Gather, the -1 padding dropped);
 4. `tokenization.pack_pair`'s packing: `[CLS] a [SEP] (b [SEP])`, longest-first truncation
    (B on ties), segment ids and mask, zero-padded to max_seq_length. `text_b` may be left out
    (it defaults to ""); an empty or whitespace-only `text_b` packs a single text, as
    `runtime_text.pack_texts` does.
 
-One limit, measured (bench/onnx_tokenizer_probe.py): onnxruntime-extensions' string ops read a
-string up to its first NUL ("\\x00"), so a text holding U+0000 is cut there.
+Measured (bench/onnx_tokenizer_probe.py): the ids of albert-tf's tokenizer on 1,981 texts, two
+models, cased and uncased, single and pair, but one limit: onnxruntime-extensions' string ops
+read a string up to its first NUL, so a text holding U+0000 is cut there (`NUL_STANDIN`, which
+SentencePiece reads as the same unknown character, is what a caller sends in its place).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from albert_tf.serving import runtimes
+from albert_tf.serving import onnx_unigram, runtimes
+from albert_tf.serving.onnx_graph import CONTRIB, Builder
 from albert_tf.serving.onnx_text_tables import (SIGMA, UNCHANGED, char_table, digit_comma_table,
                                                 final_sigma_pattern)
 from albert_tf.tokenization.sentencepiece import load_sentencepiece
 
-CONTRIB = "ai.onnx.contrib"
 TEXT_INPUTS = ("text_a", "text_b")
+NUL_STANDIN = "\ufdd0"
 OUTPUTS = ("input_word_ids", "input_mask", "input_type_ids")
-PREFIX = "tokenizer/"
 
 
-class _Graph:
-    """Nodes and initializers under construction, with fresh names under PREFIX."""
+def normalized(g: Builder, texts, lower: bool):
+    """[N] strings → the same, normalised as `preprocess_text` (whitespace left for
+    SentencePiece to squeeze)."""
+    chars, rows = g.chars(texts)
+    table = char_table(lower)
+    mapped = g.op("LabelEncoder", [chars], domain="ai.onnx.ml", keys_strings=list(table),
+                  values_strings=list(table.values()), default_string=UNCHANGED)
+    unchanged = g.op("Expand", [g.const([UNCHANGED]), g.op("Shape", [mapped])])
+    same = g.op("StringEqual", [mapped, unchanged], domain=CONTRIB)
+    joined = g.join_rows(g.op("Where", [same, chars, mapped]), rows, g.op("Shape", [texts]))
+    if lower:
+        joined = g.op("StringRegexReplace", [joined, g.const(final_sigma_pattern()),
+                                             g.const("\\1\u03c2\\2")], domain=CONTRIB)
+        joined = g.op("StringRegexReplace", [joined, g.const(SIGMA), g.const("\u03c3")],
+                      domain=CONTRIB)
+    return joined
 
-    def __init__(self, onnx):
-        self.onnx, self.helper = onnx, onnx.helper
-        self.nodes, self.initializers, self.count = [], [], 0
 
-    def name(self, hint="t"):
-        self.count += 1
-        return f"{PREFIX}{hint}_{self.count}"
+def pieces(g: Builder, texts, proto, fixup, search):
+    """(ids [T] int64, row of each [T], count per row [N]) of SentencePiece (the wheel's
+    segmentation: `onnx_unigram.search`), then the digit-comma fix-up."""
+    defaults = [g.const(np.array([0], np.int64)), g.const(np.array([0.0], np.float32))]
+    defaults += [g.const(np.array([False])) for _ in range(4)]
+    ids, offsets = g.op("SentencepieceTokenizer", [texts, *defaults], 2, CONTRIB, model=proto)
+    ids = g.op("Cast", [ids], to=g.onnx.TensorProto.INT64)
+    rows = g.row_ids(offsets, g.op("Shape", [ids]))
+    batch = g.op("Shape", [texts])
+    if search is not None:
+        ids, rows = search(g, ids, rows, batch)
+    if fixup.shape[1] > 1:
+        table = g.op("Gather", [g.const(fixup.astype(np.int64)), ids])
+        keep = g.op("Reshape", [g.op("GreaterOrEqual", [table, g.i64(0)]), g.i64(-1)])
+        ids = g.op("Compress", [g.op("Reshape", [table, g.i64(-1)]), keep], axis=0)
+        rows = g.op("Expand", [g.op("Unsqueeze", [rows, g.i64(1)]), g.op("Shape", [table])])
+        rows = g.op("Compress", [g.op("Reshape", [rows, g.i64(-1)]), keep], axis=0)
+    return ids, rows, g.counts(rows, batch)
 
-    def const(self, value, dtype=None):
-        array = np.asarray(value, dtype)
-        name = self.name("c")
-        if array.dtype.kind in "OUS":
-            tensor = self.helper.make_tensor(name, self.onnx.TensorProto.STRING, array.shape,
-                                             [str(v).encode("utf-8") for v in array.flat])
-        else:
-            tensor = self.onnx.numpy_helper.from_array(array, name)
-        self.initializers.append(tensor)
-        return name
 
-    def op(self, op_type, inputs, outputs=1, domain="", **attrs):
-        names = [self.name(op_type) for _ in range(outputs)] if isinstance(outputs, int) \
-            else list(outputs)
-        self.nodes.append(self.helper.make_node(op_type, list(inputs), names, domain=domain,
-                                                **attrs))
-        return names[0] if len(names) == 1 else names
-
-    def i64(self, *values):
-        return self.const(np.array(values, np.int64))
-
-    def row_ids(self, offsets, count):
-        """int64 [count]: the row of each item of a ragged batch whose row offsets (N+1) are
-        `offsets` (a scatter-add of the row starts, then a running sum)."""
-        starts = self.op("Slice", [offsets, self.i64(1), self.i64(-1)])
-        zeros = self.op("ConstantOfShape", [self.op("Add", [count, self.i64(1)])],
-                        value=self.onnx.numpy_helper.from_array(np.zeros(1, np.int64)))
-        ones = self.op("Expand", [self.i64(1), self.op("Shape", [starts])])
-        marks = self.op("ScatterElements", [zeros, starts, ones], axis=0, reduction="add")
-        running = self.op("CumSum", [marks, self.const(np.array(0, np.int64))])
-        return self.op("Slice", [running, self.i64(0), count])
-
-    def normalized(self, texts, lower):
-        """[N] strings → the same, normalised as `preprocess_text` (whitespace left for
-        SentencePiece to squeeze)."""
-        chars, _, _, offsets = self.op("StringRegexSplitWithOffsets",
-                                       [texts, self.const("(?s)(.)"), self.const("(?s)(.)")],
-                                       4, CONTRIB)
-        table = char_table(lower)
-        mapped = self.op("LabelEncoder", [chars], domain="ai.onnx.ml",
-                         keys_strings=list(table), values_strings=list(table.values()),
-                         default_string=UNCHANGED)
-        unchanged = self.op("Expand", [self.const([UNCHANGED]), self.op("Shape", [mapped])])
-        same = self.op("StringEqual", [mapped, unchanged], domain=CONTRIB)
-        chars = self.op("Where", [same, chars, mapped])
-        count = self.op("Shape", [chars])
-        rows = self.row_ids(offsets, count)
-        place = self.op("Sub", [self.op("Range", [self.const(np.array(0, np.int64)),
-                                                  self.op("Squeeze", [count]),
-                                                  self.const(np.array(1, np.int64))]),
-                                self.op("Gather", [offsets, rows])])
-        lengths = self.op("Sub", [self.op("Slice", [offsets, self.i64(1), self.i64(2 ** 62)]),
-                                  self.op("Slice", [offsets, self.i64(0), self.i64(-1)])])
-        width = self.op("Max", [self.op("ReduceMax", [lengths], keepdims=1), self.i64(1)])
-        shape = self.op("Concat", [self.op("Shape", [texts]), width], axis=0)
-        dense = self.op("Expand", [self.const([""]), shape])
-        where = self.op("Concat", [self.op("Unsqueeze", [rows, self.i64(1)]),
-                                   self.op("Unsqueeze", [place, self.i64(1)])], axis=1)
-        dense = self.op("ScatterND", [dense, where, chars])
-        joined = self.op("StringJoin", [dense, self.const(""), self.const(np.array(1, np.int64))],
-                         domain=CONTRIB)
-        if lower:
-            joined = self.op("StringRegexReplace", [joined, self.const(final_sigma_pattern()),
-                                                    self.const("\\1\u03c2\\2")], domain=CONTRIB)
-            joined = self.op("StringRegexReplace", [joined, self.const(SIGMA),
-                                                    self.const("\u03c3")], domain=CONTRIB)
-        return joined
-
-    def pieces(self, texts, proto, fixup):
-        """(ids [T] int64, row of each [T], count per row [N]) of SentencePiece + fix-up."""
-        defaults = [self.const(np.array([0], np.int64)), self.const(np.array([0.0], np.float32))]
-        defaults += [self.const(np.array([False])) for _ in range(4)]
-        ids, offsets = self.op("SentencepieceTokenizer", [texts, *defaults], 2, CONTRIB,
-                               model=proto)
-        ids = self.op("Cast", [ids], to=self.onnx.TensorProto.INT64)
-        rows = self.row_ids(offsets, self.op("Shape", [ids]))
-        if fixup.shape[1] > 1:
-            table = self.op("Gather", [self.const(fixup.astype(np.int64)), ids])
-            keep = self.op("Reshape", [self.op("GreaterOrEqual", [table, self.i64(0)]),
-                                       self.i64(-1)])
-            ids = self.op("Compress", [self.op("Reshape", [table, self.i64(-1)]), keep], axis=0)
-            rows = self.op("Expand", [self.op("Unsqueeze", [rows, self.i64(1)]),
-                                      self.op("Shape", [table])])
-            rows = self.op("Compress", [self.op("Reshape", [rows, self.i64(-1)]), keep], axis=0)
-        batch = self.op("Shape", [texts])
-        zeros = self.op("ConstantOfShape", [batch],
-                        value=self.onnx.numpy_helper.from_array(np.zeros(1, np.int64)))
-        ones = self.op("Expand", [self.i64(1), self.op("Shape", [ids])])
-        counts = self.op("ScatterElements", [zeros, rows, ones], axis=0, reduction="add")
-        return ids, rows, counts
-
-    def place(self, ids, rows, counts, keep_count, first):
-        """ScatterND indices [K, 2] and ids [K] of the kept pieces: row, `first[row]` + j."""
-        starts = self.op("Sub", [self.op("CumSum", [counts, self.const(np.array(0, np.int64))]),
-                                 counts])
-        count = self.op("Shape", [ids])
-        j = self.op("Sub", [self.op("Range", [self.const(np.array(0, np.int64)),
-                                              self.op("Squeeze", [count]),
-                                              self.const(np.array(1, np.int64))]),
-                            self.op("Gather", [starts, rows])])
-        keep = self.op("Less", [j, self.op("Gather", [keep_count, rows])])
-        column = self.op("Add", [j, self.op("Gather", [first, rows])])
-        where = self.op("Concat", [self.op("Unsqueeze", [rows, self.i64(1)]),
-                                   self.op("Unsqueeze", [column, self.i64(1)])], axis=1)
-        return (self.op("Compress", [where, keep], axis=0),
-                self.op("Compress", [ids, keep], axis=0))
+def place(g: Builder, ids, rows, counts, keep_count, first):
+    """ScatterND indices [K, 2] and ids [K] of the kept pieces: row, `first[row]` + j."""
+    j = g.positions(rows, counts)
+    keep = g.op("Less", [j, g.op("Gather", [keep_count, rows])])
+    where = g.pairs(rows, g.op("Add", [j, g.op("Gather", [first, rows])]))
+    return g.op("Compress", [where, keep], axis=0), g.op("Compress", [ids, keep], axis=0)
 
 
 def tokenizer_graph(spm_model_file, do_lower_case: bool, max_seq_length: int):
     """(nodes, initializers, inputs, outputs) of the text → ids graph (see the module)."""
     onnx = runtimes.load("onnx", "raw text in ONNX")
-    g = _Graph(onnx)
+    g = Builder(onnx)
     sp_model = load_sentencepiece(spm_model_file)
     proto = sp_model.serialized_model_proto()
     cls_id, sep_id = sp_model.PieceToId("[CLS]"), sp_model.PieceToId("[SEP]")
     fixup = digit_comma_table(sp_model)
     text_b = g.op("Expand", ["text_b", g.op("Shape", ["text_a"])])
-    a_ids, a_rows, a_counts = g.pieces(g.normalized("text_a", do_lower_case), proto, fixup)
-    b_ids, b_rows, b_counts = g.pieces(g.normalized(text_b, do_lower_case), proto, fixup)
+    search = onnx_unigram.searcher(proto, spm_model_file)
+    a_ids, a_rows, a_counts = pieces(g, normalized(g, "text_a", do_lower_case), proto, fixup,
+                                     search)
+    b_ids, b_rows, b_counts = pieces(g, normalized(g, text_b, do_lower_case), proto, fixup,
+                                     search)
     # tokenization.pack_pair's lengths (onnx_text_tables.truncated_lengths).
     budget = max_seq_length - 3
     pair_a = g.op("Min", [a_counts, g.op("Max", [g.op("Sub", [g.i64(budget), b_counts]),
@@ -180,9 +112,9 @@ def tokenizer_graph(spm_model_file, do_lower_case: bool, max_seq_length: int):
     b_first = g.op("Add", [keep_a, g.i64(2)])
     total = g.op("Add", [b_first, g.op("Where", [second, g.op("Add", [keep_b, g.i64(1)]),
                                                  g.i64(0)])])
-    a_where, a_kept = g.place(a_ids, a_rows, a_counts, keep_a,
+    a_where, a_kept = place(g, a_ids, a_rows, a_counts, keep_a,
                               g.op("Expand", [g.i64(1), g.op("Shape", [keep_a])]))
-    b_where, b_kept = g.place(b_ids, b_rows, b_counts, keep_b, b_first)
+    b_where, b_kept = place(g, b_ids, b_rows, b_counts, keep_b, b_first)
     batch = g.op("Shape", ["text_a"])
     row = g.op("Range", [g.const(np.array(0, np.int64)), g.op("Squeeze", [batch]),
                          g.const(np.array(1, np.int64))])
