@@ -1,6 +1,7 @@
-"""LoRA adapters on the shared layer (`--lora_rank`, `TextClassifier.fit(lora_rank=)`): the
-encoder frozen, adapters on query and value plus the head trained, checkpoints of those alone
-with lora.json pointing at the checked base, exports with the adapters merged."""
+"""LoRA adapters (`--lora_rank`, `TextClassifier.fit(lora_rank=)`): the encoder frozen, adapters
+on the shared layer's query and value, a rank-1 adapter of the word table and the head trained,
+checkpoints of those alone with lora.json pointing at the checked base, exports with the
+adapters merged."""
 
 import json
 import shutil
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.config import AlbertConfig
+from albert_tf.config import AlbertConfig, preset
 from albert_tf.errors import CheckpointError, UsageError
 from albert_tf.models import AlbertClassifier
 from albert_tf.models.lora import enable_lora, merged_lora, parameter_counts, trained_part
@@ -54,18 +55,29 @@ def test_the_checkpoint_holds_only_adapters_and_head(trained):
     root, base, _ = trained
     saved = tf.train.list_variables(str(root / "out" / "model.ckpt-2"))
     names = sorted(n.split("/.ATTRIBUTES")[0] for n, _ in saved if n.startswith("model/"))
-    # Nothing of the encoder anywhere (its smallest matrix, 32x32, is bigger than any saved).
-    assert max(int(np.prod(shape)) for _, shape in saved) == 64
-    assert names == [f"{BLOCK}_{layer}_lora_kernel_{ab}" for layer in ("query", "value")
-                     for ab in "ab"] + ["model/output_bias", "model/output_weights"]
+    assert names == ["model/embeddings_word_lora_a", "model/embeddings_word_lora_b"] + [
+        f"{BLOCK}_{layer}_lora_kernel_{ab}" for layer in ("query", "value") for ab in "ab"] + [
+        "model/output_bias", "model/output_weights"]
+    # Nothing of the encoder anywhere: every saved tensor (optimizer slots included) has the
+    # shape of an adapter (V=1500, E=16, H=32, rank 2) or of the head.
+    assert {tuple(shape) for _, shape in saved if shape} == {
+        (1500, 1), (1, 16), (32, 2), (2, 32), (2,)}
     record = json.loads((root / "out" / "lora.json").read_text())
     assert record["base"] == str(base / "model.ckpt-best") and record["rank"] == RANK
-    assert record["digest"].startswith("sha256:") and record["targets"] == ["query", "value"]
-    # H=32: two adapters of 32x2 + 2x32, and the head's 32x2 + 2.
-    assert record["trainable_parameters"] == 2 * (32 * 2 + 2 * 32) + 32 * 2 + 2
+    assert record["digest"].startswith("sha256:") and record["word_rank"] == 1
+    assert record["targets"] == ["query", "value", "word_embeddings"]
+    # Two adapters of 32x2 + 2x32, the word table's 1500x1 + 1x16, the head's 32x2 + 2.
+    assert record["trainable_parameters"] == 2 * (32 * 2 + 2 * 32) + 1500 + 16 + 32 * 2 + 2
     model = AlbertClassifier(AlbertConfig(**GLUE_TINY), len(LABELS))
     assert record["parameters"] == sum(v.numpy().size for v in model.weights)
-    assert record["trainable_parameters"] / record["parameters"] < 0.01
+
+
+def test_albert_base_trains_under_one_percent():
+    """The counts docs/compression.md gives for ALBERT-base at rank 8 with a 2-class head."""
+    model = AlbertClassifier(preset("albert_base_v2"), 2)
+    enable_lora(model, 8)
+    # query and value: 2 x (768x8 + 8x768); the word table: 30000x1 + 1x128; the head.
+    assert parameter_counts(model) == (24576 + 30128 + 1538, 11685122)
 
 
 def test_export_equals_the_merged_and_the_adapted_model(trained, tmp_path):
@@ -103,8 +115,10 @@ def test_training_moves_adapters_and_head_only():
     enable_lora(model, 4)
     encoder = [v.numpy().copy() for v in model.encoder.weights if "lora" not in v.path]
     trainable = {v.path.split("/")[-1] for v in model.trainable_weights}
-    assert trainable == {"output_weights", "output_bias", "lora_kernel_a", "lora_kernel_b"}
-    assert len(model.trainable_weights) == 2 + 2 * 2  # one block: query and value, a and b
+    assert trainable == {"output_weights", "output_bias", "lora_kernel_a", "lora_kernel_b",
+                         "word_lora_a", "word_lora_b"}
+    # one block: query and value, a and b; the word table's a and b
+    assert len(model.trainable_weights) == 2 + 2 * 2 + 2
     ids = np.arange(16, dtype=np.int32).reshape(2, 8) % 100
     inputs = {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": 0 * ids}
     optimizer = tf.keras.optimizers.SGD(0.5)
@@ -115,18 +129,24 @@ def test_training_moves_adapters_and_head_only():
     after = [v.numpy() for v in model.encoder.weights if "lora" not in v.path]
     assert all(np.array_equal(a, b) for a, b in zip(encoder, after))
     assert np.abs(model.encoder.transformer.attention_layers[0].query.lora_kernel_b.numpy()).max() > 0
+    words = model.encoder.embeddings.word_lora_a.numpy()
+    assert np.abs(words[ids.ravel()]).min() > 0 and not words[16:].any()  # the batch's rows
     trained, total = parameter_counts(model)
-    # TINY: H=16, rank 4: 2 x (16x4 + 4x16) adapters + a 16x3 + 3 head, of 6,435 weights.
-    assert (trained, total) == (2 * 128 + 51, sum(v.numpy().size for v in model.weights) - 256)
+    # TINY: H=16, rank 4: 2 x (16x4 + 4x16) adapters, the word table's 100x1 + 1x8, a 16x3 + 3
+    # head, of 6,435 weights.
+    assert (trained, total) == (2 * 128 + 108 + 51,
+                                sum(v.numpy().size for v in model.weights) - 256 - 108)
     # Merged: the same outputs from plain kernels; the adapters come back after.
     adapted = model(inputs)["logits"].numpy()
+    table = model.encoder.embeddings.word_embeddings.numpy()
     with merged_lora(model):
         layer = model.encoder.transformer.attention_layers[0].query
-        assert not layer.lora_enabled
+        assert not layer.lora_enabled and not model.encoder.embeddings.word_lora_rank
         np.testing.assert_allclose(model(inputs)["logits"].numpy(), adapted, atol=1e-5)
-    assert layer.lora_enabled
+    assert layer.lora_enabled and model.encoder.embeddings.word_lora_rank == 1
+    np.testing.assert_array_equal(model.encoder.embeddings.word_embeddings.numpy(), table)
     np.testing.assert_array_equal(model(inputs)["logits"].numpy(), adapted)
-    assert len(trained_part(model).weights) == 6
+    assert len(trained_part(model).weights) == 8
 
 
 def test_rank_below_one_and_distillation_are_refused():
@@ -162,8 +182,8 @@ def test_run_ner_trains_adapters_of_a_tagger(spm_model, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     names = sorted(n.split("/.ATTRIBUTES")[0] for n, _ in
                    tf.train.list_variables(str(out / "model.ckpt-1")) if n.startswith("model/"))
-    assert names[:4] == [f"{BLOCK}_{layer}_lora_kernel_{ab}" for layer in ("query", "value")
-                         for ab in "ab"]
-    assert not [n for n in names if "embeddings" in n or "/encoder/" in n]
+    assert names[:6] == ["model/embeddings_word_lora_a", "model/embeddings_word_lora_b"] + [
+        f"{BLOCK}_{layer}_lora_kernel_{ab}" for layer in ("query", "value") for ab in "ab"]
+    assert not [n for n in names[6:] if "embeddings" in n or "/encoder/" in n]
     assert json.loads((out / "lora.json").read_text())["rank"] == 2
     assert (out / "eval_results.json").is_file()

@@ -25,7 +25,8 @@ from support.informative import spread_weights
 from support.tagger_folder import TAGS, tagger_folder
 
 BLOCK = "model/group_0_inner_group_0_attention"
-ADAPTERS = [f"{BLOCK}_{layer}_lora_kernel_{ab}" for layer in ("query", "value") for ab in "ab"]
+ADAPTERS = ["model/embeddings_word_lora_a", "model/embeddings_word_lora_b"] + [
+    f"{BLOCK}_{layer}_lora_kernel_{ab}" for layer in ("query", "value") for ab in "ab"]
 SENTENCES = [["Alice", "saw", "Bob"], ["he", "ran"], ["Bob", "Lee", "saw", "Alice"], ["ran"]]
 SENTENCE_TAGS = [["B-X", "O", "B-X"], ["O", "O"], ["B-X", "I-X", "O", "B-X"], ["O"]]
 
@@ -37,10 +38,12 @@ def _saved(prefix) -> list:
 
 
 def _moved(model) -> float:
-    """The largest entry of the adapters' B matrices (zero until trained)."""
+    """The smallest of the largest entries of the zero-initialised adapter matrices (the
+    layer's B, the word table's A): above zero once every adapter trained."""
     attention = model.encoder.transformer.attention_layers[0]
-    return max(float(np.abs(getattr(attention, n).lora_kernel_b.numpy()).max())
-               for n in ("query", "value"))
+    return min([float(np.abs(getattr(attention, n).lora_kernel_b.numpy()).max())
+                for n in ("query", "value")]
+               + [float(np.abs(model.encoder.embeddings.word_lora_a.numpy()).max())])
 
 
 def test_token_classifier_fit_trains_adapters_and_its_export_merges_them(spm_model, tmp_path):

@@ -23,6 +23,8 @@ class AlbertEmbeddings(keras.layers.Layer):
         self.initializer_range, self.dropout_rate = initializer_range, dropout_rate
         self.layer_norm = LayerNorm(name="LayerNorm")
         self.dropout = keras.layers.Dropout(dropout_rate) if dropout_rate else None
+        # A LoRA adapter of the word table (`enable_lora`, `models.lora`): off until enabled.
+        self.word_lora_rank = 0
 
     def build(self, input_shape=None):
         init = truncated_normal(self.initializer_range)
@@ -36,9 +38,29 @@ class AlbertEmbeddings(keras.layers.Layer):
             initializer=init)
         self.layer_norm.build((None, None, self.embedding_size))
 
+    def enable_lora(self, rank: int) -> None:
+        """A rank-R adapter of the V×E word table: row i of the table reads W[i] + A[i]·B,
+        A [V,R] starting at zero (the base model's outputs), B [R,E] drawn at 1/sqrt(E) so that
+        A's first steps move a word by about the norm of a row."""
+        self._tracker.unlock()
+        self.word_lora_a = self.add_weight(name="word_lora_a", shape=(self.vocab_size, rank),
+                                           initializer="zeros")
+        self.word_lora_b = self.add_weight(
+            name="word_lora_b", shape=(rank, self.embedding_size),
+            initializer=keras.initializers.RandomNormal(stddev=self.embedding_size ** -0.5))
+        self._tracker.lock()
+        self.word_lora_rank = int(rank)
+
+    def merged_word_embeddings(self):
+        """W + A·B: the word table an export holds (`models.lora.merged_lora`)."""
+        return self.word_embeddings + ops.matmul(self.word_lora_a, self.word_lora_b)
+
     def call(self, input_ids, segment_ids, training=False):
         seq_length = ops.shape(input_ids)[1]
         words = ops.take(ops.cast(self.word_embeddings, self.compute_dtype), input_ids, axis=0)
+        if self.word_lora_rank:  # only the batch's rows of A: no V×E product per step
+            rows = ops.take(ops.cast(self.word_lora_a, self.compute_dtype), input_ids, axis=0)
+            words = words + ops.matmul(rows, ops.cast(self.word_lora_b, self.compute_dtype))
         types = ops.take(ops.cast(self.token_type_embeddings, self.compute_dtype), segment_ids, axis=0)
         positions = ops.cast(self.position_embeddings[:seq_length], self.compute_dtype)
         x = words + types + positions[None, :, :]

@@ -1,11 +1,16 @@
-"""LoRA adapters on the shared layer (`--lora_rank`): the encoder frozen, rank-R adapters on the
-attention's query and value projections, and the task head trained.
+"""LoRA adapters (`--lora_rank`): the encoder frozen; rank-R adapters on the shared layer's
+attention query and value projections, a rank-1 adapter of the word table, and the task head
+trained.
 
-The adapters are Keras' own (`Dense.enable_lora`: kernel + A·B·alpha/rank, alpha = rank, B
-starting at zero so training starts from the base model). ALBERT's blocks are shared, so the
-adapters of one attention sub-layer serve every pass that runs it: one set per group.
+The layer adapters are Keras' own (`Dense.enable_lora`: kernel + A·B·alpha/rank, alpha = rank,
+B starting at zero so training starts from the base model). ALBERT's blocks are shared, so the
+adapters of one attention sub-layer serve every pass that runs it: one set per group. The word
+table's adapter (`AlbertEmbeddings.enable_lora`: row i reads W[i] + A[i]·B, A starting at zero)
+lets a task move the words it needs, what full fine-tuning does most on a small pretrained
+model (docs/compression.md); at rank 1 it is one number per word and one direction.
 A run's checkpoints hold only what it trains (`trained_part`); exports merge the adapters into
-the kernels first (`merged_lora`), so exported files hold plain kernels and no adapter op.
+the kernels and the word table first (`merged_lora`), so exported files hold plain weights and
+no adapter op.
 """
 
 from __future__ import annotations
@@ -16,8 +21,11 @@ import tensorflow as tf
 
 from albert_tf.layers.encoder import AlbertTransformer
 
-# The attention projections that get adapters (docs/compression.md).
+# The attention projections that get rank-R adapters (docs/compression.md).
 TARGETS = ("query", "value")
+# The rank of the word table's adapter, whatever R (V×1 + 1×E numbers: at R=8 on ALBERT-base
+# about as many as the layer's adapters).
+WORD_RANK = 1
 
 
 def _encoder(model):
@@ -41,18 +49,40 @@ def lora_rank(model) -> int:
     return int(layers[0].lora_rank) if layers and layers[0].lora_enabled else 0
 
 
-def enable_lora(model, rank: int) -> None:
-    """Freezes every encoder weight (embeddings, the shared blocks, the pooler) and adds rank-R
-    adapters to the query and value projections; the head stays trainable."""
+def _embeddings(model):
+    return getattr(_encoder(model), "embeddings", None)
+
+
+def word_lora_rank(model) -> int:
+    """The word table adapter's rank, 0 when it has none."""
+    return int(getattr(_embeddings(model), "word_lora_rank", 0))
+
+
+def enable_lora(model, rank: int, word_rank: int = WORD_RANK) -> None:
+    """Freezes every encoder weight (embeddings, the shared blocks, the pooler), adds rank-R
+    adapters to the query and value projections and a rank-`word_rank` adapter to the word
+    table (0: none, as folders written before it); the head stays trainable."""
     for variable in _encoder(model).weights:
         variable.trainable = False
     for layer in adapted_layers(model):
         layer.enable_lora(int(rank))
+    if word_rank:
+        _embeddings(model).enable_lora(int(word_rank))
+
+
+def _word_adapters(model) -> dict:
+    """{checkpoint name: variable} of the word table's adapter (none without one)."""
+    embeddings = _embeddings(model)
+    if not word_lora_rank(model):
+        return {}
+    return {"embeddings_word_lora_a": embeddings.word_lora_a,
+            "embeddings_word_lora_b": embeddings.word_lora_b}
 
 
 def adapter_variables(model) -> list:
     return [v for layer in adapted_layers(model) if layer.lora_enabled
-            for v in (layer.lora_kernel_a, layer.lora_kernel_b)]
+            for v in (layer.lora_kernel_a, layer.lora_kernel_b)] + list(
+                _word_adapters(model).values())
 
 
 class _Part(tf.Module):
@@ -86,7 +116,7 @@ def trained_part(model):
                 for ab in ("lora_kernel_a", "lora_kernel_b")}
     children = {name: child for name, child in model._trackable_children("checkpoint").items()
                 if name != "encoder"}
-    part = _node(**adapters, **children)
+    part = _node(**adapters, **_word_adapters(model), **children)
     object.__setattr__(part, "_trained", lambda: list(model.trainable_weights))
     return part
 
@@ -101,17 +131,26 @@ def parameter_counts(model) -> tuple[int, int]:
 
 @contextlib.contextmanager
 def merged_lora(model):
-    """Within it every adapted kernel holds kernel + A·B·alpha/rank and the layers run plain
-    kernels (what an export traces and saves); the kernels and adapters are restored after."""
+    """Within it every adapted kernel holds kernel + A·B·alpha/rank, the word table W + A·B,
+    and the layers run plain weights (what an export traces and saves); the weights and
+    adapters are restored after."""
     layers = [layer for layer in adapted_layers(model) if layer.lora_enabled]
     kept = [layer._kernel.numpy() for layer in layers]
+    embeddings, word_rank = _embeddings(model), word_lora_rank(model)
+    words = embeddings.word_embeddings.numpy() if word_rank else None
     try:
         for layer in layers:
             merged = layer.kernel  # Keras' merged kernel while the adapters are on
             layer._kernel.assign(tf.cast(merged, layer._kernel.dtype))
             layer.lora_enabled = False
+        if word_rank:
+            embeddings.word_embeddings.assign(embeddings.merged_word_embeddings())
+            embeddings.word_lora_rank = 0
         yield model
     finally:
         for layer, kernel in zip(layers, kept):
             layer._kernel.assign(kernel)
             layer.lora_enabled = True
+        if word_rank:
+            embeddings.word_embeddings.assign(words)
+            embeddings.word_lora_rank = word_rank

@@ -2,7 +2,10 @@
 (`models.lora.trained_part`), and `lora.json` points at the base they were trained on:
 
     {"base": "<the base checkpoint's prefix>", "digest": "sha256:<...>", "rank": 8,
-     "targets": ["query", "value"], "trainable_parameters": ..., "parameters": ...}
+     "targets": ["query", "value", "word_embeddings"], "word_rank": 1,
+     "trainable_parameters": ..., "parameters": ...}
+
+A folder written before the word table had an adapter has no "word_rank": it loads without one.
 
 The digest is the sha256 of the base's .index file followed by the sizes of its .data files:
 a base rewritten in place (another checkpoint under the same name) no longer matches. Every
@@ -19,7 +22,8 @@ import tensorflow as tf
 
 from albert_tf.errors import CheckpointError, UsageError
 from albert_tf.io_utils import atomic_output
-from albert_tf.models.lora import TARGETS, enable_lora, lora_rank, trained_part
+from albert_tf.models.lora import (TARGETS, WORD_RANK, enable_lora, lora_rank, trained_part,
+                                   word_lora_rank)
 
 LORA_FILE = "lora.json"
 
@@ -68,16 +72,17 @@ def write_record(output_dir: str, base: str, rank: int, counts: tuple[int, int])
     base and rank (else one error naming the file)."""
     path = os.path.join(output_dir, LORA_FILE)
     record = {"base": os.path.abspath(base), "digest": base_digest(base), "rank": int(rank),
-              "targets": list(TARGETS), "trainable_parameters": counts[0],
-              "parameters": counts[1]}
+              "targets": list(TARGETS) + ["word_embeddings"], "word_rank": WORD_RANK,
+              "trainable_parameters": counts[0], "parameters": counts[1]}
     if os.path.isfile(path):
         with open(path, encoding="utf-8") as file:
             old = json.load(file)
-        if (old.get("base"), old.get("digest"), old.get("rank")) != (
-                record["base"], record["digest"], record["rank"]):
+        if (old.get("base"), old.get("digest"), old.get("rank"), old.get("word_rank", 0)) != (
+                record["base"], record["digest"], record["rank"], record["word_rank"]):
             raise UsageError(f"{path}: this folder's adapters were trained with rank "
-                             f"{old.get('rank')} on {old.get('base')}; this run's are rank "
-                             f"{rank} on {record['base']}: use another --output_dir")
+                             f"{old.get('rank')} (word table {old.get('word_rank', 0)}) on "
+                             f"{old.get('base')}; this run's are rank {rank} (word table "
+                             f"{WORD_RANK}) on {record['base']}: use another --output_dir")
         return old
     with atomic_output(path) as tmp, open(tmp, "w", encoding="utf-8") as file:
         json.dump(record, file, indent=2)
@@ -98,13 +103,13 @@ def restore_lora(model, prefix: str, record: dict, load_base) -> tuple[str, list
     base)`) unless the model already holds it, then its adapters and head."""
     path = record_path(prefix)
     base = check_base(record, path)
-    rank = lora_rank(model)
+    rank, word_rank = lora_rank(model), int(record.get("word_rank", 0))
     if not rank:
         load_base(model, base)
-        enable_lora(model, record["rank"])
+        enable_lora(model, record["rank"], word_rank)
         object.__setattr__(model, "_lora_base_digest", record["digest"])
-    elif rank != int(record["rank"]) or getattr(model, "_lora_base_digest", None) != \
-            record["digest"]:
+    elif (rank != int(record["rank"]) or word_lora_rank(model) != word_rank
+          or getattr(model, "_lora_base_digest", None) != record["digest"]):
         raise CheckpointError(f"{path}: adapters of rank {record['rank']} on {base}, but this "
                               f"model has rank-{rank} adapters on another base")
     try:
