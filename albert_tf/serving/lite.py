@@ -168,6 +168,9 @@ class _LiteTextModel:
         return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": types}
 
     def run(self, texts, text_pairs=None) -> dict:
+        if getattr(self.model, "takes_text", False):  # a text-in ONNX file tokenizes itself
+            texts = [texts] if isinstance(texts, str) else list(texts)
+            return self.model(texts, text_pairs)
         return self.model(**self.pack(texts, text_pairs))
 
 

@@ -35,12 +35,20 @@ from albert_tf import io_utils
 from albert_tf.errors import OutputError
 from albert_tf.run_config import RUNTIME_KINDS as KINDS  # noqa: F401
 from albert_tf.run_config import parse_runtime_kinds
-from albert_tf.serving import runtime_text, runtimes
+from albert_tf.serving import onnx_text, runtime_text, runtimes
 from albert_tf.serving.tflite import (INPUT_NAMES, TFLiteExportError, default_heads,
                                       export_plan, sample_inputs, serving_function)
 
 FOLDER = "onnx"
 FLOAT32_ATOL = 1e-4
+# The heads whose files also come as text-in files (`serving.onnx_text`): a token
+# classifier's words go in windows, a SQuAD or multiple-choice head's inputs are not a pair.
+TEXT_HEADS = ("classifier", "encoder")
+# What a text-in file is checked on when the export is given no texts.
+CHECK_TEXTS = ("a lovely, moving film", "Café CRÈME brûlée à Zürich", "ΟΔΟΣ ΣΑΣ", "中文 한국어",
+               "1,000 people and 9, 10, 11,", "[CLS] literal [MASK]", "", " \u00a0\t\n ",
+               "https://www.example.org/path?x=1&y=2#frag", "word " * 200)
+CHECK_PAIRS = ("a second segment", "", "Straße", "x", "y " * 200, "", "z", "  ", "www", "b")
 OPSET = 17
 # Outputs whose argmax is the prediction (int8 agreement is measured on them).
 _SCORES = ("probabilities", "logits", "start_logits", "end_logits", "score")
@@ -140,14 +148,65 @@ def refuse_existing(paths) -> None:
                               "file (write into another folder)")
 
 
+def text_plan(output_dir, name, kinds, spm_model_file) -> dict:
+    """{kind: `<name>.text.<kind>.onnx`} of a head whose files also take text (a
+    SentencePiece model, a head of `TEXT_HEADS`), else {}."""
+    if not spm_model_file or name not in TEXT_HEADS:
+        return {}
+    return {kind: os.path.join(output_dir, f"{name}.text.{kind}.onnx") for kind in kinds}
+
+
+def check_text_files(paths, model, max_seq_length, outputs, call, batch_size, spm_model_file,
+                     do_lower_case, texts=None, text_pairs=None) -> dict:
+    """Runs each text-in file on raw texts (the export's first 64, else `CHECK_TEXTS` alone
+    and with `CHECK_PAIRS`) against the Keras model on albert-tf's tokenizer's ids (what the
+    SavedModel's serve_text gives); a float32 file with another label or further than
+    `FLOAT32_ATOL` on any text is an error naming it. {kind: measure's answer + texts}."""
+    if texts is None:
+        groups = [(list(CHECK_TEXTS), None), (list(CHECK_TEXTS), list(CHECK_PAIRS))]
+    else:
+        groups = [(list(texts)[:64], None if text_pairs is None else list(text_pairs)[:64])]
+    parts = []  # (texts, pairs, the Keras model's outputs), one row each for a batch-1 file
+    for sample, pairs in groups:
+        ids = runtime_text.pack_texts(sample, pairs, max_seq_length,
+                                      spm_model_file=spm_model_file, do_lower_case=do_lower_case)
+        step = 1 if batch_size == 1 else len(sample)
+        for k in range(0, len(sample), step):
+            part = slice(k, k + step)
+            parts.append((sample[part], None if pairs is None else pairs[part],
+                          expected(model, max_seq_length, outputs, call, batch_size,
+                                   {n: v[part] for n, v in ids.items()})))
+    want = {n: np.concatenate([p[2][n] for p in parts]) for n in parts[0][2]}
+    try:
+        runs = onnx_text.run_in_fresh_process(paths, max_seq_length,
+                                              [(t, p) for t, p, _ in parts])
+    except RuntimeError as error:
+        raise RuntimeExportError(str(error)) from None
+    found = {}
+    for kind, path in paths.items():
+        got = {n: np.concatenate([g[n] for g in runs[kind]]) for n in want}
+        found[kind] = measure(got, want)
+        found[kind]["texts"] = int(len(want[outputs[0]]))
+        if kind == "float32" and not (found[kind]["max_abs_diff"] <= FLOAT32_ATOL and
+                                      found[kind].get("argmax_agreement", 1.0) == 1.0):
+            raise RuntimeExportError(f"{path}: differs from the Keras model on raw text by "
+                                     f"{found[kind]['max_abs_diff']:.2e} (allowed "
+                                     f"{FLOAT32_ATOL}, labels equal)")
+    return found
+
+
 def write_metadata(model, folder, name, fmt, outputs, max_seq_length, do_lower_case, files,
                    agreement, spm_model_file=None, vocab_file=None, label_names=None,
-                   created=None) -> str:
-    """Copies the tokenizer file beside the files and writes `<name>.json`; returns its path."""
+                   created=None, text_files=None) -> str:
+    """Copies the tokenizer file beside the files and writes `<name>.json`; returns its path.
+    `text_files`: {kind: file name} of the text-in files beside them (`text_in`: true)."""
     meta = {"format": fmt, "inputs": list(INPUT_NAMES), "outputs": list(outputs),
             "max_seq_length": int(max_seq_length), "do_lower_case": bool(do_lower_case),
             "text_in": False, "text_in_note": runtime_text.text_in_note(fmt),
             "files": dict(files), "agreement": agreement}
+    if text_files:
+        meta.update(text_in=True, text_inputs=list(onnx_text.TEXT_INPUTS),
+                    text_files=dict(text_files), text_in_note=runtime_text.NOTES["onnx_text"])
     for key, source in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
         if source:
             source = os.fspath(source)
@@ -207,8 +266,12 @@ def export_onnx(model, output_dir, max_seq_length: int, kinds, name: str | None 
     if plan is None:
         return {}
     kinds, name, outputs, output_dir, paths = plan
-    refuse_existing([*paths.values(), os.path.join(output_dir, f"{name}.json")])
+    text_paths = text_plan(output_dir, name, kinds, spm_model_file)
+    refuse_existing([*paths.values(), *text_paths.values(),
+                     os.path.join(output_dir, f"{name}.json")])
     runtimes.load("onnxruntime", "--onnx")  # refused before the conversion's work
+    if text_paths:
+        runtimes.load("onnxruntime_extensions", "--onnx")
     contents = contents or convert(model, max_seq_length, kinds, outputs, call, batch_size)
     inputs = check_inputs(model, max_seq_length, batch_size)
     want = expected(model, max_seq_length, outputs, call, batch_size, inputs)
@@ -222,11 +285,24 @@ def export_onnx(model, output_dir, max_seq_length: int, kinds, name: str | None 
             agreement[kind] = check_file(path, runtimes.onnx_runner, want, inputs, kind, verify)
         measure_texts(agreement, paths, runtimes.onnx_runner, texts, text_pairs, max_seq_length,
                       spm_model_file, vocab_file, do_lower_case)
+        for kind, path in text_paths.items():
+            content = onnx_text.with_tokenizer(contents[kind], spm_model_file, do_lower_case,
+                                               max_seq_length)
+            with io_utils.atomic_output(path) as tmp:
+                with tf.io.gfile.GFile(tmp, "wb") as writer:
+                    writer.write(content)
+            created.append(path)
+        if text_paths:
+            agreement["text"] = check_text_files(
+                text_paths, model, max_seq_length, outputs, call, batch_size, spm_model_file,
+                do_lower_case, texts, text_pairs)
         written = {kind: path for kind, path in paths.items()}
+        written.update({f"text.{kind}": path for kind, path in text_paths.items()})
         written["metadata"] = write_metadata(
             model, output_dir, name, FOLDER, outputs, max_seq_length, do_lower_case,
             {k: os.path.basename(p) for k, p in paths.items()}, agreement, spm_model_file,
-            vocab_file, label_names, created)
+            vocab_file, label_names, created,
+            {k: os.path.basename(p) for k, p in text_paths.items()})
     except BaseException:
         remove(created)  # all or nothing
         raise

@@ -21,11 +21,18 @@ string ops, so a file needs `onnxruntime` + `onnxruntime_extensions` and nothing
 
 Measured (bench/onnx_tokenizer_probe.py): the ids of albert-tf's tokenizer on 1,981 texts, two
 models, cased and uncased, single and pair, but one limit: onnxruntime-extensions' string ops
-read a string up to its first NUL, so a text holding U+0000 is cut there (`NUL_STANDIN`, which
-SentencePiece reads as the same unknown character, is what a caller sends in its place).
+read a string up to its first NUL, so a text holding U+0000 is cut there
+(`runtimes.OnnxTextRunner` sends `runtimes.NUL_STANDIN` in its place, which SentencePiece
+reads as the same unknown character).
 """
 
 from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
 
 import numpy as np
 
@@ -36,7 +43,23 @@ from albert_tf.serving.onnx_text_tables import (SIGMA, UNCHANGED, char_table, di
 from albert_tf.tokenization.sentencepiece import load_sentencepiece
 
 TEXT_INPUTS = ("text_a", "text_b")
-NUL_STANDIN = "\ufdd0"
+# A fresh process runs the files: onnxruntime-extensions' SentencePiece op crashes, and its
+# regex split gives whole strings, in a process that loaded TensorFlow before it (their
+# protobuf and RE2 copies clash); imported first, both work.
+_FRESH = """import json, sys
+import onnxruntime_extensions
+import numpy as np
+from albert_tf.serving.runtimes import OnnxTextRunner
+job = json.load(open(sys.argv[1], encoding="utf-8"))
+out = {}
+for kind, path in job["paths"].items():
+    run = OnnxTextRunner(path, job["max_seq_length"])
+    for k, (texts, pairs) in enumerate(job["groups"]):
+        for name, value in run(texts, pairs).items():
+            out[f"{kind}::{k}::{name}"] = value
+np.savez(sys.argv[2], **out)
+assert "tensorflow" not in sys.modules
+"""
 OUTPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 
 
@@ -186,3 +209,31 @@ def with_tokenizer(content: bytes, spm_model_file, do_lower_case: bool,
                                                            for d, v in opsets.items()])
     result.ir_version = model.ir_version
     return result.SerializeToString()
+
+
+def run_in_fresh_process(paths: dict, max_seq_length: int, groups, timeout: int = 600) -> dict:
+    """{kind: [{output: array} per group]} of each text-in file (`paths`: {kind: path}) on
+    `groups` ([(texts, pairs or None)]), run in a fresh Python process that imports
+    onnxruntime-extensions and never TensorFlow (see `_FRESH`)."""
+    with tempfile.TemporaryDirectory(prefix="albert_onnx_text_") as folder:
+        job, result = os.path.join(folder, "job.json"), os.path.join(folder, "out.npz")
+        with open(job, "w", encoding="utf-8") as writer:
+            json.dump({"paths": {k: os.fspath(p) for k, p in paths.items()},
+                       "max_seq_length": int(max_seq_length),
+                       "groups": [[list(t), None if p is None else list(p)]
+                                  for t, p in groups]}, writer)
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [root, *filter(None, [os.environ.get("PYTHONPATH")])]))
+        done = subprocess.run([sys.executable, "-c", _FRESH, job, result], capture_output=True,
+                              text=True, timeout=timeout, env=env)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise RuntimeError(f"running {', '.join(map(str, paths.values()))} in a fresh "
+                               f"process failed: {last}")
+        found = {kind: [{} for _ in groups] for kind in paths}
+        with np.load(result, allow_pickle=False) as data:
+            for key in data.files:
+                kind, group, name = key.split("::")
+                found[kind][int(group)][name] = data[key]
+        return found

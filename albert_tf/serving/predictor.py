@@ -19,6 +19,9 @@ names from the export, a multi-label classifier's set of names, a regressor's sc
   (and `serve_pair` for text pairs), a token classifier's `serve_text` (tags per word), an
   encoder's ids signature fed by the preprocessing export beside it
   (`<export_dir>/preprocessing/<version>`).
+* ONNX: a classifier's or an encoder's text-in file (`<name>.text.<kind>.onnx`, tokenized
+  inside the file: `serving.onnx_text`) where the export wrote one; `text_in=False` for
+  its ids file.
 * TFLite, ONNX, OpenVINO: ids-in files, the text tokenized in Python with the tokenizer file
   beside them (`serving.lite`, over the runtime's runner: `serving.runtimes`); a token
   classifier's words in run_ner.py's windows, each word tagged at its first piece in the window
@@ -207,6 +210,13 @@ class _IdsTagger:
         return tags
 
 
+def _text_file(folder: str, head: str, kind: str):
+    """(path, max_seq_length) of the text-in ONNX file of `kind` in `folder`, or None."""
+    meta = read_metadata(os.path.join(folder, f"{head}.json"))
+    name = (meta.get("text_files") or {}).get(kind) if meta.get("text_in") else None
+    return None if name is None else (os.path.join(folder, name), meta["max_seq_length"])
+
+
 class Predictor:
     """One head's export in one runtime: `classify` / `predict_labels` / `predict` for a
     classifier, `tag` for a token classifier, `encode` for an encoder (see the module)."""
@@ -216,10 +226,13 @@ class Predictor:
 
     @classmethod
     def open(cls, path, format: str = "saved_model", kind: str = "float32",  # noqa: A002
-             name: str | None = None, num_threads=None) -> Predictor:
+             name: str | None = None, num_threads=None, text_in: bool | None = None
+             ) -> Predictor:
         """The export at `path` (`<export_dir>/<name>` or a version folder) in `format`;
         `kind` (float32, dynamic_int8, ...) picks the file of the other formats; `name`: the
-        head's file name when the folder's name is not it (classifier, encoder)."""
+        head's file name when the folder's name is not it (classifier, encoder); `text_in`:
+        an ONNX export's text-in file where it has one (None: where this process can run it,
+        `runtimes.text_ops_safe`; False: its ids file, the text tokenized in Python)."""
         path = os.fspath(path)
         if format not in FORMATS:
             raise InputError(f"format={format!r}: not one of {', '.join(FORMATS)}")
@@ -243,6 +256,12 @@ class Predictor:
         folder = find_folder(os.path.join(base, format), head)
         open_runner = None if format == "tflite" else (
             lambda file: runtimes.runner(file, num_threads))
+        if text_in is None:
+            text_in = runtimes.text_ops_safe()
+        text_file = _text_file(folder, head, kind) if format == "onnx" and text_in else None
+        if text_file is not None:  # the ONNX file that takes strings (serving.onnx_text)
+            open_runner = (lambda file: runtimes.OnnxTextRunner(text_file[0], text_file[1],
+                                                                num_threads))
         if head == "token_classifier":
             return cls(head, _IdsTagger(folder, kind, open_runner, num_threads), format)
         model = _LITE[head].from_folder(folder, kind=kind, name=head, open_runner=open_runner,

@@ -1,19 +1,25 @@
-"""Raw text and the ONNX / OpenVINO files: why they take ids, the measurement behind it, and
-the checks on the texts a caller sends.
+"""Raw text and the ONNX / OpenVINO files: which files take strings, the measurement behind
+it, and the checks on the texts a caller sends.
 
 Issue 48 asks for files that take strings, tokenized by the runtime's own ops exactly as
 albert-tf's tokenizer does (`tokenization.text_rules.preprocess_text`, then SentencePiece with
-the original's digit-comma fix-up, then packing). Measured with onnxruntime-extensions 0.15 and
-openvino-tokenizers 2026.4, neither runtime can be exact, so every file takes ids and its
-`<head>.json` says why (`text_in: false`, `text_in_note`):
+the original's digit-comma fix-up, then packing).
 
-- onnxruntime-extensions has no Unicode normalisation op (its string ops are regex replace,
-  lower-case, strip, split): the original's NFKD + dropped combining marks cannot run inside
-  the file ("café" would reach SentencePiece with its "é"). Its SentencepieceTokenizer
-  applies the model's own normaliser only. Its HfJsonTokenizer, given a tokenizer.json with
-  NFKD, StripAccents and Lowercase normalizers and the model's Unigram scores
-  (bench/onnx_tokenizer_probe.py), gave other ids on 939 of the 1,912 texts below: upper case
-  kept, "[CLS]" read as a special token, whitespace-only text not empty.
+- ONNX: a classifier's and an encoder's export with a SentencePiece model also writes
+  `<head>.text.<kind>.onnx` beside each ids file, taking `text_a` (+ `text_b`) strings
+  (`serving.onnx_text`: the normalisation as a per-character table, onnxruntime-extensions'
+  SentencepieceTokenizer, its pieces searched again with the wheel's tie-break, the
+  digit-comma fix-up as an id table, the packing). On the original's 224 golden cases, the
+  1,688 GLUE dev sentences and 69 made-up hard cases, with the fixture model and one holding
+  digit-comma pieces, cased and uncased, single and pair (15,848 packed rows,
+  bench/onnx_tokenizer_probe.py), its ids, mask and segment ids are albert-tf's on every text
+  but those holding a NUL: onnxruntime-extensions' string ops read a string up to its first
+  NUL ("null\\x00char" loses "char"); `runtimes.OnnxTextRunner` sends U+FDD0 in its place,
+  which SentencePiece reads as the same unknown character. A token classifier (words in
+  windows), SQuAD and multiple-choice heads, and WordPiece models keep ids-in files only.
+  Earlier, onnxruntime-extensions' HfJsonTokenizer with NFKD, StripAccents and Lowercase
+  normalizers gave other ids on 939 of 1,912 texts (upper case kept, "[CLS]" read as a
+  special token, whitespace-only text not empty).
 - openvino-tokenizers has NFKD, a regex for the marks, case folding and a SentencepieceTokenizer
   op; `openvino_sentencepiece_ids` builds that graph. On the original's 224 golden cases and
   1,688 GLUE dev sentences (1,912 texts) its ids differ from albert-tf's on 2 texts, both
@@ -21,7 +27,7 @@ openvino-tokenizers 2026.4, neither runtime can be exact, so every file takes id
   SentencePiece gives "w" + "ww" (a tie of equal scores broken the other way). With a
   vocabulary holding digit-comma pieces ("9,", "000,") 78 differ: that URL and 77 texts with a
   digit before a comma, since no op re-encodes such a piece without its comma as the
-  original does.
+  original does. OpenVINO files take ids.
 
 A text that is not UTF-8 is refused (`require_utf8`) where the original would drop the bytes.
 """
@@ -36,10 +42,17 @@ from albert_tf.serving import runtimes
 from albert_tf.tokenization import pack_pair
 
 NOTES = {
-    "onnx": ("takes ids: onnxruntime-extensions has no NFKD op, so the original's normalisation "
-             "(NFKD, combining marks dropped) cannot run inside the file, and its "
-             "SentencepieceTokenizer has no digit-comma fix-up; tokenize with the tokenizer file "
-             "beside it"),
+    "onnx": ("takes ids: text-in files (<head>.text.<kind>.onnx) are written for a classifier's "
+             "and an encoder's export with a SentencePiece model; this head (a token "
+             "classifier's words in windows, SQuAD's question and paragraph, multiple-choice "
+             "options) or a WordPiece vocabulary is tokenized with the tokenizer file beside it"),
+    "onnx_text": ("the text_files take text_a (and, optional, text_b) strings and tokenize "
+                  "inside the file (register onnxruntime-extensions' ops: "
+                  "onnxruntime_extensions.get_library_path()): albert-tf's ids on 1,981 "
+                  "measured texts (cased and uncased, single and pair, digit-comma pieces) but "
+                  "after a NUL: the string ops stop at it, so send U+FDD0 in its place, as "
+                  "serving.runtimes.OnnxTextRunner does; the ids files (files) take "
+                  "input_word_ids, input_mask and input_type_ids"),
     "openvino": ("takes ids: openvino-tokenizers' SentencepieceTokenizer breaks score ties "
                  "otherwise than SentencePiece ('www' in 'https://www.example.org/' comes out "
                  "'ww'+'w', not 'w'+'ww': 2 of 1,912 measured texts) and no op does the "

@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import sys
 
 import numpy as np
 
@@ -112,13 +113,14 @@ class OnnxRunner(_Runner):
 
 
 class OpenVinoRunner(_Runner):
-    """One OpenVINO IR (.xml beside its .bin) compiled for the CPU."""
+    """One OpenVINO IR (.xml beside its .bin) compiled for the CPU, in f32 by default
+    (`precision`: the plugin's INFERENCE_PRECISION_HINT; None leaves the plugin's own, bf16 on
+    a CPU with AMX or AVX-512 BF16: faster, about 3 significant digits)."""
 
-    def __init__(self, path, num_threads=None):
+    def __init__(self, path, num_threads=None, precision: str | None = "f32"):
         ov = load("openvino", "running an OpenVINO file")
         path = os.fspath(path)
-        # f32 as the file is: on a CPU with AMX or AVX-512 BF16 the plugin would run bf16.
-        config = {"INFERENCE_PRECISION_HINT": "f32"}
+        config = {"INFERENCE_PRECISION_HINT": precision} if precision else {}
         if num_threads:
             config["INFERENCE_NUM_THREADS"] = int(num_threads)
         try:
@@ -137,6 +139,64 @@ class OpenVinoRunner(_Runner):
     def __call__(self, **inputs) -> dict:
         results = self.request.infer(self._feed(inputs))
         return {output.get_any_name(): np.array(value) for output, value in results.items()}
+
+
+# What a text-in ONNX file is sent for a NUL: onnxruntime-extensions' string ops read a string
+# up to its first NUL, and SentencePiece reads this noncharacter as the same unknown one.
+NUL_STANDIN = "\ufdd0"
+_EXTENSIONS = "onnxruntime_extensions._extensions_pydll"
+
+
+def text_ops_safe() -> bool:
+    """Whether this process can run onnxruntime-extensions' ops: not when it loaded TensorFlow
+    before them (their protobuf and RE2 copies clash: SentencePiece crashes the process, the
+    regex split gives whole strings). `import onnxruntime_extensions` first, and both work."""
+    if "tensorflow" not in sys.modules:
+        return True
+    names = list(sys.modules)
+    return _EXTENSIONS in sys.modules and names.index(_EXTENSIONS) < names.index("tensorflow")
+
+
+class OnnxTextRunner:
+    """A text-in .onnx file (`<head>.text.<kind>.onnx`, `serving.onnx_text`): keyword inputs
+    `text_a` (+ `text_b`) as lists of str → {output name: numpy array}; onnxruntime with
+    onnxruntime-extensions' ops registered. `.max_seq_length` is its `<head>.json`'s."""
+
+    takes_text = True
+
+    def __init__(self, path, max_seq_length: int, num_threads=None):
+        self.label = path = os.fspath(path)
+        if not text_ops_safe():
+            raise InputError(f"{path}: a text-in ONNX file cannot run in a process that imported "
+                             "TensorFlow before onnxruntime_extensions (their SentencePiece "
+                             "and RE2 copies clash); import onnxruntime_extensions first, or "
+                             "run its ids file")
+        ort = load("onnxruntime", "running an ONNX file")
+        extensions = load("onnxruntime_extensions", "running a text-in ONNX file")
+        options = ort.SessionOptions()
+        options.register_custom_ops_library(extensions.get_library_path())
+        options.log_severity_level = 3  # its text_b default: an initializer that is an input
+        if num_threads:
+            options.intra_op_num_threads = int(num_threads)
+        try:
+            self.session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        except Exception as error:  # onnxruntime's own error types (Fail, InvalidGraph, ...)
+            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            raise InputError(f"{path}: onnxruntime cannot run it ({first})") from None
+        self.inputs = [i.name for i in self.session.get_inputs()]
+        self.outputs = [o.name for o in self.session.get_outputs()]
+        self.max_seq_length = int(max_seq_length)
+
+    def __call__(self, text_a, text_b=None) -> dict:
+        texts = [text_a] if isinstance(text_a, str) else list(text_a)
+        pairs = [""] * len(texts) if text_b is None else (
+            [text_b] if isinstance(text_b, str) else [p or "" for p in text_b])
+        if len(pairs) != len(texts):
+            raise InputError(f"{len(texts)} texts but {len(pairs)} text pairs")
+        feed = {"text_a": np.array([t.replace("\x00", NUL_STANDIN) for t in texts], object),
+                "text_b": np.array([t.replace("\x00", NUL_STANDIN) for t in pairs], object)}
+        values = self.session.run(self.outputs, feed)
+        return dict(zip(self.outputs, values))
 
 
 def onnx_runner(path, num_threads=None) -> OnnxRunner:

@@ -1,0 +1,156 @@
+"""Raw text inside the ONNX files (issue 48, "raw text in", serving/onnx_text.py): the text → ids
+graph gives albert-tf's tokenizer's packed ids on the golden cases, the GLUE dev sentences and
+made-up hard cases (a model with digit-comma pieces, lower-cased; single and pair rows), a NUL
+is what the ops cannot read, and an export writes `<head>.text.<kind>.onnx` files that
+`Predictor` runs, checked against the Keras model."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from albert_tf.config import AlbertConfig
+from albert_tf.errors import InputError
+from albert_tf.models import AlbertClassifier
+from albert_tf.serving import onnx_export, onnx_text, runtime_text, runtimes
+from albert_tf.serving.onnx_text_tables import truncated_lengths
+from albert_tf.serving.predictor import Predictor
+from albert_tf.tokenization import pack_pair
+from support.configs import GLUE_TINY
+from support.informative import spread_weights
+from support.paths import DATA, FIXTURES, REPO
+
+pytestmark = pytest.mark.skipif(
+    not all(runtimes.available(p) for p in ("tf2onnx", "onnxruntime", "onnxruntime_extensions")),
+    reason="needs the [onnx] extra: pip install -e .[onnx]")
+needs_shared = pytest.mark.skipif(not FIXTURES.is_dir() or not DATA.is_dir(),
+                                  reason="needs ../shared (fixtures/original and data/glue)")
+SPM = FIXTURES / "spm" / "spm.model"
+DIGIT_COMMA = FIXTURES / "spm" / "spm_digitcomma.model"
+HARD = ["", " ", "\u00a0\u3000", "a\u00a0b\u3000c\td\ne\rf\x0bg\x0ch\x85i", "zero\u200bwidth",
+        "ctrl\x01\x07\x1b\x7fend", "[CLS] [MASK] [SEP]", "Café CRÈME Brûlée Ñ", "e\u0301 \u0301",
+        "¨a ´b", "ΟΔΟΣ", "ΣΑΣ ΣΑΣ.", "Σ", "ΑΣ'Σ", "ΑΣ'ΣΒ", "ΑΣΣ", "\U0001d6ba\U0001d6f4 ΑΣ",
+        "İstanbul ıİ", "Straße", "ǅ ﬁ ½ x² ①", "Ｆｕｌｌ ｶﾀｶﾅ", "中文，。", "한국어 가나다",
+        "😀 👍🏽 👨‍👩‍👧", "1,000", "$1,999, or 2,000,", "year 1990, and 2000,", "9, 10, 11,",
+        "https://www.example.org/path?x=1&y=2#frag", "www www.www", "a" * 300, "word " * 80]
+
+
+def _run(tmp_path, spm, lower, length, texts, pairs, size=500):
+    """The tokenizer graph's outputs, run in a fresh process (see onnx_text._FRESH)."""
+    path = tmp_path / f"tokenizer.{length}.{lower}.onnx"
+    path.write_bytes(onnx_text.tokenizer_model(spm, lower, length).SerializeToString())
+    groups = [(texts[k:k + size], pairs[k:k + size]) for k in range(0, len(texts), size)]
+    parts = onnx_text.run_in_fresh_process({"t": path}, length, groups)["t"]
+    return {n: np.concatenate([p[n] for p in parts]) for n in onnx_text.OUTPUTS}
+
+
+def _glue_texts():
+    texts = []
+    with open(DATA / "glue" / "MRPC" / "dev.tsv", encoding="utf-8", newline="") as reader:
+        for row in list(csv.reader(reader, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]:
+            texts += row[3:5]
+    with open(DATA / "glue" / "SST-2" / "dev.tsv", encoding="utf-8") as reader:
+        texts += [line.split("\t")[0] for line in reader.read().splitlines()[1:]]
+    return texts
+
+
+def test_truncation_in_closed_form_is_pack_pairs_loop():
+    for length in range(4, 14):
+        for len_a in range(12):
+            for len_b in range(12):
+                tokens, _ = pack_pair(["a"] * len_a, ["b"] * len_b, length)
+                assert (tokens.count("a"), tokens.count("b")) == tuple(
+                    int(n) for n in truncated_lengths(len_a, len_b, length))
+
+
+@needs_shared
+def test_the_graph_gives_albert_tfs_ids_on_every_text(tmp_path):
+    """The golden cases, the SST-2 dev sentences and the hard cases (1,128 texts), every other
+    one paired with another (long pairs trimmed), in one session: every row albert-tf's, and
+    the golden cases the original's own ids (a NUL through the runner's stand-in: the ops
+    themselves stop at it)."""
+    cases = json.loads((FIXTURES / "tokenization" / "tokenization_golden_digitcomma.json")
+                       .read_text(encoding="utf-8"))["cases"]
+    texts = [c["text"] for c in cases] + _glue_texts()[-872:] + HARD
+    assert len(texts) == 1128 and "null\x00char" in texts
+    pairs = [text if k % 2 else "" for k, text in enumerate(texts[7:] + texts[:7])]
+    got = _run(tmp_path, str(DIGIT_COMMA), True, 64, texts, pairs)
+    want = runtime_text.pack_texts(texts, pairs, 64, spm_model_file=str(DIGIT_COMMA))
+    for name in onnx_text.OUTPUTS:
+        differ = [texts[i] for i in np.flatnonzero((got[name] != want[name]).any(-1))]
+        assert differ == [], name
+    ids = got["input_word_ids"]
+    fixed = 0
+    for row, case in enumerate(cases[::2]):  # single rows: the original's ids
+        golden = case["preprocess_text(lower=True)+tokenize"]["ids"][:61]
+        assert ids[2 * row][1:len(golden) + 1].tolist() == golden
+        fixed += "," in case["text"]
+    assert fixed > 10  # digits before commas: the fix-up's pieces
+
+
+@needs_shared
+def test_cased_graph_keeps_case_and_strips_accents(tmp_path):
+    cases = json.loads((FIXTURES / "tokenization" / "tokenization_golden.json")
+                       .read_text(encoding="utf-8"))["cases"]
+    texts = [c["text"] for c in cases] + HARD
+    got = _run(tmp_path, str(SPM), False, 128, texts, [""] * len(texts))
+    want = runtime_text.pack_texts(texts, None, 128, spm_model_file=str(SPM), do_lower_case=False)
+    assert all((got[n] == want[n]).all() for n in onnx_text.OUTPUTS)
+    ids, mask = got["input_word_ids"], got["input_mask"]
+    for case in cases[:40]:  # against the original's own ids
+        row = texts.index(case["text"])
+        assert ids[row][1:mask[row].sum() - 1].tolist() == case[
+            "preprocess_text(lower=False)+tokenize"]["ids"]
+
+
+@needs_shared
+def test_export_writes_text_files_that_predictor_runs(tmp_path):
+    model = AlbertClassifier(AlbertConfig(**GLUE_TINY), 3)
+    model({"input_ids": np.zeros((1, 16), np.int32),
+           "input_mask": np.ones((1, 16), np.int32), "segment_ids": np.zeros((1, 16), np.int32)})
+    spread_weights(model, std=0.3)
+    folder = tmp_path / "classifier" / "onnx" / "1"
+    written = onnx_export.export_onnx(model, folder, 16, "float32,dynamic_int8",
+                                      name="classifier", spm_model_file=str(SPM),
+                                      label_names=["a", "b", "c"])
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "classifier.dynamic_int8.onnx", "classifier.float32.onnx", "classifier.json",
+        "classifier.text.dynamic_int8.onnx", "classifier.text.float32.onnx", "spm.model"]
+    assert written["text.float32"] == str(folder / "classifier.text.float32.onnx")
+    meta = json.loads((folder / "classifier.json").read_text())
+    assert meta["text_in"] is True and meta["text_inputs"] == ["text_a", "text_b"]
+    assert meta["text_files"] == {"float32": "classifier.text.float32.onnx",
+                                  "dynamic_int8": "classifier.text.dynamic_int8.onnx"}
+    assert meta["text_in_note"] == runtime_text.NOTES["onnx_text"]
+    checked = meta["agreement"]["text"]["float32"]
+    assert checked["texts"] == 20 and checked["argmax_agreement"] == 1.0
+    assert checked["max_abs_diff"] <= onnx_export.FLOAT32_ATOL
+    # In this process (TensorFlow loaded first) Predictor opens the ids file; in one that
+    # imports onnxruntime_extensions first, the text file: the same answers.
+    by_ids = Predictor.open(tmp_path / "classifier", format="onnx")
+    assert isinstance(by_ids.model.model, runtimes.OnnxRunner)
+    with pytest.raises(InputError, match=r"classifier.text.float32.onnx: a text-in ONNX file "
+                                         r"cannot run in a process that imported TensorFlow"):
+        Predictor.open(tmp_path / "classifier", format="onnx", text_in=True)
+    texts, pairs = list(onnx_export.CHECK_TEXTS), list(onnx_export.CHECK_PAIRS)
+    code = ("import json, sys\n"
+            "import onnxruntime_extensions\n"
+            "from albert_tf.serving import runtimes\n"
+            "from albert_tf.serving.predictor import Predictor\n"
+            "texts, pairs = json.loads(sys.argv[2])\n"
+            "p = Predictor.open(sys.argv[1], format='onnx')\n"
+            "assert isinstance(p.model.model, runtimes.OnnxTextRunner)\n"
+            "print(json.dumps([p.predict(texts).tolist(), p.predict(texts, pairs).tolist(),\n"
+            "                  p.classify(texts), p.classify(texts, pairs)]))\n")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "classifier"),
+                           json.dumps([texts, pairs])], capture_output=True, text=True,
+                          timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    single, paired, single_labels, paired_labels = json.loads(done.stdout)
+    np.testing.assert_allclose(single, by_ids.predict(texts), atol=1e-6)
+    np.testing.assert_allclose(paired, by_ids.predict(texts, pairs), atol=1e-6)
+    assert single_labels == by_ids.classify(texts)
+    assert paired_labels == by_ids.classify(texts, pairs)
