@@ -186,11 +186,16 @@ class TextTaskConfig(RunConfig):
     # --lora_rank: train rank-R adapters on the shared layer's query and value, and the head,
     # with the encoder frozen (`models.lora`); None: full fine-tuning.
     lora_rank: int | None = None
+    # --lora_word_rank: the rank of a --lora_rank run's word-table adapter (None: 1; 0: none).
+    lora_word_rank: int | None = None
 
     def __post_init__(self):
         # [CLS] one piece [SEP]: below that a value is a typo (0, -8), never "the default".
         check_at_least(self, "max_seq_length", 3)
         check_at_least(self, "lora_rank", 1)
+        check_at_least(self, "lora_word_rank", 0)
+        if self.lora_word_rank is not None and self.lora_rank is None:
+            raise UsageError("--lora_word_rank is used only with --lora_rank")
         if self.lora_rank is not None and getattr(self, "distill_from", None):
             raise UsageError("--lora_rank and --distill_from: not together (a student trains "
                              "all its weights); distil first, then train adapters on the student")

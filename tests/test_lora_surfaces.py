@@ -129,3 +129,27 @@ def test_a_rank_below_one_is_refused_by_every_surface(spm_model, tmp_path):
         classifier.fit(["x y", "z"], ["a", "b"], lora_rank=-8)
     assert not (tmp_path / "tagger" / "lora.json").exists()
     assert not list((tmp_path / "classifier").glob("model.ckpt-*"))
+
+
+def test_lora_word_rank_zero_trains_query_and_value_alone(spm_model, tmp_path):
+    folder, train = tagger_folder(tmp_path, spm_model, GLUE_TINY)
+    out = tmp_path / "out"
+    done = run_entry_point("run_ner.py", [
+        f"--train_file={train}", f"--dev_file={train}", f"--output_dir={out}", "--do_train",
+        "--do_eval", "--max_seq_length=16", "--train_batch_size=2", "--train_step=1",
+        f"--init_checkpoint={folder}", "--lora_rank=2", "--lora_word_rank=0"])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _saved(str(out / "model.ckpt-1")) == ADAPTERS[2:] + [
+        "model/token_output_bias", "model/token_output_weights"]
+    record = json.loads((out / "lora.json").read_text())
+    assert (record["word_rank"], record["targets"]) == (0, ["query", "value"])
+    # H=32, rank 2: two adapters of 32x2 + 2x32, the head's 32x3 + 3.
+    assert record["trainable_parameters"] == 2 * 128 + 99
+    assert (out / "eval_results.json").is_file()  # evaluated from those alone
+
+
+def test_lora_word_rank_needs_lora_rank_and_zero_or_more():
+    with pytest.raises(UsageError, match=r"^--lora_word_rank is used only with --lora_rank$"):
+        SquadRunConfig(output_dir="o", lora_word_rank=1)
+    with pytest.raises(UsageError, match=r"^--lora_word_rank must be at least 0, got -1$"):
+        SquadRunConfig(output_dir="o", lora_rank=8, lora_word_rank=-1)

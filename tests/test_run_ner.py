@@ -289,7 +289,7 @@ def test_run_classifier_conventions():
                   "warmup_step save_checkpoints_steps keep_checkpoint_max optimizer export_dir "
                   "tflite onnx openvino shuffle_buffer seed train_file dev_file test_file "
                   "label_list num_hidden_layers distill_from distill_temperature distill_alpha "
-                  "lora_rank").split())
+                  "lora_rank lora_word_rank").split())
     assert shared | {"doc_stride"} == set(NER_FLAGS.split())
     defaults = cli.config_defaults(NerRunConfig)
     assert defaults["train_step"] == 1000 and defaults["do_lower_case"] is True

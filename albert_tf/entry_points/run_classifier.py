@@ -19,7 +19,7 @@ FLAGS = """
     onnx openvino threshold_to_export shuffle_buffer seed
     train_file dev_file test_file text_a_column text_b_column label_column id_column label_list
     task_type label_separator threshold long_document doc_stride window_pooling quotechar
-    num_hidden_layers distill_from distill_temperature distill_alpha lora_rank"""
+    num_hidden_layers distill_from distill_temperature distill_alpha lora_rank lora_word_rank"""
 
 
 def required_flags(argv) -> list:

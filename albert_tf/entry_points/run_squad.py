@@ -18,7 +18,8 @@ FLAGS = """
     do_predict train_batch_size predict_batch_size learning_rate num_train_epochs
     warmup_proportion save_checkpoints_steps n_best_size max_answer_length use_einsum export_dir tflite
     onnx openvino
-    version_2_with_negative start_n_top end_n_top dropout_prob num_hidden_layers lora_rank"""
+    version_2_with_negative start_n_top end_n_top dropout_prob num_hidden_layers lora_rank
+    lora_word_rank"""
 
 
 def main(_):

@@ -25,7 +25,7 @@ from absl import logging
 
 from albert_tf import io_utils
 from albert_tf.errors import CheckpointError, InputError, UsageError
-from albert_tf.models.lora import merged_lora, parameter_counts
+from albert_tf.models.lora import merged_lora, parameter_counts, word_lora_rank
 from albert_tf.optimization import create_optimizer
 from albert_tf.tasks.base import Task
 from albert_tf.tasks.eval_state import CheckpointEvaluator
@@ -141,7 +141,8 @@ class Driver:
         weights = self.task.inputs.weights(self.config.init_checkpoint)
         group0 = getattr(self.config, "init_from_group0", False)
         start_lora(model, base, self.lora_rank, lambda target: logging.info(
-            "%s", load(target, weights, init_from_group0=group0, new_head=True)))
+            "%s", load(target, weights, init_from_group0=group0, new_head=True)),
+            getattr(self.config, "lora_word_rank", None))
         self._lora_base = base
 
     @property
@@ -205,7 +206,8 @@ class Driver:
         logging.info("--lora_rank=%d: %d trainable parameters of %d (%.2f %%)", self.lora_rank,
                      trained, total, 100.0 * trained / total)
         if is_chief:
-            write_record(self.output_dir, self._lora_base, self.lora_rank, (trained, total))
+            write_record(self.output_dir, self._lora_base, self.lora_rank, (trained, total),
+                         word_lora_rank(self.model))
 
     def check_memory(self) -> None:
         """Before anything is read or written: a CPU training step that cannot fit in this

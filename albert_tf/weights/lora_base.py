@@ -67,13 +67,15 @@ def check_base(record: dict, path: str) -> str:
     return base
 
 
-def write_record(output_dir: str, base: str, rank: int, counts: tuple[int, int]) -> dict:
+def write_record(output_dir: str, base: str, rank: int, counts: tuple[int, int],
+                 word_rank: int = WORD_RANK) -> dict:
     """Writes lora.json at a run's start; a run resumed in the same folder must use the same
-    base and rank (else one error naming the file)."""
+    base and ranks (else one error naming the file)."""
     path = os.path.join(output_dir, LORA_FILE)
     record = {"base": os.path.abspath(base), "digest": base_digest(base), "rank": int(rank),
-              "targets": list(TARGETS) + ["word_embeddings"], "word_rank": WORD_RANK,
-              "trainable_parameters": counts[0], "parameters": counts[1]}
+              "targets": list(TARGETS) + (["word_embeddings"] if word_rank else []),
+              "word_rank": int(word_rank), "trainable_parameters": counts[0],
+              "parameters": counts[1]}
     if os.path.isfile(path):
         with open(path, encoding="utf-8") as file:
             old = json.load(file)
@@ -82,7 +84,7 @@ def write_record(output_dir: str, base: str, rank: int, counts: tuple[int, int])
             raise UsageError(f"{path}: this folder's adapters were trained with rank "
                              f"{old.get('rank')} (word table {old.get('word_rank', 0)}) on "
                              f"{old.get('base')}; this run's are rank {rank} (word table "
-                             f"{WORD_RANK}) on {record['base']}: use another --output_dir")
+                             f"{word_rank}) on {record['base']}: use another --output_dir")
         return old
     with atomic_output(path) as tmp, open(tmp, "w", encoding="utf-8") as file:
         json.dump(record, file, indent=2)
@@ -90,11 +92,12 @@ def write_record(output_dir: str, base: str, rank: int, counts: tuple[int, int])
     return record
 
 
-def start_lora(model, base: str, rank: int, load_base) -> None:
+def start_lora(model, base: str, rank: int, load_base, word_rank: int | None = None) -> None:
     """A LoRA training run's model: the base loaded (`load_base(model)`), then frozen with
-    adapters; the model remembers its base so later loads in the run skip reading it again."""
+    adapters (the word table's of rank `word_rank`, None: `WORD_RANK`); the model remembers
+    its base so later loads in the run skip reading it again."""
     load_base(model)
-    enable_lora(model, rank)
+    enable_lora(model, rank, WORD_RANK if word_rank is None else int(word_rank))
     object.__setattr__(model, "_lora_base_digest", base_digest(base))
 
 

@@ -16,7 +16,7 @@ NER_FLAGS = """
     save_checkpoints_steps keep_checkpoint_max optimizer export_dir tflite onnx openvino
     shuffle_buffer seed
     train_file dev_file test_file label_list num_hidden_layers distill_from distill_temperature
-    distill_alpha lora_rank"""
+    distill_alpha lora_rank lora_word_rank"""
 
 
 @dataclasses.dataclass
