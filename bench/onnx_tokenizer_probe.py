@@ -16,11 +16,11 @@ onnxruntime-extensions' string ops read a string up to its first NUL.
 
 Measured (onnxruntime 1.32, onnxruntime-extensions 0.15.2; 1,981 texts per model, both
 models, cased and uncased, single and pair: 15,848 packed rows): the same ids, mask and segment
-ids on every row but those holding a NUL ("null\x00char", a golden case: 1 single and 2 pair
+ids on every row but those holding a NUL ("null\\x00char", a golden case: 1 single and 2 pair
 rows per configuration); the 223 other golden cases equal the original's ids, cased and
 uncased. onnxruntime-extensions' string ops read a string up to its first NUL, so the file
-cannot see what follows one (`Predictor` sends U+FDD0 in its place, which SentencePiece
-treats as the same unknown character).
+cannot see what follows one (`runtimes.OnnxTextRunner` sends U+FDD0 in its place, which
+SentencePiece treats as the same unknown character).
 Without the search of serving/onnx_unigram.py, SentencepieceTokenizer's own segmentation
 differs on 2 more texts per configuration: a tie of exactly equal path scores broken the
 other way ("www" after "://" or "." as "ww" + "w", the wheel's "w" + "ww":

@@ -48,11 +48,12 @@ def test_files_are_versioned_with_their_savedmodel_with_json_beside(exported):
     result, root = exported
     assert sorted(os.listdir(root / "classifier" / "onnx" / "1")) == [
         "classifier.dynamic_int8.onnx", "classifier.float32.onnx", "classifier.json",
-        "spiece.model"]
+        "classifier.text.dynamic_int8.onnx", "classifier.text.float32.onnx", "spiece.model"]
     assert sorted(os.listdir(root / "classifier" / "openvino" / "1")) == [
         "classifier.float32.bin", "classifier.float32.xml", "classifier.json", "spiece.model"]
     assert sorted(os.listdir(root / "encoder" / "onnx" / "1")) == [
-        "encoder.dynamic_int8.onnx", "encoder.float32.onnx", "encoder.json", "spiece.model"]
+        "encoder.dynamic_int8.onnx", "encoder.float32.onnx", "encoder.json",
+        "encoder.text.dynamic_int8.onnx", "encoder.text.float32.onnx", "spiece.model"]
     assert result["onnx"]["classifier"]["float32"] == str(
         root / "classifier" / "onnx" / "1" / "classifier.float32.onnx")
     assert result["openvino"]["classifier"]["float32"] == str(
@@ -61,7 +62,7 @@ def test_files_are_versioned_with_their_savedmodel_with_json_beside(exported):
                                  "dynamic_int8": "classifier.dynamic_int8.onnx"}),
                        ("openvino", {"float32": "classifier.float32.xml"})):
         meta = json.loads((root / "classifier" / fmt / "1" / "classifier.json").read_text())
-        assert meta["format"] == fmt and meta["text_in"] is False
+        assert meta["format"] == fmt and meta["text_in"] is (fmt == "onnx")
         assert meta["inputs"] == ["input_word_ids", "input_mask", "input_type_ids"]
         assert meta["outputs"] == ["probabilities"] and meta["max_seq_length"] == LENGTH
         assert meta["files"] == kinds and meta["spm_model_file"] == "spiece.model"
@@ -283,3 +284,48 @@ def test_a_fresh_process_runs_the_files_without_tensorflow(exported, tmp_path):
     want = _softmax(expected("hf", "classifier")["logits"])
     for got in json.loads(done.stdout):
         assert_close(np.array(got), want, "fresh-process probabilities")
+
+
+def test_a_fresh_process_runs_the_text_file_on_raw_strings_as_serve_text(exported, tmp_path):
+    """What a deployment of the text-in file runs: onnxruntime and onnxruntime-extensions
+    alone (neither albert_tf nor TensorFlow imported) on raw strings, single and paired: the
+    labels of the SavedModel's serve_text / serve_pair, probabilities within 1e-4; the
+    dynamic_int8 text file's labels agree on 99 % of them or more."""
+    import subprocess
+    import sys
+
+    from albert_tf.serving.predictor import Predictor
+
+    _, root = exported
+    folder = root / "classifier" / "onnx" / "1"
+    meta = json.loads((folder / "classifier.json").read_text())
+    texts = ["a lovely, moving film", "Café CRÈME brûlée", "ΟΔΟΣ", "1,000 dull minutes",
+             "", "[MASK] 中文", "www www.www", "it is not bad at all"]
+    pairs = ["a second text", "", "x", "Straße", "  ", "y", "z", "word " * 100]
+    code = (
+        "import json, sys\n"
+        "import numpy as np, onnxruntime as ort, onnxruntime_extensions\n"
+        "options = ort.SessionOptions()\n"
+        "options.register_custom_ops_library(onnxruntime_extensions.get_library_path())\n"
+        "texts, pairs = json.loads(sys.argv[1])\n"
+        "out = []\n"
+        "for path in sys.argv[2:]:\n"
+        "    run = ort.InferenceSession(path, options, providers=['CPUExecutionProvider'])\n"
+        "    a = np.array(texts, object)\n"
+        "    out.append([run.run(['probabilities'], {'text_a': a})[0].tolist(),\n"
+        "                run.run(['probabilities'], {'text_a': a, 'text_b': np.array(pairs, object)}\n"
+        "                        )[0].tolist()])\n"
+        "assert not any(m.split('.')[0] in ('tensorflow', 'albert_tf', 'keras') for m in sys.modules)\n"
+        "print(json.dumps(out))\n")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps([texts, pairs]),
+                           *(str(folder / meta["text_files"][k])
+                             for k in ("float32", "dynamic_int8"))],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (single, paired), (single_int8, paired_int8) = json.loads(done.stdout)
+    served = Predictor.open(root / "classifier")
+    for got, int8, want in ((single, single_int8, served.predict(texts)),
+                            (paired, paired_int8, served.predict(texts, pairs))):
+        assert np.max(np.abs(np.array(got) - want)) <= 1e-4
+        assert np.argmax(got, -1).tolist() == np.argmax(want, -1).tolist()
+        assert np.mean(np.argmax(int8, -1) == np.argmax(got, -1)) >= 0.99

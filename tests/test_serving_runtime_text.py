@@ -102,7 +102,7 @@ def test_export_writes_the_note_and_int8_agreement_on_raw_texts(tmp_path):
     onnx_export.export_onnx(model, folder, 16, "float32,dynamic_int8", name="classifier",
                             spm_model_file=str(SPM), texts=texts)
     meta = json.loads((folder / "classifier.json").read_text())
-    assert meta["text_in"] is False and meta["text_in_note"] == runtime_text.text_in_note("onnx")
+    assert meta["text_in"] is True and meta["text_in_note"] == runtime_text.NOTES["onnx_text"]
     found = meta["agreement"]["dynamic_int8"]["dev"]
     # The same texts one by one through serving.lite's own tokenization and each file.
     labels = {}

@@ -20,8 +20,9 @@ names from the export, a multi-label classifier's set of names, a regressor's sc
   encoder's ids signature fed by the preprocessing export beside it
   (`<export_dir>/preprocessing/<version>`).
 * ONNX: a classifier's or an encoder's text-in file (`<name>.text.<kind>.onnx`, tokenized
-  inside the file: `serving.onnx_text`) where the export wrote one; `text_in=False` for
-  its ids file.
+  inside the file: `serving.onnx_text`) where the export wrote one and this process can run
+  it (onnxruntime_extensions imported before TensorFlow: `runtimes.text_ops_safe`), else
+  its ids file; `text_in=True` / `False` chooses.
 * TFLite, ONNX, OpenVINO: ids-in files, the text tokenized in Python with the tokenizer file
   beside them (`serving.lite`, over the runtime's runner: `serving.runtimes`); a token
   classifier's words in run_ner.py's windows, each word tagged at its first piece in the window
