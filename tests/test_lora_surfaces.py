@@ -121,12 +121,18 @@ def test_a_rank_below_one_is_refused_by_every_surface(spm_model, tmp_path):
     with pytest.raises(TokenClassifierError,
                        match=r"^lora_rank= must be a whole number of at least 1, got 0$"):
         tagger.fit(SENTENCES, SENTENCE_TAGS, lora_rank=0)
+    with pytest.raises(TokenClassifierError,
+                       match=r"^lora_word_rank= is used only with lora_rank=$"):
+        tagger.fit(SENTENCES, SENTENCE_TAGS, lora_word_rank=1)
     classifier = TextClassifier.from_pretrained(str(folder), labels=["a", "b"],
                                                 max_seq_length=16,
                                                 output_dir=str(tmp_path / "classifier"))
     with pytest.raises(TextClassifierError,
                        match=r"^lora_rank= must be a whole number of at least 1, got -8$"):
         classifier.fit(["x y", "z"], ["a", "b"], lora_rank=-8)
+    with pytest.raises(TextClassifierError,
+                       match=r"^lora_word_rank= must be a whole number of at least 0, got -1$"):
+        classifier.fit(["x y", "z"], ["a", "b"], lora_rank=8, lora_word_rank=-1)
     assert not (tmp_path / "tagger" / "lora.json").exists()
     assert not list((tmp_path / "classifier").glob("model.ckpt-*"))
 

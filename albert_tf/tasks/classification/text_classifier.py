@@ -247,7 +247,7 @@ class TextClassifier(PythonApi):
             learning_rate: float = 2e-5, validation_data=None, warmup_proportion: float = 0.1,
             optimizer: str = "adamw", keep_checkpoint_max: int = 5, callbacks=None,
             verbose="auto", distill_from: str | None = None,
-            lora_rank: int | None = None) -> dict:
+            lora_rank: int | None = None, lora_word_rank: int | None = None) -> dict:
         """Fine-tunes for `epochs` more epochs (a checkpoint per epoch; with `validation_data`
         = (texts, labels), each is evaluated and the best kept as `model.ckpt-best`, which
         predict and export then use). A second `fit` continues from the last checkpoint.
@@ -258,10 +258,11 @@ class TextClassifier(PythonApi):
         soft labels this model learns beside the true ones (run_classifier.py --distill_from;
         start from the teacher, e.g. `from_pretrained(teacher, num_hidden_layers=3)`).
         `lora_rank`: train rank-R adapters and the head only (run_classifier.py --lora_rank;
-        the base is the pretrained model this classifier started from).
+        the base is the pretrained model this classifier started from); `lora_word_rank`: the
+        word table adapter's rank (--lora_word_rank; None: 1, 0: none).
         Returns the driver's summary."""
         verbose = self._verbosity(verbose)
-        lora_rank = self._lora_rank(lora_rank)
+        lora_rank, lora_word_rank = self._lora_ranks(lora_rank, lora_word_rank)
         texts, labels = as_examples(texts, labels, "texts")
         if is_dataset(validation_data):
             validation_data = as_examples(validation_data, None, "validation_data")
@@ -296,7 +297,7 @@ class TextClassifier(PythonApi):
                 log_every_steps=max(1, steps_per_epoch))
             config = self._run_config(schedule, do_train=True, do_eval="dev" in splits,
                                       distill_from=distill_from and os.fspath(distill_from),
-                                      lora_rank=lora_rank)
+                                      lora_rank=lora_rank, lora_word_rank=lora_word_rank)
             driver = self._driver(config, splits, pair)
             with contextlib.ExitStack() as keras_calls:
                 if callbacks:

@@ -162,15 +162,16 @@ class TokenClassifier(PythonApi):
     def fit(self, sentences, tags, epochs: int = 1, batch_size: int = 32,
             learning_rate: float = 5e-5, validation_data=None, warmup_proportion: float = 0.1,
             optimizer: str = "adamw", keep_checkpoint_max: int = 5, verbose="auto",
-            lora_rank: int | None = None) -> dict:
+            lora_rank: int | None = None, lora_word_rank: int | None = None) -> dict:
         """Fine-tunes for `epochs` more epochs (a checkpoint per epoch; with `validation_data`
         = (sentences, tags) each is evaluated and the best kept as `model.ckpt-best`, which
         evaluate, predict and export then use); `verbose`: Keras' (0 silent, 1 or "auto" a
         progress bar, 2 one line per epoch). `lora_rank`: train rank-R adapters and the head
         only (run_ner.py --lora_rank; the base is the pretrained model this tagger started
-        from). Returns the driver's summary."""
+        from); `lora_word_rank`: the word table adapter's rank (--lora_word_rank; None: 1, 0:
+        none). Returns the driver's summary."""
         verbose = self._verbosity(verbose)
-        lora_rank = self._lora_rank(lora_rank)
+        lora_rank, lora_word_rank = self._lora_ranks(lora_rank, lora_word_rank)
         if int(epochs) < 1 or int(batch_size) < 1:
             raise TokenClassifierError(f"epochs and batch_size must be at least 1, got {epochs} "
                                        f"and {batch_size}")
@@ -190,7 +191,8 @@ class TokenClassifier(PythonApi):
                           warmup_step=int(new_steps * warmup_proportion) if not start else 0,
                           save_checkpoints_steps=steps_per_epoch,
                           keep_checkpoint_max=keep_checkpoint_max,
-                          log_every_steps=max(1, steps_per_epoch), lora_rank=lora_rank)
+                          log_every_steps=max(1, steps_per_epoch), lora_rank=lora_rank,
+                          lora_word_rank=lora_word_rank)
             if dev_rows is not None:
                 values.update(dev_file=self._write(folder, "dev.jsonl", dev_rows), do_eval=True)
             summary = self._train(self._driver(self._config(**values)), verbose, epochs,
