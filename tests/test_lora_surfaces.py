@@ -39,11 +39,11 @@ def _saved(prefix) -> list:
 
 def _moved(model) -> float:
     """The smallest of the largest entries of the zero-initialised adapter matrices (the
-    layer's B, the word table's A): above zero once every adapter trained."""
-    attention = model.encoder.transformer.attention_layers[0]
-    return min([float(np.abs(getattr(attention, n).lora_kernel_b.numpy()).max())
-                for n in ("query", "value")]
-               + [float(np.abs(model.encoder.embeddings.word_lora_a.numpy()).max())])
+    layer's B, the word table's A if it has one): above zero once every adapter trained."""
+    attention, embeddings = model.encoder.transformer.attention_layers[0], model.encoder.embeddings
+    words = [embeddings.word_lora_a.numpy()] if embeddings.word_lora_rank else []
+    return min(float(np.abs(m).max()) for m in [
+        getattr(attention, n).lora_kernel_b.numpy() for n in ("query", "value")] + words)
 
 
 def test_token_classifier_fit_trains_adapters_and_its_export_merges_them(spm_model, tmp_path):
@@ -72,6 +72,8 @@ def test_token_classifier_fit_trains_adapters_and_its_export_merges_them(spm_mod
 
 
 def test_run_squad_trains_adapters_and_exports_them_merged(data_dir, spm_model, tmp_path):
+    """With --lora_word_rank=0: query and value alone (the word table's adapter is the
+    tagger's test above)."""
     config = AlbertConfig(**READING_TINY)
     base = tmp_path / "base"
     base.mkdir()
@@ -89,11 +91,15 @@ def test_run_squad_trains_adapters_and_exports_them_merged(data_dir, spm_model, 
         f"--init_checkpoint={base / 'model.ckpt-best'}", f"--output_dir={out}",
         f"--train_file={tmp_path / 'train.json'}", "--do_train", "--max_seq_length=64",
         "--doc_stride=32", "--max_query_length=16", "--train_batch_size=4",
-        "--num_train_epochs=1", "--learning_rate=0.05", "--lora_rank=2",
+        "--num_train_epochs=1", "--learning_rate=0.05", "--lora_rank=2", "--lora_word_rank=0",
         f"--export_dir={tmp_path / 'export'}"])
     assert done.returncode == 0, done.stderr[-3000:]
     prefix = tf.train.latest_checkpoint(str(out))
-    assert _saved(prefix) == ADAPTERS + ["model/output_bias", "model/output_weights"]
+    assert _saved(prefix) == ADAPTERS[2:] + ["model/output_bias", "model/output_weights"]
+    record = json.loads((out / "lora.json").read_text())
+    assert (record["word_rank"], record["targets"]) == (0, ["query", "value"])
+    # H=32, rank 2: two adapters of 32x2 + 2x32, the head's 32x2 + 2.
+    assert record["trainable_parameters"] == 2 * 128 + 66
     model = AlbertSquadV1(config)
     load(model, prefix)
     assert _moved(model) > 1e-3
@@ -135,23 +141,6 @@ def test_a_rank_below_one_is_refused_by_every_surface(spm_model, tmp_path):
         classifier.fit(["x y", "z"], ["a", "b"], lora_rank=8, lora_word_rank=-1)
     assert not (tmp_path / "tagger" / "lora.json").exists()
     assert not list((tmp_path / "classifier").glob("model.ckpt-*"))
-
-
-def test_lora_word_rank_zero_trains_query_and_value_alone(spm_model, tmp_path):
-    folder, train = tagger_folder(tmp_path, spm_model, GLUE_TINY)
-    out = tmp_path / "out"
-    done = run_entry_point("run_ner.py", [
-        f"--train_file={train}", f"--dev_file={train}", f"--output_dir={out}", "--do_train",
-        "--do_eval", "--max_seq_length=16", "--train_batch_size=2", "--train_step=1",
-        f"--init_checkpoint={folder}", "--lora_rank=2", "--lora_word_rank=0"])
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert _saved(str(out / "model.ckpt-1")) == ADAPTERS[2:] + [
-        "model/token_output_bias", "model/token_output_weights"]
-    record = json.loads((out / "lora.json").read_text())
-    assert (record["word_rank"], record["targets"]) == (0, ["query", "value"])
-    # H=32, rank 2: two adapters of 32x2 + 2x32, the head's 32x3 + 3.
-    assert record["trainable_parameters"] == 2 * 128 + 99
-    assert (out / "eval_results.json").is_file()  # evaluated from those alone
 
 
 def test_lora_word_rank_needs_lora_rank_and_zero_or_more():
