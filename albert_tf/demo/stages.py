@@ -12,6 +12,7 @@ import shutil
 import time
 
 import numpy as np
+import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
@@ -251,7 +252,8 @@ def pretrain(options: DemoOptions, spm: dict, records: dict, console: Console) -
                 "vocab_size": spm.get("vocab_size", options.vocab_size),
                 **{k: float(results[k]) for k in ("masked_lm_accuracy", "sentence_order_accuracy",
                                                   "masked_lm_loss", "sentence_order_loss")},
-                "heldout_examples": batches * 64}
+                "heldout_examples": batches * 64,
+                "heldout_swapped": swapped_share(records["heldout"], batches * 64)}
 
     def gist(result):
         return (f"held-out MLM accuracy {result['masked_lm_accuracy']:.3f}, SOP accuracy "
@@ -265,6 +267,16 @@ def pretrain(options: DemoOptions, spm: dict, records: dict, console: Console) -
                   "schedule": dataclasses.asdict(schedule),
                   "records": records["train_instances"], "records_stage": records.get("key")},
                  console, gist).run(fn)
+
+
+def swapped_share(path: str, count: int) -> float:
+    """The share of swapped pairs (label 1) in the first `count` records of `path`: the ones
+    the held-out evaluation scores (it reads the file in order, in whole batches)."""
+    spec = {"next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64)}
+    batches = tf.data.TFRecordDataset(path).take(count).batch(4096).map(
+        lambda records: tf.io.parse_example(records, spec)["next_sentence_labels"])
+    labels = np.concatenate([np.zeros([0, 1], np.int64), *batches.as_numpy_iterator()])
+    return float(labels.sum()) / max(1, len(labels))
 
 
 def finetune(options: DemoOptions, pretrained: dict, corpus: dict, console: Console) -> dict:
