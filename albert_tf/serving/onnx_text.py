@@ -15,9 +15,9 @@ string ops, so a file needs `onnxruntime` + `onnxruntime_extensions` and nothing
    normaliser), its pieces searched again with the wheel's tie-break (`serving.onnx_unigram`);
 3. the original's digit-comma fix-up as an id table (Gather, the -1 padding dropped);
 4. `tokenization.pack_pair`'s packing: `[CLS] a [SEP] (b [SEP])`, longest-first truncation
-   (B on ties), segment ids and mask, zero-padded to max_seq_length. `text_b` may be left out
-   (it defaults to ""); an empty or whitespace-only `text_b` packs a single text, as
-   `runtime_text.pack_texts` does.
+   (B on ties), segment ids and mask, zero-padded to max_seq_length. `text_b` is [batch] or
+   [1] (one value for every row: [""] for single texts); an empty or whitespace-only `text_b`
+   packs a single text, as `runtime_text.pack_texts` does.
 
 Measured (bench/onnx_tokenizer_probe.py): the ids of albert-tf's tokenizer on 1,981 texts, two
 models, cased and uncased, single and pair, but one limit: onnxruntime-extensions' string ops
@@ -167,7 +167,6 @@ def tokenizer_graph(spm_model_file, do_lower_case: bool, max_seq_length: int):
                                      [column, g.op("Unsqueeze", [b_first, g.i64(1)])])])
     g.op("Cast", [in_b], ["input_type_ids"], to=int32)
     helper, string = onnx.helper, onnx.TensorProto.STRING
-    g.initializers.append(helper.make_tensor("text_b", string, [1], [b""]))
     inputs = [helper.make_tensor_value_info("text_a", string, ["batch"]),
               helper.make_tensor_value_info("text_b", string, ["batch_b"])]
     outputs = [helper.make_tensor_value_info(n, int32, ["batch", max_seq_length])

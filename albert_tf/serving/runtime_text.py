@@ -46,8 +46,8 @@ NOTES = {
              "and an encoder's export with a SentencePiece model; this head (a token "
              "classifier's words in windows, SQuAD's question and paragraph, multiple-choice "
              "options) or a WordPiece vocabulary is tokenized with the tokenizer file beside it"),
-    "onnx_text": ("the text_files take text_a (and, optional, text_b) strings and tokenize "
-                  "inside the file (register onnxruntime-extensions' ops: "
+    "onnx_text": ("the text_files take text_a and text_b strings ([''] for single texts) and "
+                  "tokenize inside the file (register onnxruntime-extensions' ops: "
                   "onnxruntime_extensions.get_library_path()): albert-tf's ids on 1,981 "
                   "measured texts (cased and uncased, single and pair, digit-comma pieces) but "
                   "after a NUL: the string ops stop at it, so send U+FDD0 in its place, as "

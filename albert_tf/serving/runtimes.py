@@ -175,7 +175,6 @@ class OnnxTextRunner:
         extensions = load("onnxruntime_extensions", "running a text-in ONNX file")
         options = ort.SessionOptions()
         options.register_custom_ops_library(extensions.get_library_path())
-        options.log_severity_level = 3  # its text_b default: an initializer that is an input
         if num_threads:
             options.intra_op_num_threads = int(num_threads)
         try:
