@@ -1,5 +1,8 @@
 """--recompute: each pass of the shared layer recomputed in the backward step (keras.remat, i.e.
-tf.recompute_grad): the same loss and gradients as without, and the memory preflight's account."""
+tf.recompute_grad): the same loss and gradients as without, the shared weights' gradients summed
+pass by pass, and the memory preflight's account."""
+
+import collections
 
 import keras
 import numpy as np
@@ -35,10 +38,12 @@ def _step_gradients(recompute: bool, **layout):
     return model, float(loss), [np.asarray(g) for g in grads], ops
 
 
-def test_recomputed_step_has_the_same_loss_and_gradients():
-    # 2 passes in 2 groups of 2 inner blocks: every block kind is recomputed (the last one,
-    # which the pretraining heads' positions cut short, is not).
-    layout = dict(GROUPED, num_hidden_layers=2)
+@pytest.mark.parametrize("layout", [dict(GROUPED, num_hidden_layers=2),
+                                    dict(num_hidden_layers=4)], ids=["groups", "shared"])
+def test_recomputed_step_has_the_same_loss_and_gradients(layout):
+    # groups: 2 passes in 2 groups of 2 inner blocks, every block kind recomputed (the last one,
+    # which the pretraining heads' positions cut short, is not); shared: one block run 4 times,
+    # its weights' gradients summed pass by pass along the recomputed passes' chain.
     plain, loss, grads, ops = _step_gradients(False, **layout)
     model, loss_rc, grads_rc, ops_rc = _step_gradients(True, **layout)
     assert model.encoder.transformer.recompute and not plain.encoder.transformer.recompute
@@ -51,6 +56,29 @@ def test_recomputed_step_has_the_same_loss_and_gradients():
     for variable, want, got in zip(model.trainable_variables, grads, grads_rc):
         assert np.abs(want).max() > 0 or "key/bias" in variable.path  # (key bias: no gradient)
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * scale, err_msg=variable.path)
+
+
+def test_recomputed_passes_sum_the_shared_weights_gradients_as_they_go():
+    # Without the chain each of the shared layer's 16 weights had one AddN of all its passes'
+    # gradients (6 here, all held until the last existed: 24 x 50 MB at ALBERT-large). With
+    # it every sum has two terms, one handed back through the call Grappler does not inline
+    # (a chain of plain Adds is folded back into the one AddN): 5 passes recomputed (the last
+    # one, cut to the heads' positions, is not), so 4 running sums per weight along the chain
+    # and 1 at the variable (the chain's start + the last pass) = 5 x 16.
+    model = AlbertPretrainer(AlbertConfig(**{**TINY, "num_hidden_layers": 6}))
+    objective = pretraining_objective()
+    step = TrainStep(Runtime(RuntimeConfig(recompute=True)), model,
+                     create_optimizer(1e-3, 10, 1, "lamb"), objective)
+    features = {k: tf.constant(v) for k, v in batch_features().items()}
+    totals = {k: tf.cast(v, tf.float32) for k, v in objective.totals_fn(features).items()}
+    totals["examples"] = tf.constant(8.0)
+    graph = step._compute.get_concrete_function(features, totals).graph
+    layers = model.encoder.transformer.attention_layers + model.encoder.transformer.ffn_layers
+    shapes = {tuple(v.shape) for layer in layers for v in layer.weights}
+    sums = [op for op in graph.get_operations()
+            if op.type == "AddN" and tuple(op.outputs[0].shape) in shapes]
+    assert collections.Counter(len(op.inputs) for op in sums) == {2: 80}
+    assert all(sum(t.op.type == "PartitionedCall" for t in op.inputs) == 1 for op in sums)
 
 
 def test_recompute_refuses_dropout_in_the_layers():

@@ -1,6 +1,7 @@
 """The shared encoder: E→H projection, then L layer applications over G groups × K inner blocks."""
 
 import keras
+import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
@@ -75,6 +76,7 @@ class AlbertTransformer(keras.layers.Layer):
             x = self.embedding_projection(x)
         bias = attention_bias(input_mask)
         outputs, probs = [], []
+        chain = {}  # --recompute: id(variable) -> the value its latest pass was given
         blocks = [(a, f, inner) for a, f in self.layer_groups
                   for inner in range(self.config.inner_group_num)]
         for index, (attention_group, ffn_group, inner) in enumerate(blocks):
@@ -85,7 +87,7 @@ class AlbertTransformer(keras.layers.Layer):
             ffn = self.ffn_for(ffn_group, inner)
             if self.recompute and training and rows is None and not return_attention:
                 # Only the block's input is kept; its activations are recomputed backwards.
-                x = keras.remat(self._block(attention, ffn))(x, bias)
+                x = _recomputed_block(attention, ffn, x, bias, chain)
                 outputs.append(x)
                 continue
             if return_attention:
@@ -97,13 +99,6 @@ class AlbertTransformer(keras.layers.Layer):
             outputs.append(x)
         return (outputs, probs) if return_attention else outputs
 
-    @staticmethod
-    def _block(attention, ffn):
-        """One block as a function of its input alone (what `keras.remat` recomputes)."""
-        def block(x, bias):
-            return ffn(attention(x, bias, training=True), training=True)
-        return block
-
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}
 
@@ -111,6 +106,51 @@ class AlbertTransformer(keras.layers.Layer):
     def from_config(cls, config):
         config = dict(config)
         return cls(AlbertConfig.from_dict(config.pop("config")), **config)
+
+
+class _StoredValues(keras.layers.Layer):
+    """Reads variables as stored (float32 under a mixed-precision policy): a layer built with
+    `autocast=False` reads them outside the bf16/fp16 autocast its caller is in."""
+
+    def __init__(self, variables):
+        super().__init__(autocast=False, trainable=False)
+        self.read = lambda: [tf.identity(v.value) for v in variables]
+
+    def call(self, anchor):
+        return self.read()
+
+
+# A function call Grappler keeps (`_noinline`): the gradient of `_link` passes through it, which
+# keeps the arithmetic optimizer from folding the passes' running sums into one AddN.
+_hand_back = tf.function(tf.identity, autograph=False, reduce_retracing=True,
+                         experimental_attributes={"_noinline": True})
+
+
+@tf.custom_gradient
+def _link(value):
+    return tf.identity(value), _hand_back
+
+
+def _recomputed_block(attention, ffn, x, bias, chain):
+    """One block under `keras.remat` (`tf.recompute_grad`), its trainable weights passed in:
+    pass k takes w_k = _link(w_{k−1}) of the shared layer's weights (`chain`), so the backward
+    step sums grad(w_k) = g_k + grad(w_{k+1}) as soon as pass k's own g_k exists. Reading the
+    variables in every pass instead leaves TensorFlow to sum all N passes' gradients in one AddN
+    at the end, N weight-sized gradients held at once (24 × 50 MB at ALBERT-large); a plain
+    identity chain too, once Grappler's arithmetic optimizer folds its Adds into that AddN. The
+    weights reach the sub-layers through a `keras.StatelessScope`, in the forward pass and in
+    the recomputation alike."""
+    variables = [v for v in attention.weights + ffn.weights if v.trainable]
+    fresh = [v for v in variables if id(v) not in chain]
+    if fresh:
+        chain.update(zip(map(id, fresh), _StoredValues(fresh)(x)))
+    weights = [_link(chain[id(v)]) for v in variables]
+    chain.update(zip(map(id, variables), weights))
+
+    def block(x, bias, *weights):
+        with keras.StatelessScope(list(zip(variables, weights)), initialize_variables=False):
+            return ffn(attention(x, bias, training=True), training=True)
+    return keras.remat(block)(x, bias, *weights)
 
 
 def use_recompute(model) -> None:
