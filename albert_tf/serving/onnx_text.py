@@ -136,15 +136,13 @@ def tokenizer_graph(spm_model_file, do_lower_case: bool, max_seq_length: int):
     total = g.op("Add", [b_first, g.op("Where", [second, g.op("Add", [keep_b, g.i64(1)]),
                                                  g.i64(0)])])
     a_where, a_kept = place(g, a_ids, a_rows, a_counts, keep_a,
-                              g.op("Expand", [g.i64(1), g.op("Shape", [keep_a])]))
+                            g.op("Expand", [g.i64(1), g.op("Shape", [keep_a])]))
     b_where, b_kept = place(g, b_ids, b_rows, b_counts, keep_b, b_first)
     batch = g.op("Shape", ["text_a"])
-    row = g.op("Range", [g.const(np.array(0, np.int64)), g.op("Squeeze", [batch]),
-                         g.const(np.array(1, np.int64))])
+    row = g.arange(batch)
 
     def at(column, ids):
-        return g.op("Concat", [g.op("Unsqueeze", [row, g.i64(1)]),
-                               g.op("Unsqueeze", [column, g.i64(1)])], axis=1), ids
+        return g.pairs(row, column), ids
 
     cls_where, cls = at(g.op("Mul", [row, g.i64(0)]), g.op("Expand", [g.i64(cls_id), batch]))
     sep_where, sep = at(g.op("Add", [keep_a, g.i64(1)]), g.op("Expand", [g.i64(sep_id), batch]))
@@ -153,14 +151,10 @@ def tokenizer_graph(spm_model_file, do_lower_case: bool, max_seq_length: int):
     end = g.op("Compress", [end, second], axis=0)
     where = g.op("Concat", [cls_where, sep_where, end_where, a_where, b_where], axis=0)
     values = g.op("Concat", [cls, sep, end, a_kept, b_kept], axis=0)
-    shape = g.op("Concat", [batch, g.i64(max_seq_length)], axis=0)
-    zeros = g.op("ConstantOfShape", [shape],
-                 value=onnx.numpy_helper.from_array(np.zeros(1, np.int64)))
+    zeros = g.fill(g.op("Concat", [batch, g.i64(max_seq_length)], axis=0), 0)
     int32 = onnx.TensorProto.INT32
     g.op("Cast", [g.op("ScatterND", [zeros, where, values])], ["input_word_ids"], to=int32)
-    column = g.op("Unsqueeze", [g.op("Range", [g.const(np.array(0, np.int64)),
-                                               g.const(np.array(max_seq_length, np.int64)),
-                                               g.const(np.array(1, np.int64))]), g.i64(0)])
+    column = g.op("Unsqueeze", [g.arange(g.i64(max_seq_length)), g.i64(0)])
     inside = g.op("Less", [column, g.op("Unsqueeze", [total, g.i64(1)])])
     g.op("Cast", [inside], ["input_mask"], to=int32)
     in_b = g.op("And", [inside, g.op("GreaterOrEqual",
