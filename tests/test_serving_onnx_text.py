@@ -154,3 +154,11 @@ def test_export_writes_text_files_that_predictor_runs(tmp_path):
     np.testing.assert_allclose(paired, by_ids.predict(texts, pairs), atol=1e-6)
     assert single_labels == by_ids.classify(texts)
     assert paired_labels == by_ids.classify(texts, pairs)
+
+
+def test_the_text_runner_refuses_bytes_that_are_not_utf8_before_running():
+    runner = object.__new__(runtimes.OnnxTextRunner)  # no session: the texts are checked first
+    with pytest.raises(InputError, match=r"^text 1 is not UTF-8 \(byte 0xe9 at offset 3\)$"):
+        runner(["fine", "caf\xe9".encode("latin-1")])
+    with pytest.raises(InputError, match=r"^text pair 0 is not UTF-8 \(byte 0xff"):
+        runner(["fine"], [b"\xff"])

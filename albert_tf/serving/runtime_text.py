@@ -37,8 +37,8 @@ from __future__ import annotations
 import numpy as np
 
 from albert_tf import tokenization
-from albert_tf.errors import InputError
 from albert_tf.serving import runtimes
+from albert_tf.serving.runtimes import require_utf8
 from albert_tf.tokenization import pack_pair
 
 NOTES = {
@@ -64,21 +64,6 @@ NOTES = {
 def text_in_note(fmt: str) -> str:
     """Why a file of format `fmt` ("onnx", "openvino") takes ids, for its `<head>.json`."""
     return NOTES[fmt]
-
-
-def require_utf8(texts, what: str = "text") -> list:
-    """`texts` as str; a bytes text that is not UTF-8 is an `InputError` naming its index
-    and the first bad byte (the original would silently drop the bytes)."""
-    result = []
-    for index, text in enumerate(texts):
-        if isinstance(text, (bytes, bytearray, np.bytes_)):
-            try:
-                text = bytes(text).decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise InputError(f"{what} {index} is not UTF-8 (byte {bytes(text)[error.start]:#04x}"
-                                 f" at offset {error.start})") from None
-        result.append(text)
-    return result
 
 
 def as_text(texts, what: str = "text"):

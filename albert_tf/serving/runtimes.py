@@ -70,6 +70,21 @@ def load(package: str, purpose: str, extra: str | None = None):
     return module
 
 
+def require_utf8(texts, what: str = "text") -> list:
+    """`texts` as str; a bytes text that is not UTF-8 is an `InputError` naming its index
+    and the first bad byte (the original would silently drop the bytes)."""
+    result = []
+    for index, text in enumerate(texts):
+        if isinstance(text, (bytes, bytearray, np.bytes_)):
+            try:
+                text = bytes(text).decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputError(f"{what} {index} is not UTF-8 (byte {bytes(text)[error.start]:#04x}"
+                                 f" at offset {error.start})") from None
+        result.append(text)
+    return result
+
+
 class _Runner:
     def _finish(self, label, inputs, outputs, shape):
         self.label, self.inputs, self.outputs = label, list(inputs), list(outputs)
@@ -187,9 +202,10 @@ class OnnxTextRunner:
         self.max_seq_length = int(max_seq_length)
 
     def __call__(self, text_a, text_b=None) -> dict:
-        texts = [text_a] if isinstance(text_a, str) else list(text_a)
-        pairs = [""] * len(texts) if text_b is None else (
-            [text_b] if isinstance(text_b, str) else [p or "" for p in text_b])
+        texts = require_utf8([text_a] if isinstance(text_a, (str, bytes)) else list(text_a))
+        pairs = [""] * len(texts) if text_b is None else require_utf8(
+            [text_b] if isinstance(text_b, (str, bytes)) else [p or "" for p in text_b],
+            "text pair")
         if len(pairs) != len(texts):
             raise InputError(f"{len(texts)} texts but {len(pairs)} text pairs")
         feed = {"text_a": np.array([t.replace("\x00", NUL_STANDIN) for t in texts], object),
