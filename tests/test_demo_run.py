@@ -7,7 +7,7 @@ import os
 import pytest
 import tensorflow as tf
 
-from albert_tf.demo.run import SAMPLE_SENTENCES, next_steps, run_demo
+from albert_tf.demo.run import SAMPLE_SENTENCES, format_table, next_steps, run_demo
 from albert_tf.demo.stages import read_task_split
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.resolve import resolve_model_files
@@ -68,6 +68,13 @@ def test_demo_runs_end_to_end_and_reuses_finished_stages(demo, monkeypatch, caps
     sop = next(line for line in table.splitlines() if line.startswith("held-out SOP accuracy"))
     bar = majority + 2 * (majority * (1 - majority) / scored) ** 0.5
     assert sop.endswith(f"(majority class {majority:.3f}, +2 SE {bar:.3f})"), sop
+    # A folder made before the scored share was recorded: read from its held-out records
+    # (not 0.5, which it read before).
+    assert round(majority, 3) != 0.5
+    older = {**summary, **{stage: {k: v for k, v in summary[stage].items()
+                                   if k != "heldout_swapped"}
+                           for stage in ("pretraining", "records")}}
+    assert sop in format_table(older, options).splitlines()
     assert summary["corpus"]["sentences"] > 1000 and summary["records"]["train_instances"] > 100
     assert 0 <= summary["pretraining"]["masked_lm_accuracy"] <= 1
     # Accuracies are shares of whole examples (k of n), not means of batch means or a range.

@@ -132,11 +132,13 @@ def sop_bar(summary: dict) -> tuple[float, float]:
     one sentence (a short target length, a sentence that fills the sequence alone, a document's
     last sentence) with another document's text, label 1 as a swap; on the default corpus that
     is about 15 % of the pairs, so 57 % are label 1. A folder made before the scored share was
-    recorded reads the records' share."""
+    recorded has it read from its held-out records."""
     pre = summary["pretraining"]
-    swapped = pre.get("heldout_swapped", summary["records"].get("heldout_swapped", 0.5))
+    n = max(1, pre["heldout_examples"])
+    swapped = pre.get("heldout_swapped")
+    if swapped is None:
+        swapped = stages.swapped_share(summary["records"]["heldout"], n)
     majority = max(swapped, 1.0 - swapped)
-    n = max(1, pre.get("heldout_examples", 1))
     return majority, majority + 2 * math.sqrt(majority * (1 - majority) / n)
 
 
