@@ -60,6 +60,18 @@ def test_hnsw_top_10_equals_brute_force_on_a_small_corpus(encoder, corpus):
         encoder.search(np.ones((1, 8), np.float32), graph)
 
 
+def test_exact_search_keeps_ties_in_row_order(encoder):
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(500, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors[[40, 90, 300]] = vectors[250]  # four rows tie with the first query's best
+    asked = np.concatenate([vectors[250:251], rng.normal(size=(5, 8)).astype(np.float32)])
+    for k in (1, 3, 10, 500, 600):
+        want = np.argsort(-(asked @ vectors.T), axis=1, kind="stable")[:, :k].tolist()
+        assert [[r["corpus_id"] for r in row] for row in encoder.search(asked, vectors, k)] == want
+    assert [r["corpus_id"] for r in encoder.search(asked, vectors, 4)[0]] == [40, 90, 250, 300]
+
+
 @needs_faiss
 def test_search_command_with_an_hnsw_index(encoder, pretrained_folder, corpus, tmp_path):
     texts = corpus[:40]

@@ -251,9 +251,16 @@ class TextEncoder:
                             if i >= 0), key=lambda r: (-r["score"], r["corpus_id"]))
                     for row in found]
         scores = queries @ corpus.T
-        order = np.argsort(-scores, axis=1, kind="stable")[:, :top_k]
-        return [[{"corpus_id": int(i), "score": float(row[i])} for i in best]
-                for row, best in zip(scores, order)]
+        # the k-th best score of each query bounds its candidates (ties at it kept), which
+        # are then ordered by score, lower row first: a full sort's top_k, without the sort
+        last = size - min(top_k, size)
+        bound = np.partition(scores, last, axis=1)[:, last]
+        results = []
+        for row, least in zip(scores, bound):
+            kept = np.flatnonzero(row >= least)
+            best = kept[np.lexsort((kept, -row[kept]))][:top_k]
+            results.append([{"corpus_id": int(i), "score": float(row[i])} for i in best])
+        return results
 
     def export_tflite(self, output_dir, kinds="float32") -> dict:
         """`<output_dir>/embedder.<kind>.tflite` (builtin ops; ids in, `embeddings` out: this
