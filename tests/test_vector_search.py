@@ -92,6 +92,9 @@ def test_search_command_with_an_hnsw_index(encoder, pretrained_folder, corpus, t
         assert data["hnsw_graph"].dtype == np.uint8 and data["embeddings"].shape == (40, 32)
     again = run_entry_point("-m", base + [f"--index_file={index}", "--top_k=5", *asked])
     assert again.stdout == built.stdout  # the .npz is searched as it was built: hnsw
+    other = run_entry_point("-m", base[:2] + [f"--index_file={index}", "--query=x"])  # 64 long
+    assert other.returncode == 1 and len(other.stderr.splitlines()) == 1
+    assert other.stderr.startswith(f"error: {index} was built by another model (digest ")
     exact = run_entry_point("-m", base + [f"--index_file={tmp_path / 'corpus.txt'}"])
     assert json.loads(exact.stdout)["index"] == {"kind": "exact"}  # rebuilt: another kind
     refused = run_entry_point("-m", base + [f"--index_file={index}", "--index_kind=hnsw",
