@@ -3,16 +3,21 @@ sequence length and the model, against what this machine has; checked before the
 so a batch that cannot fit is one error naming the flags instead of a process the kernel kills.
 
 The estimate: the weights, their gradients and two optimizer slots (LAMB and AdamW keep two),
-float32; plus the activations the backward pass keeps for one micro-batch (the batch split by
+float32, and two more weight-sized tensors for the clipped gradients and the optimizer's update
+(what a step of ALBERT-xxlarge, whose weights dominate it, measured above its weights and slots);
+plus the activations the backward pass keeps for one micro-batch (the batch split by
 `--gradient_accumulation_steps`), about s·b·h·(34 + 5·a·s/h) values per layer (the usual
 transformer account: Korthikanti et al. 2022), twice that in bytes for float32, and the masked-LM
 / classifier logits. With `--recompute` the backward pass keeps only each layer's input
 (s·b·h values) and recomputes one layer's activations at a time. ALBERT's own term: every pass
-of a shared block yields a gradient the size of the block's weights, counted as held until
-they are summed: L passes of one block, L − 1 more weight-sized gradients (with or without
-recomputation; with this term the estimate is 0.87-1.05 of the measured peak of base and large
-steps without recomputation, 0.61-0.75 with it, docs/distributed.md). Only the host's memory is checked (a CPU run); an accelerator's own memory
-is the framework's to report.
+of a shared block yields a gradient the size of the block's weights. Without recomputation
+TensorFlow holds them until it sums them, L − 1 more weight-sized gradients for L passes; with
+it they are summed pass by pass (`layers/encoder.py`): a running sum per block, plus the
+recomputed pass's own gradient and the copy of its weights the recomputation reads. And
+TensorFlow's own: the traced step's graph and kernels, about 200 MB plus 7 MB a pass (11
+recomputed), measured on a model whose weights and activations are small. The estimate is
+0.92-1.20 of the measured peak of base, large and xxlarge steps (docs/distributed.md). Only the
+host's memory is checked (a CPU run); an accelerator's own memory is the framework's to report.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from albert_tf.errors import UsageError
 from albert_tf.param_counts import encoder_params
 
 GB = 1024 ** 3
+MB = 1024 ** 2
 
 
 class StepMemoryError(UsageError):
@@ -34,21 +40,25 @@ def step_bytes(config, batch_size: int, seq_length: int, accumulation: int = 1,
     """Bytes one training step needs (see the module docstring)."""
     params = encoder_params(config) + config.vocab_size + config.embedding_size * 2
     state = params * 4 * (4 + (1 if accumulation > 1 else 0))  # weights, grads, 2 slots, sum
+    update = params * 4 * 2  # the clipped gradients and the optimizer's update's temporaries
     micro = max(1, -(-int(batch_size) // max(1, int(accumulation))))
     s, h, a = int(seq_length), config.hidden_size, config.num_attention_heads
     value_bytes = 2 if bf16 else 4
     per_layer = s * micro * h * (34 + 5 * a * s / h) * value_bytes / 2  # the count is for 2-byte values
     logits = micro * max(predictions, 1) * config.vocab_size * 4 * 3
     embeddings = micro * s * (config.embedding_size + h) * 4 * 4
-    # Each pass's gradient of the shared block's weights, held until they are summed.
     block = (4 * h * h + 9 * h + 2 * h * config.intermediate_size + config.intermediate_size)
-    repeats = config.num_hidden_layers - len({groups for groups in config.group_map()})
-    passes = max(0, repeats) * config.inner_group_num * block * 4
+    blocks = len(set(config.group_map())) * config.inner_group_num  # distinct blocks
+    passes = config.num_hidden_layers * config.inner_group_num
     if recompute:  # each layer's input kept, one layer's activations at a time
         activations = config.num_hidden_layers * s * micro * h * value_bytes + per_layer
-    else:
+        held = (blocks + 2) * block * 4  # running sums, one pass's gradient and weights' copy
+        graph = 200 * MB + passes * 11 * MB
+    else:  # each pass's gradient of a shared block held until they are summed
         activations = config.num_hidden_layers * per_layer
-    return int(state + activations + passes + logits + embeddings)
+        held = max(0, passes - blocks) * block * 4
+        graph = 200 * MB + passes * 7 * MB
+    return int(state + update + activations + held + graph + logits + embeddings)
 
 
 def available_bytes() -> int | None:
