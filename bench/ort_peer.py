@@ -8,7 +8,7 @@ its tests never import: it runs in a separate bench-only Python (`--ort_python`,
 in `.peers/keras_hub_env`, a venv over this Python's packages (TensorFlow, Keras) that adds
 keras-hub alone, so the library's environment never gets it. Both are made once with
 
-    python bench/ort_peer.py make_env            # .peers/ort_env (1.3 GB), .peers/keras_hub_env
+    python bench/ort_peer.py --make_env          # .peers/ort_env (1.3 GB), .peers/keras_hub_env
 
 Everything the ORT peer does goes through ../shared/bench/peer_onnxruntime.py (the model it makes
 and its timing protocol) in that Python; this module only starts those processes and reads them.
@@ -16,6 +16,7 @@ and its timing protocol) in that Python; this module only starts those processes
 
 from __future__ import annotations
 
+import argparse
 import glob
 import os
 import pathlib
@@ -127,7 +128,10 @@ def fp32_outputs(python: str, folder: str, ids_file: str, out_file: str) -> None
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["make_env"]:
-        sys.exit("usage: python bench/ort_peer.py make_env")
+    parser = argparse.ArgumentParser(description="The serving peers' bench-only Pythons.")
+    parser.add_argument("--make_env", action="store_true",
+                        help="make .peers/ort_env and .peers/keras_hub_env")
+    if not parser.parse_args().make_env:
+        sys.exit("usage: python bench/ort_peer.py --make_env")
     print(make_env())
     print(make_keras_hub_env())

@@ -4,7 +4,7 @@ int8, beside ONNX Runtime on Hugging Face's ONNX export of the SAME weights (pla
 transformer-optimized, fp32 and dynamic int8: ../shared/bench/peer_onnxruntime.py), keras-hub's
 exported AlbertBackbone and HF transformers eager (../shared/bench/peer_serving.py).
 
-    python bench/ort_peer.py make_env          # once: the peers' bench-only Pythons (.peers/)
+    python bench/ort_peer.py --make_env          # once: the peers' bench-only Pythons (.peers/)
     python bench/serving_latency.py            # 3 interleaved rounds
     python bench/serving_latency.py --quick    # 1 round, fewer repetitions, no float16
 
@@ -58,7 +58,7 @@ flags.DEFINE_integer("rounds", 3, "Interleaved rounds (ignored with --quick).")
 flags.DEFINE_list("peers", ["keras_hub", "hf_torch"], "Peers of peer_serving.py to run.")
 flags.DEFINE_string("ort_python", None, "Python with torch, transformers, onnx, onnxscript and "
                     "onnxruntime for the ORT peer and hf_torch (default: .peers/ort_env/bin/python, "
-                    "made by `python bench/ort_peer.py make_env`).")
+                    "made by `python bench/ort_peer.py --make_env`).")
 flags.DEFINE_string("keras_hub_python", None, "Python that imports keras_hub, for its peer "
                     "(default: .peers/keras_hub_env/bin/python, else this one).")
 flags.DEFINE_bool("ort", True, "Measure ONNX Runtime on HF's export when its Python is found.")
@@ -266,7 +266,7 @@ def ort_setup(workdir, notes):
         return None, None
     python = ort_peer.find_python(FLAGS.ort_python)
     if python is None or not ORT_PEER.exists():
-        notes.append("ORT: no peer Python (run `python bench/ort_peer.py make_env` or pass "
+        notes.append("ORT: no peer Python (run `python bench/ort_peer.py --make_env` or pass "
                       f"--ort_python) or no {ORT_PEER}; not measured, our weights random")
         return None, None
     missing = ort_peer.missing_packages(python)
@@ -299,7 +299,7 @@ def peer_pythons(ort_python, notes):
         python = (ort_peer.keras_hub_python(FLAGS.keras_hub_python) if peer == "keras_hub"
                   else ort_python)
         if python is None or not PEER.exists():
-            notes.append(f"{peer}: no Python with it (python bench/ort_peer.py make_env) or no "
+            notes.append(f"{peer}: no Python with it (python bench/ort_peer.py --make_env) or no "
                          f"{PEER}; not measured")
         else:
             found[peer] = python
