@@ -16,7 +16,7 @@ it they are summed pass by pass (`layers/encoder.py`): a running sum per block, 
 recomputed pass's own gradient and the copy of its weights the recomputation reads. And
 TensorFlow's own: the traced step's graph and kernels, about 200 MB plus 7 MB a pass (11
 recomputed), measured on a model whose weights and activations are small. The estimate is
-0.92-1.20 of the measured peak of base, large and xxlarge steps (docs/distributed.md). Only the
+0.89-1.20 of the measured peak of base, large and xxlarge steps (docs/distributed.md). Only the
 host's memory is checked (a CPU run); an accelerator's own memory is the framework's to report.
 """
 
