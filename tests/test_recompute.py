@@ -115,8 +115,8 @@ def test_preflight_counts_one_layers_activations_and_each_layers_input():
 
 # Step memory measured by bench/recompute_memory.py, 2026-12-05 (docs/distributed.md's table):
 # (size, batch, length, masked positions, --recompute) -> MB above the RSS after importing TF.
-MEASURED_STEP_MB = {("base", 8, 128, 20, False): 1519, ("base", 8, 128, 20, True): 865,
-                    ("large", 8, 128, 20, False): 3391, ("large", 8, 128, 20, True): 1301,
+MEASURED_STEP_MB = {("base", 8, 128, 20, False): 1523, ("base", 8, 128, 20, True): 846,
+                    ("large", 8, 128, 20, False): 3381, ("large", 8, 128, 20, True): 1247,
                     ("xxlarge", 8, 128, 20, True): 9409, ("xxlarge", 1, 32, 5, True): 8423}
 
 
