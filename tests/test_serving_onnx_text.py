@@ -4,7 +4,6 @@ made-up hard cases (a model with digit-comma pieces, lower-cased; single and pai
 is what the ops cannot read, and an export writes `<head>.text.<kind>.onnx` files that
 `Predictor` runs, checked against the Keras model."""
 
-import csv
 import json
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from albert_tf.serving.predictor import Predictor
 from albert_tf.tokenization import pack_pair
 from support.configs import GLUE_TINY
 from support.informative import spread_weights
+from support.glue_texts import glue_dev_texts
 from support.paths import DATA, FIXTURES, REPO
 
 pytestmark = pytest.mark.skipif(
@@ -47,16 +47,6 @@ def _run(tmp_path, spm, lower, length, texts, pairs, size=500):
     return {n: np.concatenate([p[n] for p in parts]) for n in onnx_text.OUTPUTS}
 
 
-def _glue_texts():
-    texts = []
-    with open(DATA / "glue" / "MRPC" / "dev.tsv", encoding="utf-8", newline="") as reader:
-        for row in list(csv.reader(reader, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]:
-            texts += row[3:5]
-    with open(DATA / "glue" / "SST-2" / "dev.tsv", encoding="utf-8") as reader:
-        texts += [line.split("\t")[0] for line in reader.read().splitlines()[1:]]
-    return texts
-
-
 def test_truncation_in_closed_form_is_pack_pairs_loop():
     for length in range(4, 14):
         for len_a in range(12):
@@ -74,7 +64,7 @@ def test_the_graph_gives_albert_tfs_ids_on_every_text(tmp_path):
     themselves stop at it)."""
     cases = json.loads((FIXTURES / "tokenization" / "tokenization_golden_digitcomma.json")
                        .read_text(encoding="utf-8"))["cases"]
-    texts = [c["text"] for c in cases] + _glue_texts()[-872:] + HARD
+    texts = [c["text"] for c in cases] + glue_dev_texts()[-872:] + HARD
     assert len(texts) == 1128 and "null\x00char" in texts
     pairs = [text if k % 2 else "" for k, text in enumerate(texts[7:] + texts[:7])]
     got = _run(tmp_path, str(DIGIT_COMMA), True, 64, texts, pairs)

@@ -3,7 +3,6 @@ ops measured against albert-tf's ids on 1,912 texts: the note's 2 and 78 differi
 the note each `<head>.json` carries, a text that is not UTF-8 refused in one error naming it,
 and the int8 file's agreement with float32 on raw dev texts, written at export."""
 
-import csv
 import json
 
 import numpy as np
@@ -19,21 +18,12 @@ from albert_tf.tokenization import FullTokenizer
 from albert_tf.tokenization.text_rules import preprocess_text
 from support.configs import GLUE_TINY
 from support.informative import spread_weights
+from support.glue_texts import glue_dev_texts
 from support.paths import DATA, FIXTURES
 
 needs_shared = pytest.mark.skipif(not FIXTURES.is_dir() or not DATA.is_dir(),
                                   reason="needs ../shared (fixtures/original and data/glue)")
 SPM = FIXTURES / "spm" / "spm.model"
-
-
-def _glue_texts():
-    texts = []
-    with open(DATA / "glue" / "MRPC" / "dev.tsv", encoding="utf-8", newline="") as reader:
-        for row in list(csv.reader(reader, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]:
-            texts += row[3:5]
-    with open(DATA / "glue" / "SST-2" / "dev.tsv", encoding="utf-8") as reader:
-        texts += [line.split("\t")[0] for line in reader.read().splitlines()[1:]]
-    return texts
 
 
 @needs_shared
@@ -47,7 +37,7 @@ def test_openvino_tokenizer_ops_differ_on_the_texts_the_note_names(spm, golden, 
     sentences through NFKD, marks dropped, case folding and SentencepieceTokenizer inside
     OpenVINO, against the original's golden ids and albert-tf's tokenizer."""
     cases = json.loads((FIXTURES / "tokenization" / golden).read_text(encoding="utf-8"))["cases"]
-    texts = [c["text"] for c in cases] + _glue_texts()
+    texts = [c["text"] for c in cases] + glue_dev_texts()
     tokenizer = FullTokenizer(None, True, str(FIXTURES / "spm" / spm))
     want = [c["preprocess_text(lower=True)+tokenize"]["ids"] for c in cases] + [
         tokenizer.convert_tokens_to_ids(tokenizer.tokenize(preprocess_text(t, lower=True)))
@@ -97,7 +87,7 @@ def test_export_writes_the_note_and_int8_agreement_on_raw_texts(tmp_path):
     model({"input_ids": np.zeros((1, 16), np.int32),
            "input_mask": np.ones((1, 16), np.int32), "segment_ids": np.zeros((1, 16), np.int32)})
     spread_weights(model, std=0.3)
-    texts = _glue_texts()[:120]
+    texts = glue_dev_texts()[:120]
     folder = tmp_path / "classifier" / "onnx" / "1"
     onnx_export.export_onnx(model, folder, 16, "float32,dynamic_int8", name="classifier",
                             spm_model_file=str(SPM), texts=texts)
