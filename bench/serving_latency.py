@@ -263,6 +263,7 @@ def bf16_agreement(runners):
 def ort_setup(workdir, notes):
     """(peer Python, peer folder) with the ORT models made, or (None, None) with a note."""
     if not FLAGS.ort:
+        notes.append("ORT: --noort, not measured (no ratios, no goals); our weights random")
         return None, None
     python = ort_peer.find_python(FLAGS.ort_python)
     if python is None or not ORT_PEER.exists():
