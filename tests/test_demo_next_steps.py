@@ -70,7 +70,7 @@ def test_the_pages_commands_run_as_written(demo, workspace):
     task = workspace / "out" / "demo_task"
     assert ran["run_classifier.py"][0] == (f"model folder: out/demo_task "
                                            "(--init_checkpoint=out/demo_task alone serves it)")
-    assert re.fullmatch(r"best eval_accuracy \d\.\d{4} at step 200 \(out/demo_task/"
+    assert re.fullmatch(r"best eval_accuracy \d\.\d{4} at step 300 \(out/demo_task/"
                         r"eval_results.json\)", ran["run_classifier.py"][1]), ran
     key = json.loads((task / "tsv_train.tf_record.key.json").read_text())
     assert key["key"]["max_seq_length"] == 128
