@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import pathlib
 import sys
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
@@ -23,6 +22,7 @@ from absl import app, flags  # noqa: E402
 
 from albert_tf import tokenization  # noqa: E402
 from albert_tf.text import AlbertPreprocessor  # noqa: E402
+from timing import best_of  # noqa: E402  (bench/, beside this file)
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 # ../shared beside the repository (a git worktree sits deeper, so the nearest ancestor's).
@@ -45,15 +45,6 @@ def read_sentences(path: str, limit: int) -> list[str]:
         lines = [line.decode("utf-8", "ignore").strip() for line in handle]
     lines = [line for line in lines if line]
     return lines[:limit] if limit else lines
-
-
-def best_of(repeats: int, run) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main(argv) -> None:
@@ -87,9 +78,9 @@ def main(argv) -> None:
     differing = sum(a != b for a, b in zip(want, got))
     graph_packed()  # warm-up / tracing
 
-    python_s = best_of(FLAGS.repeats, python_ids)
-    graph_s = best_of(FLAGS.repeats, graph_ids)
-    packed_s = best_of(FLAGS.repeats, graph_packed)
+    python_s = best_of(python_ids, FLAGS.repeats)
+    graph_s = best_of(graph_ids, FLAGS.repeats)
+    packed_s = best_of(graph_packed, FLAGS.repeats)
     print(f"corpus {FLAGS.corpus} ({count} sentences), model {FLAGS.spm_model_file}, "
           f"batch {FLAGS.batch_size}, {os.cpu_count()} CPUs")
     print(f"python  FullTokenizer (preprocess+tokenize+ids): {count / python_s:10.0f} sentences/s")

@@ -35,6 +35,7 @@ from absl import app, flags  # noqa: E402
 import numpy as np  # noqa: E402
 
 from albert_tf.tasks.embeddings import HnswIndex, TextEncoder, vector_search  # noqa: E402
+from timing import best_of  # noqa: E402  (bench/, beside this file)
 
 flags.DEFINE_string("model", None, "A model folder (the demo's pretrain/model).")
 flags.DEFINE_string("data", "../shared/data", "The shared data folder.")
@@ -110,15 +111,6 @@ def embedded(encoder):
               "embed_seconds": np.array(seconds)}
     np.savez(FLAGS.cache, **arrays)
     return arrays
-
-
-def best_of(call, repeats=3):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main(argv):
