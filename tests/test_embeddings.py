@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from albert_tf.entry_points import run_embeddings as run_embeddings_entry
 from albert_tf.errors import InputError
 from albert_tf.serving.lite import LiteEmbedder
 from albert_tf.tasks.embeddings import EmbeddingsError, TextEncoder, embedding
@@ -205,9 +206,17 @@ def test_run_embeddings_trains_evaluates_and_writes_a_folder(pretrained_folder, 
     done = run_entry_point("run_embeddings.py", [
         f"--init_checkpoint={pretrained_folder}", f"--train_file={tmp_path / 'train.tsv'}",
         f"--dev_file={tmp_path / 'dev.tsv'}", "--do_train", "--do_eval", f"--output_dir={out}",
-        "--max_seq_length=32", "--train_batch_size=8", "--learning_rate=1e-3"])
+        "--max_seq_length=32", "--train_batch_size=8", "--learning_rate=1e-3", "--json"])
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)
+    # Without --json the command ends with these lines, not the dump.
+    assert run_embeddings_entry.gist(result, str(out)) == [
+        f"model folder: {result['output_dir']} (--init_checkpoint={result['output_dir']} alone "
+        "serves it)",
+        f"trained on {result['train_pairs']} pairs, {result['train_steps']} steps "
+        f"(contrastive loss, {result['pooling']} pooling)",
+        f"Spearman x100 {result['eval_spearman']:.2f} on 20 scored pairs "
+        f"({result['output_dir']}/eval_results.json)"]
     assert json.loads((out / "eval_results.json").read_text()) == \
         {k: v for k, v in result.items() if k != "output_dir"}
     positives = sum(float(r.split("\t")[-1]) >= 2.5 for r in rows[1:25])
@@ -221,6 +230,13 @@ def test_run_embeddings_trains_evaluates_and_writes_a_folder(pretrained_folder, 
         "--do_train",
         f"--output_dir={out}"])
     assert refused.returncode == 1 and "exists and is not an empty folder" in refused.stderr
+    scored = run_entry_point("run_embeddings.py", [  # no --json: the gist alone on stdout
+        f"--init_checkpoint={out}", f"--dev_file={tmp_path / 'dev.tsv'}", "--do_eval",
+        f"--output_dir={tmp_path / 'scored'}"])
+    assert scored.returncode == 0, scored.stderr[-2000:]
+    assert scored.stdout.splitlines() == [
+        f"Spearman x100 {result['eval_spearman']:.2f} on 20 scored pairs "
+        f"({tmp_path / 'scored' / 'eval_results.json'})"]
 
 
 @pytest.mark.parametrize("content,message", [

@@ -13,18 +13,18 @@ its tokenizer and embedding_config.json (the pooling): `python -m albert_tf.sear
 --do_train, --do_eval scores --init_checkpoint's model (the pretrained baseline).
 """
 
-import json
+import os
 
 from absl import flags, logging
 
 from albert_tf import cli
-from albert_tf.entry_points import MAIN, start
+from albert_tf.entry_points import EVAL_RESULTS_JSON, MAIN, finish, start
 from albert_tf.tasks import embeddings  # TensorFlow loads on first use
 
 FLAGS = """
     init_checkpoint albert_config_file spm_model_file vocab_file do_lower_case output_dir
     train_file dev_file do_train do_eval pooling embedding_loss temperature score_range
-    max_seq_length train_batch_size learning_rate num_train_epochs seed"""
+    max_seq_length train_batch_size learning_rate num_train_epochs seed json"""
 
 
 def main(argv):
@@ -32,10 +32,24 @@ def main(argv):
     values = flags.FLAGS
     if not values["verbosity"].present:  # the inputs' INFO lines: silence is for success
         logging.set_verbosity(logging.WARNING)
-    fields = {name: values[name].value for name in FLAGS.split()}
+    fields = {name: values[name].value for name in FLAGS.split() if name != "json"}
     fields["init_checkpoint"] = fields["init_checkpoint"] or ""
     result = embeddings.run_embeddings(embeddings.EmbeddingsRunConfig(**fields))
-    print(json.dumps(result, indent=2))
+    finish(result, gist(result, fields["output_dir"]), values.json)
+
+
+def gist(result: dict, output_dir: str) -> list:
+    """The closing lines: the folder trained (if any), what it trained on, the evaluation."""
+    lines = []
+    folder = result.get("output_dir")
+    if folder:
+        lines.append(f"model folder: {folder} (--init_checkpoint={folder} alone serves it)")
+        lines.append(f"trained on {result['train_pairs']} pairs, {result['train_steps']} steps "
+                     f"({result['embedding_loss']} loss, {result['pooling']} pooling)")
+    if "eval_spearman" in result:
+        lines.append(f"Spearman x100 {result['eval_spearman']:.2f} on {result['eval_pairs']} "
+                     f"scored pairs ({os.path.join(folder or output_dir, EVAL_RESULTS_JSON)})")
+    return lines
 
 
 def run(argv=None):
@@ -44,5 +58,5 @@ def run(argv=None):
         "do_lower_case": None, "do_train": False, "do_eval": False, "pooling": None,
         "embedding_loss": "contrastive", "temperature": 0.05, "max_seq_length": None,
         "train_batch_size": 32, "learning_rate": 2e-5, "num_train_epochs": 1.0,
-        "seed": 12345})
+        "seed": 12345, "json": False})
     start(__doc__, main, ["init_checkpoint", "output_dir"], argv)
