@@ -36,6 +36,10 @@ def pytest_cmdline_main(config):
     if (config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses") is None
             and "PYTEST_XDIST_WORKER" not in os.environ):
         config.option.numprocesses = WORKERS
+        # A worker that crashes is not replaced: with loadfile scheduling a replaced worker can
+        # wait forever (pytest-xdist#784), and CI then ran out of time instead of naming the test.
+        if config.getoption("maxworkerrestart") is None:
+            config.option.maxworkerrestart = 0
         if config.getoption("dist") == "no":
             config.option.dist = "loadfile"
             config.option.loadscopereorder = False  # SLOW_FILES' order instead

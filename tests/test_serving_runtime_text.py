@@ -4,6 +4,8 @@ the note each `<head>.json` carries, a text that is not UTF-8 refused in one err
 and the int8 file's agreement with float32 on raw dev texts, written at export."""
 
 import json
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -52,6 +54,20 @@ def test_openvino_tokenizer_ops_differ_on_the_texts_the_note_names(spm, golden, 
         comma = [t for t in bad if any(a.isdigit() and b == "," for a, b in zip(t, t[1:]))]
         assert len(comma) == 77
         assert [t for t in bad if t not in comma] == ["https://www.example.org/path?x=1&y=2#frag"]
+
+
+def test_text_ops_are_unsafe_after_tensorflow_even_when_its_key_was_put_back(monkeypatch):
+    """The check that keeps onnxruntime-extensions' SentencePiece from crashing a process that
+    loaded TensorFlow first: a test (test_cli.py) that removes and restores sys.modules'
+    "tensorflow" moves that key after the extensions' own, which once crashed CI's worker."""
+    tensorflow = sys.modules["tensorflow"]
+    assert not runtimes.text_ops_safe()  # this process imported TensorFlow at its start
+    monkeypatch.setitem(sys.modules, runtimes._EXTENSIONS,
+                        sys.modules.get(runtimes._EXTENSIONS, types.ModuleType("stand-in")))
+    monkeypatch.delitem(sys.modules, "tensorflow")
+    monkeypatch.setitem(sys.modules, "tensorflow", tensorflow)
+    assert list(sys.modules).index("tensorflow") > list(sys.modules).index(runtimes._EXTENSIONS)
+    assert not runtimes.text_ops_safe()
 
 
 def test_a_text_that_is_not_utf8_is_one_error_naming_it():

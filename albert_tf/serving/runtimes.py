@@ -166,10 +166,14 @@ def text_ops_safe() -> bool:
     """Whether this process can run onnxruntime-extensions' ops: not when it loaded TensorFlow
     before them (their protobuf and RE2 copies clash: SentencePiece crashes the process, the
     regex split gives whole strings). `import onnxruntime_extensions` first, and both work."""
-    if "tensorflow" not in sys.modules:
-        return True
     names = list(sys.modules)
-    return _EXTENSIONS in sys.modules and names.index(_EXTENSIONS) < names.index("tensorflow")
+    # The first of TensorFlow's modules, not "tensorflow" itself: a caller that removes and puts
+    # back sys.modules["tensorflow"] (a test's monkeypatch) moves that key to the end.
+    first_tf = next((i for i, name in enumerate(names)
+                     if name == "tensorflow" or name.startswith("tensorflow.")), None)
+    if first_tf is None:
+        return True
+    return _EXTENSIONS in sys.modules and names.index(_EXTENSIONS) < first_tf
 
 
 class OnnxTextRunner:
