@@ -86,6 +86,10 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         self.skip_nonfinite = skip_nonfinite
         # Set by albert_tf.training, whose step sums and clips gradients itself.
         self.external_reduction = False
+        # Set by albert_tf.training under --recompute: each variable's update waits for the
+        # previous one's, so one variable's temporaries (m, v, the update: weight-sized) are
+        # alive at a time instead of every variable's at once (2.5 GB of xxlarge's step).
+        self.serial_updates = False
 
     def build(self, var_list):
         if self.built:
@@ -146,9 +150,13 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         # The scalars once per step rather than a constant per variable and use: the update is
         # traced once per variable, and each op costs tracing time (same values, same result).
         scalars = self._scalars()
+        after = []
         for grad, var in grads_and_vars:
-            distribution.extended.update(var, self._update_one,
-                                         args=(grad, learning_rate, finite, scalars), group=False)
+            with tf.control_dependencies(after if self.serial_updates else []):
+                done = distribution.extended.update(
+                    var, self._update_one, args=(grad, learning_rate, finite, scalars),
+                    group=False)
+            after = [t for t in tf.nest.flatten(done) if t is not None]
 
     def _scalars(self) -> dict:
         values = {"beta_1": self.beta_1, "one_minus_beta_1": 1.0 - self.beta_1,
@@ -189,6 +197,7 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         self.assign(variable, next_w)
         self.assign(m, next_m)
         self.assign(v, next_v)
+        return [next_w, next_m, next_v]
 
     def get_config(self):
         config = super().get_config()

@@ -13,7 +13,11 @@ transformer account: Korthikanti et al. 2022), twice that in bytes for float32, 
 of a shared block yields a gradient the size of the block's weights. Without recomputation
 TensorFlow holds them until it sums them, L − 1 more weight-sized gradients for L passes; with
 it they are summed pass by pass (`layers/encoder.py`): a running sum per block, plus the
-recomputed pass's own gradient and the copy of its weights the recomputation reads. And
+recomputed pass's own gradient and the copy of its weights the recomputation reads; and as
+`--recompute` also updates one variable at a time, after the backward pass has freed its
+tensors, its step needs the larger of the backward pass (weights, slots, the kept inputs, the
+running sums) and the update (weights, slots, gradients, the clipped gradients and twice the
+largest variable for one variable's temporaries). And
 TensorFlow's own: the traced step's graph and kernels, about 200 MB plus 7 MB a pass (11
 recomputed), measured on a model whose weights and activations are small. The estimate is
 0.89-1.20 of the measured peak of base, large and xxlarge steps (docs/distributed.md). Only the
@@ -54,6 +58,14 @@ def step_bytes(config, batch_size: int, seq_length: int, accumulation: int = 1,
         activations = config.num_hidden_layers * s * micro * h * value_bytes + per_layer
         held = (blocks + 2) * block * 4  # running sums, one pass's gradient and weights' copy
         graph = 200 * MB + passes * 11 * MB
+        # The updates run one variable at a time (`optimization.serial_updates`) once the
+        # backward pass is over and its tensors are freed: the step's peak is the larger phase.
+        weights_and_slots = params * 4 * 3
+        largest = max(config.hidden_size * config.intermediate_size,
+                      config.vocab_size * config.embedding_size)
+        backward = weights_and_slots + activations + held + logits + embeddings
+        updating = weights_and_slots + params * 4 * 2 + largest * 4 * 2  # grads, clipped
+        return int(max(backward, updating) + graph)
     else:  # each pass's gradient of a shared block held until they are summed
         activations = config.num_hidden_layers * per_layer
         held = max(0, passes - blocks) * block * 4

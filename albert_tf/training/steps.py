@@ -79,6 +79,8 @@ class TrainStep:
         self.fp16 = runtime.config.mixed_precision == "fp16"
         if getattr(runtime.config, "recompute", False):
             use_recompute(model)  # each pass recomputed in the backward step
+            if hasattr(optimizer, "serial_updates"):  # and one variable's update at a time
+                optimizer.serial_updates = True
         # The step all-reduces and clips itself; the optimizer only applies.
         optimizer.external_reduction = True
         with runtime.scope():
