@@ -1,7 +1,7 @@
 """The run configs every entry point fills from its flags: where and how it runs (`RuntimeConfig`),
-how long and how hard it trains (`ScheduleConfig`) and the fields every task shares (`RunConfig`,
-`TextTaskConfig`). Plain dataclasses with no TensorFlow import, so a script parses and checks its
-flags (and answers `--help`) before TensorFlow starts."""
+how long and how hard it trains (`ScheduleConfig`) and the fields every task shares (`RunBasics`,
+`RunConfig`, `TextTaskConfig`). Plain dataclasses with no TensorFlow import, so a script parses
+and checks its flags (and answers `--help`) before TensorFlow starts."""
 
 from __future__ import annotations
 
@@ -102,17 +102,25 @@ class ScheduleConfig:
 
 
 @dataclasses.dataclass
-class RunConfig:
-    """Fields every task has. Subclasses add their own, and override `schedule`'s defaults with
-    a `default_factory`. `FLAG_NAMES` maps a field to the original's flag name where it differs."""
-
-    FLAG_NAMES: typing.ClassVar[dict] = {}
+class RunBasics:
+    """The fields of every run on a model: where it writes, the model it starts from (and its
+    config file, when the source holds none) and what it does. `RunConfig` (the tasks the
+    driver runs) and run_embeddings.py's config (`tasks.embeddings.config`) build on it."""
 
     output_dir: str | None = None
     albert_config_file: str | None = None
     init_checkpoint: str | None = None
     do_train: bool = False
     do_eval: bool = False
+
+
+@dataclasses.dataclass
+class RunConfig(RunBasics):
+    """Fields every task has. Subclasses add their own, and override `schedule`'s defaults with
+    a `default_factory`. `FLAG_NAMES` maps a field to the original's flag name where it differs."""
+
+    FLAG_NAMES: typing.ClassVar[dict] = {}
+
     do_predict: bool = False
     export_dir: str | None = None
     # The model's AlbertConfig when it comes from the --init_checkpoint source rather than

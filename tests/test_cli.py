@@ -1,3 +1,4 @@
+import dataclasses
 import os
 import re
 import sys
@@ -8,6 +9,7 @@ import pytest
 from absl import flags
 
 from albert_tf import cli, run_config
+from albert_tf.tasks.embeddings.config import EmbeddingsRunConfig
 from support.entry_points import console_env, run_entry_point, run_process
 from support.paths import REPO
 
@@ -133,6 +135,7 @@ def test_package_and_config_imports_leave_tensorflow_unloaded():
     code = ("import sys, albert_tf, albert_tf.cli, albert_tf.run_config, albert_tf.evaluate_squad\n"
             "import albert_tf.tasks.squad.config, albert_tf.tasks.race.config\n"
             "import albert_tf.tasks.pretraining.config, albert_tf.tasks.classification.config\n"
+            "import albert_tf.tasks.embeddings.config\n"
             "print('tensorflow' in sys.modules)")
     assert run_process("-c", [code], timeout=120).stdout.strip() == "False"
 
@@ -179,6 +182,22 @@ def test_nested_run_config_from_flat_flags():
     assert (config.schedule.num_train_steps, config.schedule.num_warmup_steps,
             config.schedule.train_batch_size, config.schedule.eval_batch_size) == (7, 2, 4, 8)
     assert (config.runtime.distribution_strategy, config.runtime.mixed_precision) == ("tpu", "bf16")
+
+
+def test_run_embeddings_config_builds_on_the_fields_every_run_has():
+    """run_embeddings.py's config takes output_dir .. do_eval from `RunBasics`, as `RunConfig`
+    does, and its flags take their defaults from it: the values the script spelled out itself
+    before (here by hand), every one kept."""
+    basics = ["output_dir", "albert_config_file", "init_checkpoint", "do_train", "do_eval"]
+    assert [f.name for f in dataclasses.fields(run_config.RunBasics)] == basics
+    assert [f.name for f in dataclasses.fields(run_config.RunConfig)][:5] == basics
+    assert cli.config_defaults(EmbeddingsRunConfig) == {
+        "output_dir": None, "albert_config_file": None, "init_checkpoint": None,
+        "do_train": False, "do_eval": False, "train_file": None, "dev_file": None,
+        "spm_model_file": None, "vocab_file": None, "do_lower_case": None, "pooling": None,
+        "embedding_loss": "contrastive", "temperature": 0.05, "score_range": None,
+        "max_seq_length": None, "train_batch_size": 32, "learning_rate": 2e-5,
+        "num_train_epochs": 1.0, "seed": 12345}
 
 
 def test_onednn_kernels_are_asked_for_before_tensorflow_starts(monkeypatch):

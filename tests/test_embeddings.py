@@ -11,9 +11,10 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.entry_points import run_embeddings as run_embeddings_entry
-from albert_tf.errors import InputError
+from albert_tf.errors import InputError, UsageError
 from albert_tf.serving.lite import LiteEmbedder
-from albert_tf.tasks.embeddings import EmbeddingsError, TextEncoder, embedding
+from albert_tf.tasks.embeddings import (EmbeddingsError, EmbeddingsRunConfig, TextEncoder,
+                                        embedding, run_embeddings)
 from albert_tf.tasks.embeddings.pairs import read_pairs, spearman
 from support.entry_points import run_entry_point
 from support.informative import assert_spread
@@ -105,6 +106,17 @@ def test_pair_files_and_their_errors(tmp_path):
         read_pairs(tmp_path / "out.tsv")
     with pytest.raises(InputError, match=r"p\.csv:1: score 0\.5 is outside the file's range 1\.\.2"):
         read_pairs(tmp_path / "p.csv", "1,2")
+
+
+@pytest.mark.parametrize("missing", ["init_checkpoint", "output_dir"])
+def test_run_embeddings_in_python_needs_a_model_and_an_output_dir(tmp_path, missing):
+    """The command's required flags, as `EmbeddingsRunConfig` fields (None by default, as in
+    every run config): named before anything is read."""
+    given = {"init_checkpoint": str(tmp_path / "model"), "output_dir": str(tmp_path / "out")}
+    del given[missing]
+    with pytest.raises(UsageError, match=rf"^--{missing} is required$"):
+        run_embeddings(EmbeddingsRunConfig(do_eval=True, dev_file="dev.tsv", **given))
+    assert not (tmp_path / "out").exists()
 
 
 def test_fit_save_and_reload(encoder, tmp_path):

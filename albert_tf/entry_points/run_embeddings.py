@@ -20,6 +20,7 @@ from absl import flags, logging
 from albert_tf import cli
 from albert_tf.entry_points import EVAL_RESULTS_JSON, MAIN, finish, start
 from albert_tf.tasks import embeddings  # TensorFlow loads on first use
+from albert_tf.tasks.embeddings.config import EmbeddingsRunConfig
 
 FLAGS = """
     init_checkpoint albert_config_file spm_model_file vocab_file do_lower_case output_dir
@@ -33,8 +34,7 @@ def main(argv):
     if not values["verbosity"].present:  # the inputs' INFO lines: silence is for success
         logging.set_verbosity(logging.WARNING)
     fields = {name: values[name].value for name in FLAGS.split() if name != "json"}
-    fields["init_checkpoint"] = fields["init_checkpoint"] or ""
-    result = embeddings.run_embeddings(embeddings.EmbeddingsRunConfig(**fields))
+    result = embeddings.run_embeddings(EmbeddingsRunConfig(**fields))
     finish(result, gist(result, fields["output_dir"]), values.json)
 
 
@@ -54,9 +54,5 @@ def gist(result: dict, output_dir: str) -> list:
 
 def run(argv=None):
     """`albert-run-embeddings` / `python run_embeddings.py`."""
-    cli.define_flags(MAIN, FLAGS, defaults={
-        "do_lower_case": None, "do_train": False, "do_eval": False, "pooling": None,
-        "embedding_loss": "contrastive", "temperature": 0.05, "max_seq_length": None,
-        "train_batch_size": 32, "learning_rate": 2e-5, "num_train_epochs": 1.0,
-        "seed": 12345, "json": False})
+    cli.define_flags(MAIN, FLAGS, EmbeddingsRunConfig, defaults={"json": False})
     start(__doc__, main, ["init_checkpoint", "output_dir"], argv)

@@ -7,7 +7,7 @@ from albert_tf import lazy_imports as _lazy_imports
 _EXPORTS = {"TextEncoder": "albert_tf.tasks.embeddings.encoder",
             "EmbeddingsError": "albert_tf.tasks.embeddings.pairs",
             "HnswIndex": "albert_tf.tasks.embeddings.vector_search",
-            "EmbeddingsRunConfig": "albert_tf.tasks.embeddings.run",
+            "EmbeddingsRunConfig": "albert_tf.tasks.embeddings.config",
             "run_embeddings": "albert_tf.tasks.embeddings.run"}
 __all__ = list(_EXPORTS)
 

@@ -13,39 +13,16 @@ pairs (Spearman ×100, as the STS benchmarks report it).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 
 from albert_tf import io_utils
 from albert_tf.errors import UsageError
+from albert_tf.tasks.embeddings.config import EmbeddingsRunConfig
 from albert_tf.tasks.embeddings.encoder import TextEncoder
 from albert_tf.tasks.embeddings.pairs import Pairs, parse_range, read_pairs
 
 RESULTS = "eval_results.json"
-
-
-@dataclasses.dataclass
-class EmbeddingsRunConfig:
-    init_checkpoint: str
-    output_dir: str
-    train_file: str | None = None
-    dev_file: str | None = None
-    do_train: bool = False
-    do_eval: bool = False
-    albert_config_file: str | None = None
-    spm_model_file: str | None = None
-    vocab_file: str | None = None
-    do_lower_case: bool | None = None
-    pooling: str | None = None
-    embedding_loss: str = "contrastive"
-    temperature: float = 0.05
-    score_range: str | None = None
-    max_seq_length: int | None = None
-    train_batch_size: int = 32
-    learning_rate: float = 2e-5
-    num_train_epochs: float = 1.0
-    seed: int = 12345
 
 
 def positives(pairs: Pairs) -> Pairs:
@@ -62,6 +39,9 @@ def positives(pairs: Pairs) -> Pairs:
 
 
 def _check(config: EmbeddingsRunConfig) -> None:
+    for flag in ("init_checkpoint", "output_dir"):
+        if not getattr(config, flag):
+            raise UsageError(f"--{flag} is required")
     if not config.do_train and not config.do_eval:
         raise UsageError("at least one of --do_train and --do_eval must be true")
     if config.do_train and not config.train_file:
