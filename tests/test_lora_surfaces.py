@@ -139,6 +139,12 @@ def test_a_rank_below_one_is_refused_by_every_surface(spm_model, tmp_path):
     with pytest.raises(TextClassifierError,
                        match=r"^lora_word_rank= must be a whole number of at least 0, got -1$"):
         classifier.fit(["x y", "z"], ["a", "b"], lora_rank=8, lora_word_rank=-1)
+    # from_pretrained's, fit's defaults: checked before anything is written.
+    with pytest.raises(TextClassifierError,
+                       match=r"^lora_rank= must be a whole number of at least 1, got 0$"):
+        TextClassifier.from_pretrained(str(folder), labels=["a", "b"], lora_rank=0,
+                                       output_dir=str(tmp_path / "refused"))
+    assert not (tmp_path / "refused").exists()
     assert not (tmp_path / "tagger" / "lora.json").exists()
     assert not list((tmp_path / "classifier").glob("model.ckpt-*"))
 

@@ -158,17 +158,18 @@ class PythonApi(abc.ABC):
             raise self.error(f"batch_size= must be a whole number of at least 1, got {value!r}")
         return int(value)
 
-    def _lora_ranks(self, rank, word_rank) -> tuple[int | None, int | None]:
-        """A `fit`'s `lora_rank=` and `lora_word_rank=` (the scripts' --lora_rank and
-        --lora_word_rank): None, or whole numbers of at least 1 and 0, the second only with
-        the first."""
+    @classmethod
+    def _lora_ranks(cls, rank, word_rank) -> tuple[int | None, int | None]:
+        """A `fit`'s (or `from_pretrained`'s) `lora_rank=` and `lora_word_rank=` (the scripts'
+        --lora_rank and --lora_word_rank): None, or whole numbers of at least 1 and 0, the
+        second only with the first."""
         for name, value, least in (("lora_rank", rank, 1), ("lora_word_rank", word_rank, 0)):
             if value is not None and (isinstance(value, bool) or not hasattr(value, "__index__")
                                       or int(value) < least):
-                raise self.error(f"{name}= must be a whole number of at least {least}, got "
-                                 f"{value!r}")
+                raise cls.error(f"{name}= must be a whole number of at least {least}, got "
+                                f"{value!r}")
         if word_rank is not None and rank is None:
-            raise self.error("lora_word_rank= is used only with lora_rank=")
+            raise cls.error("lora_word_rank= is used only with lora_rank=")
         return (None if rank is None else int(rank),
                 None if word_rank is None else int(word_rank))
 

@@ -107,6 +107,8 @@ class TextClassifier(PythonApi):
         self.is_pair = self._read_state().get("pair")
 
     STATE_FILE = "text_classifier.json"
+    # `fit`'s lora_rank= and lora_word_rank= when it leaves them out (`from_pretrained`'s).
+    lora_defaults = (None, None)
 
     @property
     def multi_label(self) -> bool:
@@ -126,6 +128,7 @@ class TextClassifier(PythonApi):
                         output_dir: str | None = None, albert_config_file: str | None = None,
                         vocab_file: str | None = None, do_lower_case: bool | None = None,
                         seed: int | None = None, num_hidden_layers: int | None = None,
+                        lora_rank: int | None = None, lora_word_rank: int | None = None,
                         **settings) -> "TextClassifier":
         """`path`: a model folder (albert_config.json, a checkpoint and, optionally, its
         SentencePiece model or WordPiece vocabulary: the released archives' layout), a run's
@@ -135,10 +138,13 @@ class TextClassifier(PythonApi):
         Left out, the labels are the model's own when its classifier head names them (an HF
         folder's id2label, a run's labels.json), and `do_lower_case` is what its tokenizer
         settings record. `num_hidden_layers`: run the shared layer that many times (between 1
-        and the model's trained depth; compute scales with it, the size does not). `settings`:
-        multi_label, threshold, long_document, doc_stride, window_pooling.
+        and the model's trained depth; compute scales with it, the size does not).
+        `lora_rank`, `lora_word_rank`: what `fit` takes when its own are left out (LoRA
+        adapters, docs/compression.md). `settings`: multi_label, threshold, long_document,
+        doc_stride, window_pooling.
         """
         path = os.fspath(path)
+        lora = cls._lora_ranks(lora_rank, lora_word_rank)
         if is_preset(path):
             raise TextClassifierError(
                 f"{path!r} is a preset: a configuration without weights (nothing is downloaded); "
@@ -156,11 +162,13 @@ class TextClassifier(PythonApi):
         # A folder stays the folder: it serves the checkpoint it chooses at each call.
         checkpoint = path if os.path.isdir(path) else inputs.source.checkpoint_prefix or path
         # A preset's config is written to output_dir first: the inputs are resolved on it then.
-        return cls(albert_config_file or inputs.albert_config, checkpoint, inputs.spm_model_file,
-                   inputs.vocab_file, labels, num_classes, max_seq_length, output_dir,
-                   do_lower_case, seed, **settings,
-                   inputs=None if is_preset(albert_config_file) else inputs,
-                   num_hidden_layers=num_hidden_layers)
+        classifier = cls(albert_config_file or inputs.albert_config, checkpoint,
+                         inputs.spm_model_file, inputs.vocab_file, labels, num_classes,
+                         max_seq_length, output_dir, do_lower_case, seed, **settings,
+                         inputs=None if is_preset(albert_config_file) else inputs,
+                         num_hidden_layers=num_hidden_layers)
+        classifier.lora_defaults = lora
+        return classifier
 
     # ---------------------------------------------------------------- arguments
     @staticmethod
@@ -259,10 +267,13 @@ class TextClassifier(PythonApi):
         start from the teacher, e.g. `from_pretrained(teacher, num_hidden_layers=3)`).
         `lora_rank`: train rank-R adapters and the head only (run_classifier.py --lora_rank;
         the base is the pretrained model this classifier started from); `lora_word_rank`: the
-        word table adapter's rank (--lora_word_rank; None: 1, 0: none).
+        word table adapter's rank (--lora_word_rank; None: 1, 0: none); left out, both are
+        `from_pretrained`'s.
         Returns the driver's summary."""
         verbose = self._verbosity(verbose)
-        lora_rank, lora_word_rank = self._lora_ranks(lora_rank, lora_word_rank)
+        lora_rank, lora_word_rank = self._lora_ranks(
+            self.lora_defaults[0] if lora_rank is None else lora_rank,
+            self.lora_defaults[1] if lora_word_rank is None else lora_word_rank)
         texts, labels = as_examples(texts, labels, "texts")
         if is_dataset(validation_data):
             validation_data = as_examples(validation_data, None, "validation_data")
