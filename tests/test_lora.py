@@ -13,9 +13,12 @@ import tensorflow as tf
 from albert_tf.config import AlbertConfig, preset
 from albert_tf.errors import CheckpointError, UsageError
 from albert_tf.models import AlbertClassifier
-from albert_tf.models.lora import enable_lora, merged_lora, parameter_counts, trained_part
+from albert_tf.models.lora import (adapter_variables, enable_lora, merged_lora,
+                                   parameter_counts, trained_part)
 from albert_tf.tasks.classification.config import ClassifierRunConfig
 from albert_tf.tasks.classification.text_classifier import TextClassifier
+from albert_tf.weights.lora_adapter import read_adapter, trained_variables, write_adapter
+from albert_tf.weights.lora_base import base_digest
 from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
 from support.configs import GLUE_TINY, TINY
 from support.entry_points import assert_refused, run_entry_point
@@ -28,6 +31,20 @@ TEXTS = ["a fine day", "it broke at once", "great value", "never again", "works 
 GOLD = ["pos", "neg", "pos", "neg", "pos", "neg", "pos", "neg"]
 BLOCK = "model/group_0_inner_group_0_attention"
 RANK = 2
+# The adapter file of ALBERT-base at rank 8 with a 2-class head: 112,492 bytes of data and its
+# index (measured; the data's size is 2 bytes a number and the step's 8).
+ADAPTER_BASE_BYTES = 113173
+# The largest change of a probability from the float32 checkpoint to the float16 adapter:
+# measured 2.4e-5 on the tiny fit, 5.1e-5 on the demo-sized model (the bounds: about twice).
+SHIPPED_TINY_TOLERANCE = 5e-5
+DEMO_TOLERANCE = 1e-4
+# The spread of a trained rank-8 run's adapters (SST-2 from the demo's model, 1,000 steps at
+# 2e-3: 0.15 and 0.17 for the layer's A, 0.09 and 0.07 for its B, 0.12 and 0.15 the word's).
+ADAPTER_STD = {"lora_kernel_a": 0.16, "lora_kernel_b": 0.08, "word_lora_a": 0.12,
+               "word_lora_b": 0.15}
+# The demo's model (albert_tf.demo: DemoOptions' shapes).
+DEMO = dict(vocab_size=3000, embedding_size=64, hidden_size=128, num_hidden_layers=6,
+            num_attention_heads=4, intermediate_size=512, max_position_embeddings=128)
 
 
 def _base(path, spm_model, seed=5):
@@ -42,12 +59,13 @@ def _base(path, spm_model, seed=5):
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, spm_model):
-    """A rank-2 LoRA fit (2 steps, a learning rate that moves the adapters) on a base folder."""
+    """A rank-2 LoRA fit (2 steps, a learning rate that moves the adapters) on a base folder;
+    the rank is from_pretrained's, which fit takes when it is given none."""
     root = tmp_path_factory.mktemp("lora")
     base = _base(root / "base", spm_model)
     clf = TextClassifier.from_pretrained(str(base), labels=LABELS, max_seq_length=16,
-                                         output_dir=str(root / "out"), seed=3)
-    clf.fit(TEXTS, GOLD, epochs=1, batch_size=4, learning_rate=0.05, lora_rank=RANK, verbose=0)
+                                         output_dir=str(root / "out"), seed=3, lora_rank=RANK)
+    clf.fit(TEXTS, GOLD, epochs=1, batch_size=4, learning_rate=0.05, verbose=0)
     return root, base, clf
 
 
@@ -72,12 +90,93 @@ def test_the_checkpoint_holds_only_adapters_and_head(trained):
     assert record["parameters"] == sum(v.numpy().size for v in model.weights)
 
 
-def test_albert_base_trains_under_one_percent():
-    """The counts docs/compression.md gives for ALBERT-base at rank 8 with a 2-class head."""
+def test_albert_base_trains_under_one_percent(tmp_path):
+    """The counts docs/compression.md gives for ALBERT-base at rank 8 with a 2-class head, and
+    the size of the adapter a run ships: 2 bytes a number (float16), under 200 KB."""
     model = AlbertClassifier(preset("albert_base_v2"), 2)
     enable_lora(model, 8)
     # query and value: 2 x (768x8 + 8x768); the word table: 30000x1 + 1x128; the head.
     assert parameter_counts(model) == (24576 + 30128 + 1538, 11685122)
+    entry = write_adapter(model, str(tmp_path / "lora_adapter"), 300)
+    # The data: 56,242 float16 numbers and the int64 step; the index: the 8 names.
+    assert (tmp_path / "lora_adapter.data-00000-of-00001").stat().st_size == 2 * 56242 + 8
+    assert entry == {"file": "lora_adapter", "dtype": "float16", "tensors": 8,
+                     "numbers": 56242, "bytes": ADAPTER_BASE_BYTES, "step": 300}
+
+
+def test_the_run_ships_its_trained_weights_as_float16(trained):
+    """lora.json's "adapter": the trained weights alone (no optimizer slots) as float16, under
+    the names of the checkpoint the folder serves (here the last, step 2), plus the step."""
+    root, _, _ = trained
+    out = root / "out"
+    record = json.loads((out / "lora.json").read_text())
+    served = tf.train.load_checkpoint(str(out / "model.ckpt-2"))
+    adapter = tf.train.load_checkpoint(str(out / "lora_adapter"))
+    dtypes = adapter.get_variable_to_dtype_map()
+    keys = sorted(k for k in served.get_variable_to_shape_map() if k.startswith("model/"))
+    assert sorted(dtypes) == ["global_step"] + keys and len(keys) == 8
+    for key in keys:
+        assert dtypes[key] == tf.float16
+        np.testing.assert_array_equal(adapter.get_tensor(key),
+                                      served.get_tensor(key).astype(np.float16))
+    assert adapter.get_tensor("global_step") == 2
+    size = sum(p.stat().st_size for p in out.glob("lora_adapter.*"))
+    assert (out / "lora_adapter.data-00000-of-00001").stat().st_size == \
+        2 * record["trainable_parameters"] + 8
+    assert record["adapter"] == {
+        "file": "lora_adapter", "dtype": "float16", "tensors": 8,
+        "numbers": record["trainable_parameters"], "bytes": size, "step": 2,
+        "from": "model.ckpt-2", "from_digest": base_digest(str(out / "model.ckpt-2"))}
+
+
+def test_a_folder_of_the_adapter_alone_serves_it(trained, tmp_path):
+    """What a user ships beside the base: the model files, lora.json and the adapter; loads
+    cast it back to float32, and the labels are the run's own."""
+    root, _, clf = trained
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    for name in ("albert_config.json", "30k-clean.model", "labels.json", "lora.json",
+                 "lora_adapter.index", "lora_adapter.data-00000-of-00001"):
+        shutil.copy(root / "out" / name, shipped / name)
+    labels, probabilities = clf.predict(TEXTS)
+    served = TextClassifier.from_pretrained(str(shipped), max_seq_length=16)
+    shipped_labels, shipped_probabilities = served.predict(TEXTS)
+    assert shipped_labels == labels
+    moved = np.abs(shipped_probabilities - probabilities).max()
+    assert 0 < moved < SHIPPED_TINY_TOLERANCE
+    # The adapter's prefix in the run's folder serves it too (the folder serves its checkpoint).
+    direct = TextClassifier.from_pretrained(str(root / "out" / "lora_adapter"), max_seq_length=16)
+    np.testing.assert_array_equal(direct.predict(TEXTS)[1], shipped_probabilities)
+
+
+def test_float16_adapters_move_a_demo_sized_model_by_little(tmp_path):
+    """The demo's shapes (6 passes, H=128, E=64, V=3,000), rank 8, adapters at the spread a
+    trained SST-2 run's have: the adapter read back holds each trained weight rounded to
+    float16, and the merged model's probabilities move by less than the measured bound."""
+    def build():
+        model = AlbertClassifier(AlbertConfig(**DEMO), 2)
+        spread_weights(model, seed=11, std=0.05)
+        enable_lora(model, 8)
+        return model
+    model, other = build(), build()
+    rng = np.random.default_rng(3)
+    for variable in adapter_variables(model):
+        variable.assign(rng.normal(0.0, ADAPTER_STD[variable.path.split("/")[-1]],
+                                   variable.shape).astype(np.float32))
+    write_adapter(model, str(tmp_path / "lora_adapter"), 1000)
+    read_adapter(other, str(tmp_path / "lora_adapter"))
+    trained = trained_variables(model)
+    for key, variable in trained_variables(other).items():
+        np.testing.assert_array_equal(
+            variable.numpy(), trained[key].numpy().astype(np.float16).astype(np.float32))
+    ids = rng.integers(5, 3000, (32, 64)).astype(np.int32)
+    inputs = {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": 0 * ids}
+    with merged_lora(model), merged_lora(other):
+        full = model(inputs)["probabilities"].numpy()
+        half = other(inputs)["probabilities"].numpy()
+    assert np.ptp(full[:, 0]) > 0.1  # they depend on the input (0.14 here)
+    np.testing.assert_array_equal(full.argmax(-1), half.argmax(-1))
+    assert 0 < np.abs(full - half).max() < DEMO_TOLERANCE
 
 
 def test_export_equals_the_merged_and_the_adapted_model(trained, tmp_path):
@@ -185,5 +284,8 @@ def test_run_ner_trains_adapters_of_a_tagger(spm_model, tmp_path):
     assert names[:6] == ["model/embeddings_word_lora_a", "model/embeddings_word_lora_b"] + [
         f"{BLOCK}_{layer}_lora_kernel_{ab}" for layer in ("query", "value") for ab in "ab"]
     assert not [n for n in names[6:] if "embeddings" in n or "/encoder/" in n]
+    # Its adapter holds the same weights (the tagger's head too), and nothing else but the step.
+    assert sorted(n.split("/.ATTRIBUTES")[0] for n, _ in tf.train.list_variables(
+        str(out / "lora_adapter"))) == ["global_step"] + names
     assert json.loads((out / "lora.json").read_text())["rank"] == 2
     assert (out / "eval_results.json").is_file()

@@ -36,7 +36,7 @@ from albert_tf.training.loop import Trainer, check_batch_split
 from albert_tf.training.memory import GB, check_step_fits
 from albert_tf.training.runtime import Runtime
 from albert_tf.weights.loading import load
-from albert_tf.weights.lora_base import read_record, start_lora, write_record
+from albert_tf.weights.lora_base import keep_adapter, read_record, start_lora, write_record
 from albert_tf.weights.model_folder import find_checkpoint, write_model_files
 from albert_tf.weights.our_checkpoints import checkpoint_step
 from albert_tf.weights.readers import open_source
@@ -189,6 +189,8 @@ class Driver:
                 summary["train"] = self.train()
             if self.task.does_evaluate:
                 summary["eval"] = self.evaluate_checkpoints()
+            if is_chief and (cfg.do_train or self.task.does_evaluate):  # a LoRA run's file to ship
+                keep_adapter(self.output_dir, lambda prefix: self.load(prefix) and self.model)
             if self.task.does_predict:
                 self.load(self.prediction_checkpoint(), require_head=True)
                 summary["predict"] = self.task.predict(self.model)

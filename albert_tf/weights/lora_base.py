@@ -3,7 +3,14 @@
 
     {"base": "<the base checkpoint's prefix>", "digest": "sha256:<...>", "rank": 8,
      "targets": ["query", "value", "word_embeddings"], "word_rank": 1,
-     "trainable_parameters": ..., "parameters": ...}
+     "trainable_parameters": ..., "parameters": ...,
+     "adapter": {"file": "lora_adapter", "dtype": "float16", "tensors": ..., "numbers": ...,
+                 "bytes": ..., "step": ..., "from": "model.ckpt-best", "from_digest": ...}}
+
+"adapter" is the file to ship beside the base (`lora_adapter`): the trained weights alone as
+float16, written at the end of every run that trains or evaluates in the folder from the
+checkpoint the folder serves, again when that checkpoint changed (`keep_adapter`). A folder
+holding the run's checkpoints serves those (float32); one holding only the adapter serves it.
 
 A folder written before the word table had an adapter has no "word_rank": it loads without one.
 
@@ -24,6 +31,9 @@ from albert_tf.errors import CheckpointError, UsageError
 from albert_tf.io_utils import atomic_output
 from albert_tf.models.lora import (TARGETS, WORD_RANK, enable_lora, lora_rank, trained_part,
                                    word_lora_rank)
+from albert_tf.weights.lora_adapter import ADAPTER_NAME, read_adapter, write_adapter
+from albert_tf.weights.model_folder import find_checkpoint
+from albert_tf.weights.our_checkpoints import checkpoint_step
 
 LORA_FILE = "lora.json"
 
@@ -115,6 +125,10 @@ def restore_lora(model, prefix: str, record: dict, load_base) -> tuple[str, list
           or getattr(model, "_lora_base_digest", None) != record["digest"]):
         raise CheckpointError(f"{path}: adapters of rank {record['rank']} on {base}, but this "
                               f"model has rank-{rank} adapters on another base")
+    if os.path.basename(prefix) == ADAPTER_NAME:  # the float16 file a run ships
+        read_adapter(model, prefix)
+        return (f"adapter {prefix}: rank-{record['rank']} adapters and head on base {base}",
+                ["head"])
     try:
         tf.train.Checkpoint(model=trained_part(model)).read(prefix).expect_partial() \
             .assert_existing_objects_matched()
@@ -123,3 +137,28 @@ def restore_lora(model, prefix: str, record: dict, load_base) -> tuple[str, list
                               f"({str(error).splitlines()[0][:200]})") from None
     return (f"checkpoint {prefix}: rank-{record['rank']} adapters and head on base {base}",
             ["head"])
+
+
+def keep_adapter(output_dir: str, load_served) -> dict | None:
+    """A LoRA run's output_dir: its adapter file written from the checkpoint the folder serves
+    (`load_served(prefix)` loads it and returns the model) when it is missing or that checkpoint
+    changed since; lora.json's "adapter" records it. None for another folder, or one without
+    the run's checkpoints (a shipped adapter)."""
+    path = os.path.join(output_dir, LORA_FILE)
+    prefix = find_checkpoint(output_dir, required=False) if os.path.isfile(path) else None
+    if not prefix or os.path.basename(prefix) == ADAPTER_NAME:
+        return None
+    with open(path, encoding="utf-8") as file:
+        record = json.load(file)
+    source = {"from": os.path.basename(prefix), "from_digest": base_digest(prefix)}
+    adapter = os.path.join(output_dir, ADAPTER_NAME)
+    entry = record.get("adapter") or {}
+    if all(entry.get(key) == value for key, value in source.items()) \
+            and os.path.isfile(f"{adapter}.index"):
+        return entry
+    record["adapter"] = {**write_adapter(load_served(prefix), adapter, checkpoint_step(prefix)),
+                         **source}
+    with atomic_output(path) as tmp, open(tmp, "w", encoding="utf-8") as file:
+        json.dump(record, file, indent=2)
+        file.write("\n")
+    return record["adapter"]

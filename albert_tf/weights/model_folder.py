@@ -12,6 +12,8 @@ one. The one home of what such a folder holds, by name, and of the checkpoint it
                               RACE's max_qa_length)
   model.ckpt-<step>.*         a run's checkpoints (CHECKPOINT_NAME), `checkpoint` naming the newest
   model.ckpt-best.*           a copy of the one its evaluations scored best (BEST_NAME)
+  lora.json, lora_adapter.*   a LoRA run's base, and the float16 adapter it ships
+                              (`lora_base`, `lora_adapter`): a folder of it alone serves it
 
 The checkpoint a folder serves, for every reader of every head (prediction, export, the Python
 APIs, conversion, `--init_checkpoint=<folder>`): `model.ckpt-best` when there is one, else the
