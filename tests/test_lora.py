@@ -248,6 +248,27 @@ def test_training_moves_adapters_and_head_only():
     assert len(trained_part(model).weights) == 8
 
 
+def test_an_adapter_file_of_another_model_is_refused(tmp_path):
+    """Another rank, or no word adapter where the model has one: one error naming the file and
+    the weight, and the model keeps its values."""
+    def lora(rank, word_rank=1):
+        model = AlbertClassifier(AlbertConfig(**TINY), 3)
+        enable_lora(model, rank, word_rank)
+        return model
+    prefix = str(tmp_path / "lora_adapter")
+    write_adapter(lora(4), prefix, 1)
+    model = lora(2)
+    before = [v.numpy().copy() for v in model.weights]
+    with pytest.raises(CheckpointError, match=rf"^{prefix}: {BLOCK}_query_lora_kernel_a has "
+                       r"shape \[16, 4\], this model's \[16, 2\]$"):
+        read_adapter(model, prefix)
+    assert all(np.array_equal(a, v.numpy()) for a, v in zip(before, model.weights))
+    write_adapter(lora(2, 0), prefix, 1)
+    with pytest.raises(CheckpointError, match=rf"^{prefix}: not this model's adapters and head "
+                       r"\(no model/embeddings_word_lora_a\)$"):
+        read_adapter(lora(2), prefix)
+
+
 def test_rank_below_one_and_distillation_are_refused():
     with pytest.raises(UsageError, match=r"^--lora_rank must be at least 1, got 0$"):
         ClassifierRunConfig(output_dir="o", task_name="tsv", lora_rank=0)
