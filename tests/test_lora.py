@@ -18,7 +18,8 @@ from albert_tf.models.lora import (adapter_variables, enable_lora, merged_lora,
 from albert_tf.tasks.classification.config import ClassifierRunConfig
 from albert_tf.tasks.classification.text_classifier import TextClassifier
 from albert_tf.weights.lora_adapter import read_adapter, trained_variables, write_adapter
-from albert_tf.weights.lora_base import base_digest
+from albert_tf.weights.loading import load
+from albert_tf.weights.lora_base import base_digest, keep_adapter
 from albert_tf.weights.tf1_checkpoint import save_tf1_checkpoint
 from support.configs import GLUE_TINY, TINY
 from support.entry_points import assert_refused, run_entry_point
@@ -127,6 +128,30 @@ def test_the_run_ships_its_trained_weights_as_float16(trained):
         "file": "lora_adapter", "dtype": "float16", "tensors": 8,
         "numbers": record["trainable_parameters"], "bytes": size, "step": 2,
         "from": "model.ckpt-2", "from_digest": base_digest(str(out / "model.ckpt-2"))}
+
+
+def test_the_adapter_follows_the_checkpoint_the_folder_serves(trained, tmp_path):
+    """Written again only when the folder serves another checkpoint (here a model.ckpt-best
+    appears), from that checkpoint; lora.json records it."""
+    root, _, _ = trained
+    copy = tmp_path / "copy"
+    shutil.copytree(root / "out", copy)
+    model = AlbertClassifier(AlbertConfig(**GLUE_TINY), len(LABELS))
+    loaded = []
+
+    def load_served(prefix):
+        loaded.append(prefix)
+        load(model, prefix)
+        return model
+    kept = json.loads((copy / "lora.json").read_text())["adapter"]
+    assert keep_adapter(str(copy), load_served) == kept and not loaded
+    for suffix in (".index", ".data-00000-of-00001"):
+        shutil.copy(copy / f"model.ckpt-2{suffix}", copy / f"model.ckpt-best{suffix}")
+    entry = keep_adapter(str(copy), load_served)
+    assert loaded == [str(copy / "model.ckpt-best")]
+    assert entry == {**kept, "from": "model.ckpt-best",  # the same weights and step
+                     "from_digest": base_digest(str(copy / "model.ckpt-best"))}
+    assert json.loads((copy / "lora.json").read_text())["adapter"] == entry
 
 
 def test_a_folder_of_the_adapter_alone_serves_it(trained, tmp_path):
