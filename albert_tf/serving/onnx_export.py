@@ -31,19 +31,23 @@ import tempfile
 import numpy as np
 import tensorflow as tf
 
-from albert_tf import io_utils
+from albert_tf import io_utils, tokenization
 from albert_tf.errors import OutputError
+from albert_tf.labels import placeholders
 from albert_tf.run_config import RUNTIME_KINDS as KINDS  # noqa: F401
-from albert_tf.run_config import parse_runtime_kinds
-from albert_tf.serving import onnx_text, runtime_text, runtimes
+from albert_tf.run_config import parse_runtime_kinds, window_stride
+from albert_tf.serving import onnx_tagger, onnx_text, runtime_text, runtimes
 from albert_tf.serving.tflite import (INPUT_NAMES, TFLiteExportError, default_heads,
                                       export_plan, sample_inputs, serving_function)
+from albert_tf.tokenization.word_windows import WordPieces
 
 FOLDER = "onnx"
 FLOAT32_ATOL = 1e-4
-# The heads whose files also come as text-in files (`serving.onnx_text`): a token
-# classifier's words go in windows, a SQuAD or multiple-choice head's inputs are not a pair.
-TEXT_HEADS = ("classifier", "encoder")
+# The heads whose files also come as text-in files (`serving.onnx_text`; a token classifier's
+# words in windows: `serving.onnx_tagger`); a SQuAD or multiple-choice head's inputs are not a
+# pair.
+TAGGER = "token_classifier"
+TEXT_HEADS = ("classifier", "encoder", TAGGER)
 # What a text-in file is checked on when the export is given no texts.
 CHECK_TEXTS = ("a lovely, moving film", "Café CRÈME brûlée à Zürich", "ΟΔΟΣ ΣΑΣ", "中文 한국어",
                "1,000 people and 9, 10, 11,", "[CLS] literal [MASK]", "", " \u00a0\t\n ",
@@ -148,10 +152,11 @@ def refuse_existing(paths) -> None:
                               "file (write into another folder)")
 
 
-def text_plan(output_dir, name, kinds, spm_model_file) -> dict:
+def text_plan(output_dir, name, kinds, spm_model_file, batch_size=None) -> dict:
     """{kind: `<name>.text.<kind>.onnx`} of a head whose files also take text (a
-    SentencePiece model, a head of `TEXT_HEADS`), else {}."""
-    if not spm_model_file or name not in TEXT_HEADS:
+    SentencePiece model, a head of `TEXT_HEADS`; a token classifier's windows of any batch),
+    else {}."""
+    if not spm_model_file or name not in TEXT_HEADS or (name == TAGGER and batch_size == 1):
         return {}
     return {kind: os.path.join(output_dir, f"{name}.text.{kind}.onnx") for kind in kinds}
 
@@ -195,11 +200,43 @@ def check_text_files(paths, model, max_seq_length, outputs, call, batch_size, sp
     return found
 
 
+def check_tagger_files(paths, model, max_seq_length, outputs, call, spm_model_file,
+                       do_lower_case, label_names, texts=None) -> dict:
+    """`check_text_files` for a token classifier's text-in files (`serving.onnx_tagger`): each
+    run on raw texts (the export's first 64, else `CHECK_TEXTS`) in a fresh process against the
+    Keras model on albert-tf's windows of their words; a float32 file with another word, offset
+    or tag on any text, or further than `FLOAT32_ATOL`, is an error naming it."""
+    sample = list(CHECK_TEXTS if texts is None else texts)[:64]
+    pieces = WordPieces(tokenization.FullTokenizer(None, do_lower_case, spm_model_file),
+                        do_lower_case)
+    want = onnx_tagger.reference(
+        sample, pieces, max_seq_length, window_stride(None, max_seq_length),
+        lambda **ids: expected(model, max_seq_length, outputs, call, None, ids))
+    try:
+        runs = onnx_text.run_in_fresh_process(paths, max_seq_length, [(sample, None)])
+    except RuntimeError as error:
+        raise RuntimeExportError(str(error)) from None
+    found = {}
+    for kind, path in paths.items():
+        found[kind] = onnx_tagger.compare(runs[kind][0], want, label_names)
+        differ = found[kind].pop("differ")
+        if kind == "float32" and differ is not None:
+            raise RuntimeExportError(f"{path}: gives other words, offsets or tags than the "
+                                     f"Keras model on raw text {differ} ({sample[differ]!r})")
+        if kind == "float32" and not (found[kind]["max_abs_diff"] <= FLOAT32_ATOL and
+                                      found[kind]["argmax_agreement"] == 1.0):
+            raise RuntimeExportError(f"{path}: differs from the Keras model on raw text by "
+                                     f"{found[kind]['max_abs_diff']:.2e} (allowed "
+                                     f"{FLOAT32_ATOL}, tags equal)")
+    return found
+
+
 def write_metadata(model, folder, name, fmt, outputs, max_seq_length, do_lower_case, files,
                    agreement, spm_model_file=None, vocab_file=None, label_names=None,
                    created=None, text_files=None) -> str:
     """Copies the tokenizer file beside the files and writes `<name>.json`; returns its path.
-    `text_files`: {kind: file name} of the text-in files beside them (`text_in`: true)."""
+    `text_files`: {kind: file name} of the text-in files beside them (`text_in`: true; a
+    token classifier's also `text_outputs` and `doc_stride`)."""
     meta = {"format": fmt, "inputs": list(INPUT_NAMES), "outputs": list(outputs),
             "max_seq_length": int(max_seq_length), "do_lower_case": bool(do_lower_case),
             "text_in": False, "text_in_note": runtime_text.text_in_note(fmt),
@@ -207,6 +244,11 @@ def write_metadata(model, folder, name, fmt, outputs, max_seq_length, do_lower_c
     if text_files:
         meta.update(text_in=True, text_inputs=list(onnx_text.TEXT_INPUTS),
                     text_files=dict(text_files), text_in_note=runtime_text.NOTES["onnx_text"])
+    if text_files and name == TAGGER:
+        meta.update(text_inputs=list(onnx_tagger.TEXT_INPUTS),
+                    text_outputs=list(onnx_tagger.TEXT_OUTPUTS),
+                    doc_stride=window_stride(None, max_seq_length),
+                    text_in_note=runtime_text.NOTES["onnx_tagger"])
     for key, source in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
         if source:
             source = os.fspath(source)
@@ -266,7 +308,9 @@ def export_onnx(model, output_dir, max_seq_length: int, kinds, name: str | None 
     if plan is None:
         return {}
     kinds, name, outputs, output_dir, paths = plan
-    text_paths = text_plan(output_dir, name, kinds, spm_model_file)
+    text_paths = text_plan(output_dir, name, kinds, spm_model_file, batch_size)
+    tag_names = label_names or (placeholders(model.num_labels) if text_paths and name == TAGGER
+                                else None)  # a text-in tagger's tags: HF's LABEL_<i> if none
     refuse_existing([*paths.values(), *text_paths.values(),
                      os.path.join(output_dir, f"{name}.json")])
     runtimes.load("onnxruntime", "--onnx")  # refused before the conversion's work
@@ -286,13 +330,20 @@ def export_onnx(model, output_dir, max_seq_length: int, kinds, name: str | None 
         measure_texts(agreement, paths, runtimes.onnx_runner, texts, text_pairs, max_seq_length,
                       spm_model_file, vocab_file, do_lower_case)
         for kind, path in text_paths.items():
-            content = onnx_text.with_tokenizer(contents[kind], spm_model_file, do_lower_case,
-                                               max_seq_length)
+            content = onnx_tagger.with_tagger(
+                contents[kind], spm_model_file, do_lower_case, max_seq_length,
+                window_stride(None, max_seq_length), tag_names) if name == TAGGER else \
+                onnx_text.with_tokenizer(contents[kind], spm_model_file, do_lower_case,
+                                         max_seq_length)
             with io_utils.atomic_output(path) as tmp:
                 with tf.io.gfile.GFile(tmp, "wb") as writer:
                     writer.write(content)
             created.append(path)
-        if text_paths:
+        if text_paths and name == TAGGER:
+            agreement["text"] = check_tagger_files(
+                text_paths, model, max_seq_length, outputs, call, spm_model_file,
+                do_lower_case, tag_names, texts)
+        elif text_paths:
             agreement["text"] = check_text_files(
                 text_paths, model, max_seq_length, outputs, call, batch_size, spm_model_file,
                 do_lower_case, texts, text_pairs)

@@ -55,8 +55,8 @@ out = {}
 for kind, path in job["paths"].items():
     run = OnnxTextRunner(path, job["max_seq_length"])
     for k, (texts, pairs) in enumerate(job["groups"]):
-        for name, value in run(texts, pairs).items():
-            out[f"{kind}::{k}::{name}"] = value
+        for name, value in run(texts, pairs).items():  # strings as numpy's, not pickled
+            out[f"{kind}::{k}::{name}"] = value.astype(str) if value.dtype == object else value
 np.savez(sys.argv[2], **out)
 assert "tensorflow" not in sys.modules
 """
@@ -109,16 +109,22 @@ def place(g: Builder, ids, rows, counts, keep_count, first):
     return g.op("Compress", [where, keep], axis=0), g.op("Compress", [ids, keep], axis=0)
 
 
+def model_parts(spm_model_file):
+    """(the SentencePiece model, its proto, the digit-comma table, the unigram search) that
+    `pieces` takes (the token classifier's graph, `serving.onnx_tagger`, takes them too)."""
+    sp_model = load_sentencepiece(spm_model_file)
+    proto = sp_model.serialized_model_proto()
+    return (sp_model, proto, digit_comma_table(sp_model),
+            onnx_unigram.searcher(proto, spm_model_file))
+
+
 def tokenizer_graph(spm_model_file, do_lower_case: bool, max_seq_length: int):
     """(nodes, initializers, inputs, outputs) of the text → ids graph (see the module)."""
     onnx = runtimes.load("onnx", "raw text in ONNX")
     g = Builder(onnx)
-    sp_model = load_sentencepiece(spm_model_file)
-    proto = sp_model.serialized_model_proto()
+    sp_model, proto, fixup, search = model_parts(spm_model_file)
     cls_id, sep_id = sp_model.PieceToId("[CLS]"), sp_model.PieceToId("[SEP]")
-    fixup = digit_comma_table(sp_model)
     text_b = g.op("Expand", ["text_b", g.op("Shape", ["text_a"])])
-    search = onnx_unigram.searcher(proto, spm_model_file)
     a_ids, a_rows, a_counts = pieces(g, normalized(g, "text_a", do_lower_case), proto, fixup,
                                      search)
     b_ids, b_rows, b_counts = pieces(g, normalized(g, text_b, do_lower_case), proto, fixup,
@@ -184,16 +190,22 @@ def tokenizer_model(spm_model_file, do_lower_case: bool, max_seq_length: int):
 def with_tokenizer(content: bytes, spm_model_file, do_lower_case: bool,
                    max_seq_length: int) -> bytes:
     """An ids-in .onnx file's bytes → the same model taking `text_a` (+ `text_b`) strings."""
-    onnx = runtimes.load("onnx", "raw text in ONNX")
-    model = onnx.load_from_string(content)
     nodes, initializers, inputs, _ = tokenizer_graph(spm_model_file, do_lower_case,
                                                      max_seq_length)
+    return merged(content, nodes, initializers, inputs)
+
+
+def merged(content: bytes, nodes, initializers, inputs, outputs=()) -> bytes:
+    """An ids-in .onnx file's bytes with a graph (`nodes`, `initializers`, `inputs`) that
+    makes its inputs put before it (`outputs`: more of its values to output)."""
+    onnx = runtimes.load("onnx", "raw text in ONNX")
+    model = onnx.load_from_string(content)
     graph = model.graph
     ids_inputs = [i.name for i in graph.input]
     if sorted(ids_inputs) != sorted(OUTPUTS):
         raise ValueError(f"the ONNX file takes {ids_inputs}, not {list(OUTPUTS)}")
     merged = onnx.helper.make_graph(list(nodes) + list(graph.node), graph.name, inputs,
-                                    list(graph.output), list(initializers) +
+                                    list(graph.output) + list(outputs), list(initializers) +
                                     list(graph.initializer), value_info=list(graph.value_info))
     opsets = {o.domain: o.version for o in model.opset_import}
     for domain, version in OPSETS.items():

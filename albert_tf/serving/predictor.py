@@ -19,10 +19,11 @@ names from the export, a multi-label classifier's set of names, a regressor's sc
   (and `serve_pair` for text pairs), a token classifier's `serve_text` (tags per word), an
   encoder's ids signature fed by the preprocessing export beside it
   (`<export_dir>/preprocessing/<version>`).
-* ONNX: a classifier's or an encoder's text-in file (`<name>.text.<kind>.onnx`, tokenized
-  inside the file: `serving.onnx_text`) where the export wrote one and this process can run
-  it (onnxruntime_extensions imported before TensorFlow: `runtimes.text_ops_safe`), else
-  its ids file; `text_in=True` / `False` chooses.
+* ONNX: a classifier's, a token classifier's or an encoder's text-in file
+  (`<name>.text.<kind>.onnx`, tokenized inside the file: `serving.onnx_text`; a token
+  classifier's words, windows and tags too: `serving.onnx_tagger`) where the export wrote one
+  and this process can run it (onnxruntime_extensions imported before TensorFlow:
+  `runtimes.text_ops_safe`), else its ids file; `text_in=True` / `False` chooses.
 * TFLite, ONNX, OpenVINO: ids-in files, the text tokenized in Python with the tokenizer file
   beside them (`serving.lite`, over the runtime's runner: `serving.runtimes`); a token
   classifier's words in run_ner.py's windows, each word tagged at its first piece in the window
@@ -42,8 +43,9 @@ from albert_tf.run_config import window_stride
 from albert_tf.serving import runtimes
 from albert_tf.serving.lite import (LiteClassifier, LiteEncoder, LiteRunner, find_folder,
                                     read_metadata)
+from albert_tf.serving.onnx_tagger import window_inputs
 from albert_tf.serving.runtime_text import as_text
-from albert_tf.tokenization.word_windows import WordPieces, sentence_windows
+from albert_tf.tokenization.word_windows import WordPieces, text_windows
 
 FORMATS = ("saved_model", "tflite", "onnx", "openvino")
 _LITE = {"classifier": LiteClassifier, "encoder": LiteEncoder}
@@ -186,29 +188,30 @@ class _IdsTagger:
         self.names = meta.get("label_names")
 
     def tag(self, texts) -> list:
-        records, owners, tags = [], [], []
-        for row, text in enumerate(texts):
-            words = text.split()
-            tags.append([None] * len(words))
-            if words:
-                found = sentence_windows(row, [self.pieces(w) for w in words], None,
-                                         self.length, self.stride, self.pieces.cls_id,
-                                         self.pieces.sep_id)
-                records += found
-                owners += [row] * len(found)
-        if records:
-            probabilities = self.model(**{name: np.array([r[key] for r in records], np.int32)
-                                          for name, key in (("input_word_ids", "input_ids"),
-                                                            ("input_mask", "input_mask"),
-                                                            ("input_type_ids", "segment_ids"))}
-                                       )["probabilities"]
-            for k, (record, row) in enumerate(zip(records, owners)):
-                for at, (word, home) in enumerate(zip(record["word_ids"],
-                                                      record["is_max_context"])):
-                    if word >= 0 and home:
-                        best = int(np.argmax(probabilities[k, at]))
-                        tags[row][word] = self.names[best] if self.names else best
-        return tags
+        records, homes = text_windows(texts, self.pieces, self.length, self.stride)
+        if not records:
+            return [[] for _ in texts]
+        probabilities = self.model(**window_inputs(records))["probabilities"]
+        return [[self.names[best] if self.names else best
+                 for best in (int(np.argmax(probabilities[k, at])) for k, at in home)]
+                for home in homes]
+
+
+class _TextTagger:
+    """A token classifier's text-in ONNX file (`serving.onnx_tagger`): the words, windows and
+    tags inside the file; its tag names (or, where the export has none, tag ids) per word."""
+
+    def __init__(self, folder: str, path: str, max_seq_length: int, num_threads=None):
+        self.model = runtimes.OnnxTextRunner(path, max_seq_length, num_threads)
+        self.names = read_metadata(os.path.join(folder, "token_classifier.json")).get(
+            "label_names")
+
+    def tag(self, texts) -> list:
+        if not texts:
+            return []
+        out = self.model(texts)
+        return [[str(tag) if self.names else int(i) for tag, i in zip(tags, ids) if i >= 0]
+                for tags, ids in zip(out["tags"], out["tag_ids"])]
 
 
 def _text_file(folder: str, head: str, kind: str):
@@ -263,6 +266,8 @@ class Predictor:
         if text_file is not None:  # the ONNX file that takes strings (serving.onnx_text)
             open_runner = (lambda file: runtimes.OnnxTextRunner(text_file[0], text_file[1],
                                                                 num_threads))
+        if head == "token_classifier" and text_file is not None:
+            return cls(head, _TextTagger(folder, *text_file, num_threads), format)
         if head == "token_classifier":
             return cls(head, _IdsTagger(folder, kind, open_runner, num_threads), format)
         model = _LITE[head].from_folder(folder, kind=kind, name=head, open_runner=open_runner,

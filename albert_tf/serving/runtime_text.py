@@ -15,8 +15,10 @@ the original's digit-comma fix-up, then packing).
   bench/onnx_tokenizer_probe.py), its ids, mask and segment ids are albert-tf's on every text
   but those holding a NUL: onnxruntime-extensions' string ops read a string up to its first
   NUL ("null\\x00char" loses "char"); `runtimes.OnnxTextRunner` sends U+FDD0 in its place,
-  which SentencePiece reads as the same unknown character. A token classifier (words in
-  windows), SQuAD and multiple-choice heads, and WordPiece models keep ids-in files only.
+  which SentencePiece reads as the same unknown character. A token classifier's text-in file
+  (`serving.onnx_tagger`) runs the same normalisation and SentencePiece on each
+  whitespace-separated word, its windows and each word's tag in the graph. SQuAD and
+  multiple-choice heads, and WordPiece models keep ids-in files only.
   Earlier, onnxruntime-extensions' HfJsonTokenizer with NFKD, StripAccents and Lowercase
   normalizers gave other ids on 939 of 1,912 texts (upper case kept, "[CLS]" read as a
   special token, whitespace-only text not empty).
@@ -42,10 +44,10 @@ from albert_tf.serving.runtimes import require_utf8
 from albert_tf.tokenization import pack_pair
 
 NOTES = {
-    "onnx": ("takes ids: text-in files (<head>.text.<kind>.onnx) are written for a classifier's "
-             "and an encoder's export with a SentencePiece model; this head (a token "
-             "classifier's words in windows, SQuAD's question and paragraph, multiple-choice "
-             "options) or a WordPiece vocabulary is tokenized with the tokenizer file beside it"),
+    "onnx": ("takes ids: text-in files (<head>.text.<kind>.onnx) are written for a classifier's, "
+             "a token classifier's and an encoder's export with a SentencePiece model; this "
+             "head (SQuAD's question and paragraph, multiple-choice options) or a WordPiece "
+             "vocabulary is tokenized with the tokenizer file beside it"),
     "onnx_text": ("the text_files take text_a and text_b strings ([''] for single texts) and "
                   "tokenize inside the file (register onnxruntime-extensions' ops: "
                   "onnxruntime_extensions.get_library_path()): albert-tf's ids on 1,981 "
@@ -53,6 +55,15 @@ NOTES = {
                   "after a NUL: the string ops stop at it, so send U+FDD0 in its place, as "
                   "serving.runtimes.OnnxTextRunner does; the ids files (files) take "
                   "input_word_ids, input_mask and input_type_ids"),
+    "onnx_tagger": ("the text_files take text_a strings (sentences; words are the parts "
+                    "str.split() gives) and give per word, padded per row: words, tags (''), "
+                    "tag_ids (-1), probabilities (0), word_starts and word_ends (code-point "
+                    "offsets, -1), as the SavedModel's serve_text (not its entities); windows "
+                    "of max_seq_length - 2 pieces doc_stride apart, each word tagged at its "
+                    "first piece in the window where it has the most context (register "
+                    "onnxruntime-extensions' ops; send U+FDD0 for a NUL, as "
+                    "serving.runtimes.OnnxTextRunner does); the ids files (files) take "
+                    "input_word_ids, input_mask and input_type_ids"),
     "openvino": ("takes ids: openvino-tokenizers' SentencepieceTokenizer breaks score ties "
                  "otherwise than SentencePiece ('www' in 'https://www.example.org/' comes out "
                  "'ww'+'w', not 'w'+'ww': 2 of 1,912 measured texts) and no op does the "

@@ -177,9 +177,10 @@ def text_ops_safe() -> bool:
 
 
 class OnnxTextRunner:
-    """A text-in .onnx file (`<head>.text.<kind>.onnx`, `serving.onnx_text`): keyword inputs
-    `text_a` (+ `text_b`) as lists of str → {output name: numpy array}; onnxruntime with
-    onnxruntime-extensions' ops registered. `.max_seq_length` is its `<head>.json`'s."""
+    """A text-in .onnx file (`<head>.text.<kind>.onnx`, `serving.onnx_text`; a token
+    classifier's: `serving.onnx_tagger`): keyword inputs `text_a` (+ `text_b`) as lists of
+    str → {output name: numpy array}; onnxruntime with onnxruntime-extensions' ops
+    registered. `.max_seq_length` is its `<head>.json`'s."""
 
     takes_text = True
 
@@ -212,8 +213,12 @@ class OnnxTextRunner:
             "text pair")
         if len(pairs) != len(texts):
             raise InputError(f"{len(texts)} texts but {len(pairs)} text pairs")
-        feed = {"text_a": np.array([t.replace("\x00", NUL_STANDIN) for t in texts], object),
-                "text_b": np.array([t.replace("\x00", NUL_STANDIN) for t in pairs], object)}
+        feed = {"text_a": np.array([t.replace("\x00", NUL_STANDIN) for t in texts], object)}
+        if "text_b" in self.inputs:
+            feed["text_b"] = np.array([t.replace("\x00", NUL_STANDIN) for t in pairs], object)
+        elif text_b is not None:  # a token classifier's file: sentences, no pairs
+            raise InputError(f"{self.label}: takes single texts (text_a); text pairs cannot be "
+                             "given")
         values = self.session.run(self.outputs, feed)
         return dict(zip(self.outputs, values))
 

@@ -9,6 +9,12 @@ from __future__ import annotations
 from albert_tf.tokenization.text_rules import preprocess_text
 from albert_tf.tokenization.wordpiece import UNK_TOKEN
 
+# What a sentence's words are split at, in every runner: Python's whitespace (`str.isspace`,
+# what `str.split()` splits at), as an RE2 class for the graphs (a SavedModel's serve_text, a
+# text-in ONNX file).
+SPLIT_PATTERN = (r"[\t-\r\x{1c}-\x{20}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}"
+                 r"\x{2029}\x{202f}\x{205f}\x{3000}]+")
+
 
 class WordPieces:
     """Piece ids of one word, as the Python tokenizer gives them (memoised: words repeat)."""
@@ -80,3 +86,22 @@ def sentence_windows(example_index: int, word_ids: list, label_ids, max_seq_leng
                     record["label_ids"][at] = label_ids[word]
         records.append(record)
     return records
+
+
+def text_windows(texts, pieces: WordPieces, max_seq_length: int, stride: int):
+    """(the records of every text's windows in order, and per text the (record, position) of
+    each whitespace-separated word's tag): what every runner of a token classifier's ids-in
+    files feeds it, and where it reads each word's tag."""
+    records, homes = [], []
+    for row, text in enumerate(texts):
+        words = text.split()
+        found = sentence_windows(row, [pieces(w) for w in words], None, max_seq_length, stride,
+                                 pieces.cls_id, pieces.sep_id) if words else []
+        home = [None] * len(words)
+        for k, record in enumerate(found, len(records)):
+            for at, (word, best) in enumerate(zip(record["word_ids"], record["is_max_context"])):
+                if word >= 0 and best:
+                    home[word] = (k, at)
+        records += found
+        homes.append(home)
+    return records, homes

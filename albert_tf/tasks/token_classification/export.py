@@ -3,7 +3,7 @@
 * `serving_default`: int32 `input_ids`, `input_mask`, `segment_ids` [B, S] (any S up to the
   model's positions) → `tag_ids` [B, S] int32, `probabilities` [B, S, C] and `tags` [B, S]
   (the tag names of `tag_ids`): a tag for every position; the caller knows its first pieces.
-* `serve_text`: raw UTF-8 `text` [B]; its words are the whitespace-separated parts. Each word is
+* `serve_text`: raw UTF-8 `text` [B]; its words are the parts `str.split()` gives. Each word is
   tokenized on its own in the graph (the tokenizer model is embedded), the pieces are split into
   the same windows as run_ner.py's features (`--max_seq_length`, `--doc_stride`; a word's tag
   from its first piece in the window where it has the most context), so a word gets the tag
@@ -31,6 +31,7 @@ from albert_tf.serving.text_inputs import checked_text
 from albert_tf.tasks.token_classification.metrics import split_tag
 from albert_tf.text import optional as text_optional
 from albert_tf.text import text_preprocessor
+from albert_tf.tokenization.word_windows import SPLIT_PATTERN
 
 # Prefix codes of the chunk rules; OTHER: any prefix the rules do not name.
 O, B, I, E, S, DOT, OTHER = range(7)
@@ -82,15 +83,13 @@ class TokenServing:
             raise ValueError(f"{len(self.label_names)} tags for a model with "
                              f"{model.num_labels} outputs")
         self.prefixes, self.types, self.type_names = tag_tables(self.label_names)
-        self.preprocessor = self.splitter = None
+        self.preprocessor = None
         if (spm_model_file or vocab_file) and not text_optional.available():
             logging.warning("%s", text_optional.skipped("the token classifier's serve_text "
                                                         "signature"))
         else:
             self.preprocessor = text_preprocessor(max_seq_length, do_lower_case,
                                                   spm_model_file, vocab_file)
-        if self.preprocessor is not None:  # serve_text splits words with tensorflow-text's op
-            self.splitter = text_optional.tensorflow_text().WhitespaceTokenizer()
         self.unk_id = None
         if spm_model_file:
             self.unk_id = tokenization.load_sentencepiece(spm_model_file).unk_id()
@@ -179,9 +178,22 @@ class TokenServing:
         return {name: tf.RaggedTensor.from_value_rowids(v, row, nrows=batch).to_tensor(pad)
                 for name, (v, pad) in values.items()}
 
+    @staticmethod
+    def _words(text):
+        """(words [B, (W)], their byte starts and ends) of each text: `str.split()`'s words
+        (`word_windows.SPLIT_PATTERN`). tensorflow-text's regex split reads a copy with each NUL
+        as \x01 (it stops at a NUL; one byte for one keeps the offsets) and the words are cut
+        from the text itself. (Its WhitespaceTokenizer ends a word before a multi-byte space
+        with that space's first bytes: "a\u00a0b" gave "a\xc2".)"""
+        found, starts, ends = text_optional.tensorflow_text().regex_split_with_offsets(
+            tf.strings.regex_replace(text, r"\x00", "\x01"), SPLIT_PATTERN)
+        cut = tf.strings.substr(tf.gather(text, found.value_rowids()), starts.flat_values,
+                                ends.flat_values - starts.flat_values)
+        return found.with_flat_values(cut), starts, ends
+
     def serve_text(self, text):
         text = checked_text(text=text)["text"]
-        words, byte_starts, byte_ends = self.splitter.tokenize_with_offsets(text)
+        words, byte_starts, byte_ends = self._words(text)
         word_row, batch = words.value_rowids(), words.nrows()
         pieces = self._pieces(words.flat_values)
         ids, mask, where = self._windows(pieces.flat_values, pieces.row_lengths(), word_row,
