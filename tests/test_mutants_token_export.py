@@ -3,6 +3,7 @@ features, piece for piece: the export's [CLS] written as [SEP], or a word's home
 with its right-hand context one larger, changed the tags it served and passed the export tests
 (their models tag most words alike)."""
 
+import re
 import types
 
 import numpy as np
@@ -11,6 +12,7 @@ import tensorflow as tf
 
 from albert_tf.tasks.token_classification.export import TokenServing
 from albert_tf.tasks.token_classification.features import sentence_windows
+from albert_tf.text import optional as text_optional
 
 CLS, SEP = 2, 3
 
@@ -54,3 +56,19 @@ def test_serve_text_windows_are_run_ners_features(max_seq_length, stride):
     assert mask.numpy().tolist() == want_mask
     assert where.numpy().tolist() == [list(w) for w in want_where]
     assert all(row[0] == CLS for row in want_ids)
+
+
+@pytest.mark.skipif(not text_optional.available(), reason="needs tensorflow-text")
+def test_serve_text_words_are_str_splits_with_their_byte_offsets():
+    """The words serve_text tags are str.split()'s, as run_ner.py's and every runner's:
+    tensorflow-text's WhitespaceTokenizer, which it used before, ended a word before a multi-byte
+    space with that space's first bytes ("a\u00a0b" gave b"a\xc2") and kept "\x1f" inside a
+    word; its regex split stops at a NUL, which the words keep."""
+    texts = ["a\u00a0b", "x\u3000y\u2003z ", "one\x1ftwo", "null\x00char here", "", " \t\n",
+             "Café  brûlée\u2028ü"]
+    words, starts, ends = TokenServing._words(tf.constant(texts))
+    assert [[w.decode("utf-8") for w in row] for row in words.to_list()] == [
+        t.split() for t in texts]
+    spans = [[(len(t[:m.start()].encode()), len(t[:m.end()].encode()))
+              for m in re.finditer(r"\S+", t)] for t in texts]
+    assert [list(zip(s, e)) for s, e in zip(starts.to_list(), ends.to_list())] == spans
