@@ -1,58 +1,97 @@
-"""Raw text inside OpenVINO (issue 48, item "raw text in"): how close openvino-tokenizers' ops
-come to albert-tf's SentencePiece ids. Not wired into the exports yet; this measures it.
+"""Raw text inside OpenVINO (issue 48, "raw text in"): is the OpenVINO text → ids graph
+(albert_tf/serving/openvino_text.py) id-exact with albert-tf's tokenizer + packing
+(serving/runtime_text.pack_texts)?
 
     python bench/openvino_tokenizer_probe.py
 
-The graph: StringTensorUnpack -> NormalizeUnicode(NFKD) -> strip accents (regex) -> CaseFold
--> squeeze whitespace (regex) -> StringTensorPack -> SentencepieceTokenizer (the .model bytes as
-a constant). Compared, per text, with the original's golden ids (224 fixture cases each) and
-albert-tf's Python tokenizer (MRPC dev sentences, SST-2 dev), for the plain fixture vocabulary
-and the one holding digit-comma pieces. Measured (OpenVINO 2026.4, 1,912 texts each): plain,
-2 differ (a URL: two pieces in swapped order, a SentencePiece score tie broken otherwise than
-the wheel); digit-comma, 78 differ (the original's digit-comma fix-up, a piece ending in
-digit + "," encoded again without its comma, has no op).
+The texts and configurations of bench/onnx_tokenizer_probe.py: the original's 224 golden
+cases, the MRPC + SST-2 dev sentences (1,688) and its made-up hard cases; each model (the
+fixture spm.model, and spm_digitcomma.model whose vocabulary holds pieces such as "9,"), cased
+and uncased, single texts at max_seq_length 128 and pairs (each text with another, long pairs
+trimmed) at 64; the golden cases also against the original's golden ids; the texts holding
+U+0000 apart, through `runtimes.OpenVinoTextRunner`'s stand-in. It imports TensorFlow first (as
+a test process does), so it also shows whether openvino-tokenizers' ops run after it.
+
+Measured: see docs/serving.md's "Raw text in (ONNX and OpenVINO)" and
+albert_tf/serving/runtime_text.py.
 """
-import csv
 import json
 import os
+import pathlib
+import sys
+import time
 
+import tensorflow  # noqa: F401  (first, as in a test process: the ops must run after it)
 import numpy as np
 import openvino as ov
-from openvino import opset14 as opset, Type, PartialShape
-from openvino_tokenizers.tokenizer_pipeline import NormalizeUnicode, RegexNormalizationStep, CaseFoldStep, _get_factory, _get_opset_factory
-from albert_tf.tokenization import FullTokenizer
-from albert_tf.tokenization.text_rules import preprocess_text
-SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared")
-F = os.path.join(SHARED, "fixtures", "original") + "/"
-DATA = os.path.join(SHARED, "data", "glue")
-def build(spm):
-    inp = opset.parameter(PartialShape(["?"]), Type.string, name="text")
-    x = _get_opset_factory("opset15").create("StringTensorUnpack", inp.outputs()).outputs()
-    for step in (NormalizeUnicode("NFKD"), RegexNormalizationStep.strip_accents_regex(), CaseFoldStep(),
-                 RegexNormalizationStep(r"\s+", " "), RegexNormalizationStep(r"^ | $", "")):
-        x = step.get_ov_subgraph(x)
-    packed = _get_opset_factory("opset15").create("StringTensorPack", x).outputs()
-    sp = opset.constant(np.frombuffer(open(spm, "rb").read(), np.uint8))
-    tok = _get_factory().create("SentencepieceTokenizer", [sp.output(0), *packed], {"add_bos": False, "add_eos": False, "reverse": False, "alpha": 1, "nbest_size": 1})
-    idx, vals, shape = tok.outputs()
-    return ov.Core().compile_model(ov.Model([idx, vals], [inp], "t"), "CPU")
-texts = []
-for name in ("MRPC/dev.tsv",):
-    for row in csv.reader(open(os.path.join(DATA, name), encoding="utf-8"), delimiter="\t", quoting=csv.QUOTE_NONE):
-        texts += row[3:5]
-texts = texts[2:]
-texts += [l.split("\t")[0] for l in open(os.path.join(DATA, "SST-2", "dev.tsv"), encoding="utf-8").read().splitlines()[1:]]
-for tag, spm, gold in (("plain", "spm/spm.model", "tokenization/tokenization_golden.json"), ("digitcomma", "spm/spm_digitcomma.model", "tokenization/tokenization_golden_digitcomma.json")):
-    g = json.load(open(F + gold))
-    cases = [(c["text"], c["preprocess_text(lower=True)+tokenize"]["ids"]) for c in g["cases"]]
-    ft = FullTokenizer(None, True, F + spm)
-    allt = [t for t, _ in cases] + texts
-    want = [ids for _, ids in cases] + [ft.convert_tokens_to_ids(ft.tokenize(preprocess_text(t, lower=True))) for t in texts]
-    c = build(F + spm)
-    r = c([np.array(allt)])
-    idx, vals = list(r.values())
-    got = [[] for _ in allt]
-    for (row, _), v in zip(idx, vals): got[row].append(int(v))
-    bad = [(t, g_, w) for t, g_, w in zip(allt, got, want) if g_ != w]
-    print(tag, "texts", len(allt), "differ", len(bad))
-    for t, g_, w in bad[:4]: print("  ", repr(t[:80]), g_[:12], w[:12])
+import openvino_tokenizers  # noqa: F401  (registers the string ops with every Core)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from albert_tf.serving import onnx_text, openvino_text, runtime_text, runtimes  # noqa: E402
+
+SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
+FIXTURES = SHARED / "fixtures" / "original"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnx_tokenizer_probe import HARD, NUL, glue_texts  # noqa: E402
+
+
+def compiled(spm, lower, length):
+    model = openvino_text.tokenizer_model(spm, lower, length)
+    return ov.Core().compile_model(model, "CPU")
+
+
+def run_batches(run, texts, pairs, size=250):
+    parts = []
+    for k in range(0, len(texts), size):
+        feed = {"text_a": np.array([t.replace("\x00", runtimes.NUL_STANDIN)
+                                    for t in texts[k:k + size]], str),
+                "text_b": np.array([t.replace("\x00", runtimes.NUL_STANDIN)
+                                    for t in pairs[k:k + size]], str)}
+        out = run(feed)
+        parts.append([np.asarray(out[name]) for name in onnx_text.OUTPUTS])
+    return [np.concatenate(outputs) for outputs in zip(*parts)]
+
+
+def differing(run, spm, lower, texts, pairs, length):
+    got = run_batches(run, texts, pairs)
+    want = runtime_text.pack_texts(texts, pairs, length, spm_model_file=spm, do_lower_case=lower)
+    rows = np.zeros(len(texts), bool)
+    for name, value in zip(onnx_text.OUTPUTS, got):
+        rows |= (value != want[name]).any(-1)
+    return [i for i in np.flatnonzero(rows)]
+
+
+def probe():
+    total = 0
+    for model_name, golden in (("spm.model", "tokenization_golden.json"),
+                               ("spm_digitcomma.model", "tokenization_golden_digitcomma.json")):
+        spm = str(FIXTURES / "spm" / model_name)
+        cases = json.loads((FIXTURES / "tokenization" / golden).read_text("utf-8"))["cases"]
+        texts = [c["text"] for c in cases] + glue_texts() + HARD
+        shifted = texts[7:] + texts[:7]
+        for lower in (True, False):
+            start = time.time()
+            runs = {length: compiled(spm, lower, length) for length in (64, 128, 512)}
+            built = time.time() - start
+            bad_single = differing(runs[128], spm, lower, texts, [""] * len(texts), 128)
+            bad_pair = differing(runs[64], spm, lower, texts, shifted, 64)
+            key = f"preprocess_text(lower={lower})+tokenize"
+            ids, mask = run_batches(runs[512], [c["text"] for c in cases],
+                                    [""] * len(cases))[:2]
+            bad_golden = [c["text"] for c, row, m in zip(cases, ids, mask)
+                          if row[1:int(m.sum()) - 1].tolist() != c[key]["ids"]]
+            bad_nul = differing(runs[128], spm, lower, NUL, [""] * len(NUL), 128)
+            total += len(texts) * 2
+            print(f"{model_name} lower={lower}: {len(texts)} texts; differ single "
+                  f"{len(bad_single)}, pair {len(bad_pair)}, golden {len(bad_golden)} of "
+                  f"{len(cases)}; NUL texts {len(bad_nul)} of {len(NUL)} "
+                  f"(built in {built:.1f} s, {time.time() - start:.1f} s in all)")
+            for i in bad_single[:5] + bad_pair[:5]:
+                print("   ", repr(texts[i][:80]), "|", repr(shifted[i][:40]))
+            for text in bad_golden[:5]:
+                print("    golden", repr(text[:80]))
+    print(f"{total} packed rows compared")
+
+
+if __name__ == "__main__":
+    probe()

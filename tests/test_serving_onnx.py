@@ -50,7 +50,8 @@ def test_files_are_versioned_with_their_savedmodel_with_json_beside(exported):
         "classifier.dynamic_int8.onnx", "classifier.float32.onnx", "classifier.json",
         "classifier.text.dynamic_int8.onnx", "classifier.text.float32.onnx", "spiece.model"]
     assert sorted(os.listdir(root / "classifier" / "openvino" / "1")) == [
-        "classifier.float32.bin", "classifier.float32.xml", "classifier.json", "spiece.model"]
+        "classifier.float32.bin", "classifier.float32.xml", "classifier.json",
+        "classifier.text.float32.bin", "classifier.text.float32.xml", "spiece.model"]
     assert sorted(os.listdir(root / "encoder" / "onnx" / "1")) == [
         "encoder.dynamic_int8.onnx", "encoder.float32.onnx", "encoder.json",
         "encoder.text.dynamic_int8.onnx", "encoder.text.float32.onnx", "spiece.model"]
@@ -62,7 +63,9 @@ def test_files_are_versioned_with_their_savedmodel_with_json_beside(exported):
                                  "dynamic_int8": "classifier.dynamic_int8.onnx"}),
                        ("openvino", {"float32": "classifier.float32.xml"})):
         meta = json.loads((root / "classifier" / fmt / "1" / "classifier.json").read_text())
-        assert meta["format"] == fmt and meta["text_in"] is (fmt == "onnx")
+        assert meta["format"] == fmt and meta["text_in"] is True
+        # Each text file run at export on raw texts against the Keras model on albert-tf's ids.
+        assert meta["agreement"]["text"]["float32"]["argmax_agreement"] == 1.0
         assert meta["inputs"] == ["input_word_ids", "input_mask", "input_type_ids"]
         assert meta["outputs"] == ["probabilities"] and meta["max_seq_length"] == LENGTH
         assert meta["files"] == kinds and meta["spm_model_file"] == "spiece.model"

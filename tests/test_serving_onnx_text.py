@@ -21,6 +21,7 @@ from albert_tf.tokenization import pack_pair
 from support.configs import GLUE_TINY
 from support.informative import spread_weights
 from support.glue_texts import glue_dev_texts
+from support.hard_texts import HARD
 from support.paths import DATA, FIXTURES, REPO
 
 pytestmark = pytest.mark.skipif(
@@ -30,12 +31,6 @@ needs_shared = pytest.mark.skipif(not FIXTURES.is_dir() or not DATA.is_dir(),
                                   reason="needs ../shared (fixtures/original and data/glue)")
 SPM = FIXTURES / "spm" / "spm.model"
 DIGIT_COMMA = FIXTURES / "spm" / "spm_digitcomma.model"
-HARD = ["", " ", "\u00a0\u3000", "a\u00a0b\u3000c\td\ne\rf\x0bg\x0ch\x85i", "zero\u200bwidth",
-        "ctrl\x01\x07\x1b\x7fend", "[CLS] [MASK] [SEP]", "Café CRÈME Brûlée Ñ", "e\u0301 \u0301",
-        "¨a ´b", "ΟΔΟΣ", "ΣΑΣ ΣΑΣ.", "Σ", "ΑΣ'Σ", "ΑΣ'ΣΒ", "ΑΣΣ", "\U0001d6ba\U0001d6f4 ΑΣ",
-        "İstanbul ıİ", "Straße", "ǅ ﬁ ½ x² ①", "Ｆｕｌｌ ｶﾀｶﾅ", "中文，。", "한국어 가나다",
-        "😀 👍🏽 👨‍👩‍👧", "1,000", "$1,999, or 2,000,", "year 1990, and 2000,", "9, 10, 11,",
-        "https://www.example.org/path?x=1&y=2#frag", "www www.www", "a" * 300, "word " * 80]
 
 
 def _run(tmp_path, spm, lower, length, texts, pairs, size=500):

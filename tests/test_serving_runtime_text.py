@@ -1,5 +1,6 @@
-"""Raw text and the ONNX / OpenVINO files (issue 48): why the files take ids (openvino-tokenizers'
-ops measured against albert-tf's ids on 1,912 texts: the note's 2 and 78 differing texts),
+"""Raw text and the ONNX / OpenVINO files (issue 48): why the OpenVINO text files search the
+SentencePiece op's pieces again (openvino-tokenizers' own chain measured against albert-tf's ids
+on 1,912 texts: 2 and 78 differing texts; serving/openvino_text.py, test_serving_openvino_text.py),
 the note each `<head>.json` carries, a text that is not UTF-8 refused in one error naming it,
 and the int8 file's agreement with float32 on raw dev texts, written at export."""
 

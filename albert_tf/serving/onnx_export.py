@@ -162,7 +162,7 @@ def text_plan(output_dir, name, kinds, spm_model_file, batch_size=None) -> dict:
 
 
 def check_text_files(paths, model, max_seq_length, outputs, call, batch_size, spm_model_file,
-                     do_lower_case, texts=None, text_pairs=None) -> dict:
+                     do_lower_case, texts=None, text_pairs=None, fmt: str = "onnx") -> dict:
     """Runs each text-in file on raw texts (the export's first 64, else `CHECK_TEXTS` alone
     and with `CHECK_PAIRS`) against the Keras model on albert-tf's tokenizer's ids (what the
     SavedModel's serve_text gives); a float32 file with another label or further than
@@ -184,7 +184,7 @@ def check_text_files(paths, model, max_seq_length, outputs, call, batch_size, sp
     want = {n: np.concatenate([p[2][n] for p in parts]) for n in parts[0][2]}
     try:
         runs = onnx_text.run_in_fresh_process(paths, max_seq_length,
-                                              [(t, p) for t, p, _ in parts])
+                                              [(t, p) for t, p, _ in parts], fmt=fmt)
     except RuntimeError as error:
         raise RuntimeExportError(str(error)) from None
     found = {}
@@ -243,7 +243,7 @@ def write_metadata(model, folder, name, fmt, outputs, max_seq_length, do_lower_c
             "files": dict(files), "agreement": agreement}
     if text_files:
         meta.update(text_in=True, text_inputs=list(onnx_text.TEXT_INPUTS),
-                    text_files=dict(text_files), text_in_note=runtime_text.NOTES["onnx_text"])
+                    text_files=dict(text_files), text_in_note=runtime_text.NOTES[f"{fmt}_text"])
     if text_files and name == TAGGER:
         meta.update(text_inputs=list(onnx_tagger.TEXT_INPUTS),
                     text_outputs=list(onnx_tagger.TEXT_OUTPUTS),

@@ -46,14 +46,18 @@ TEXT_INPUTS = ("text_a", "text_b")
 # A fresh process runs the files: onnxruntime-extensions' SentencePiece op crashes, and its
 # regex split gives whole strings, in a process that loaded TensorFlow before it (their
 # protobuf and RE2 copies clash); imported first, both work.
-_FRESH = """import json, sys
-import onnxruntime_extensions
-import numpy as np
-from albert_tf.serving.runtimes import OnnxTextRunner
+# OpenVINO's text-in files (`serving.openvino_text`) run there too: {format: (the package
+# imported first, its runner in `serving.runtimes`)}.
+FRESH_RUNNERS = {"onnx": ("onnxruntime_extensions", "OnnxTextRunner"),
+                 "openvino": ("openvino_tokenizers", "OpenVinoTextRunner")}
+_FRESH = """import importlib, json, sys
 job = json.load(open(sys.argv[1], encoding="utf-8"))
+importlib.import_module(job["first"])
+import numpy as np
+from albert_tf.serving import runtimes
 out = {}
 for kind, path in job["paths"].items():
-    run = OnnxTextRunner(path, job["max_seq_length"])
+    run = getattr(runtimes, job["runner"])(path, job["max_seq_length"])
     for k, (texts, pairs) in enumerate(job["groups"]):
         for name, value in run(texts, pairs).items():  # strings as numpy's, not pickled
             out[f"{kind}::{k}::{name}"] = value.astype(str) if value.dtype == object else value
@@ -92,6 +96,11 @@ def pieces(g: Builder, texts, proto, fixup, search):
     batch = g.op("Shape", [texts])
     if search is not None:
         ids, rows = search(g, ids, rows, batch)
+    return fixed(g, ids, rows, batch, fixup)
+
+
+def fixed(g: Builder, ids, rows, batch, fixup):
+    """(ids, rows, count per row) after the digit-comma fix-up (`fixup`: its id table)."""
     if fixup.shape[1] > 1:
         table = g.op("Gather", [g.const(fixup.astype(np.int64)), ids])
         keep = g.op("Reshape", [g.op("GreaterOrEqual", [table, g.i64(0)]), g.i64(-1)])
@@ -129,6 +138,23 @@ def tokenizer_graph(spm_model_file, do_lower_case: bool, max_seq_length: int):
                                      search)
     b_ids, b_rows, b_counts = pieces(g, normalized(g, text_b, do_lower_case), proto, fixup,
                                      search)
+    pack(g, (a_ids, a_rows, a_counts), (b_ids, b_rows, b_counts), cls_id, sep_id,
+         max_seq_length, g.op("Shape", ["text_a"]))
+    helper, string = onnx.helper, onnx.TensorProto.STRING
+    inputs = [helper.make_tensor_value_info("text_a", string, ["batch"]),
+              helper.make_tensor_value_info("text_b", string, ["batch_b"])]
+    return g.nodes, g.initializers, inputs, outputs_info(onnx, max_seq_length)
+
+
+def outputs_info(onnx, max_seq_length: int):
+    return [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.INT32,
+                                               ["batch", max_seq_length]) for n in OUTPUTS]
+
+
+def pack(g: Builder, a, b, cls_id: int, sep_id: int, max_seq_length: int, batch) -> None:
+    """`OUTPUTS` of the two texts' pieces (`a`, `b`: ids, row of each, count per row) as
+    `tokenization.pack_pair` packs them; `batch`: int64 [1]."""
+    (a_ids, a_rows, a_counts), (b_ids, b_rows, b_counts) = a, b
     # tokenization.pack_pair's lengths (onnx_text_tables.truncated_lengths).
     budget = max_seq_length - 3
     pair_a = g.op("Min", [a_counts, g.op("Max", [g.op("Sub", [g.i64(budget), b_counts]),
@@ -144,7 +170,6 @@ def tokenizer_graph(spm_model_file, do_lower_case: bool, max_seq_length: int):
     a_where, a_kept = place(g, a_ids, a_rows, a_counts, keep_a,
                             g.op("Expand", [g.i64(1), g.op("Shape", [keep_a])]))
     b_where, b_kept = place(g, b_ids, b_rows, b_counts, keep_b, b_first)
-    batch = g.op("Shape", ["text_a"])
     row = g.arange(batch)
 
     def at(column, ids):
@@ -158,7 +183,7 @@ def tokenizer_graph(spm_model_file, do_lower_case: bool, max_seq_length: int):
     where = g.op("Concat", [cls_where, sep_where, end_where, a_where, b_where], axis=0)
     values = g.op("Concat", [cls, sep, end, a_kept, b_kept], axis=0)
     zeros = g.fill(g.op("Concat", [batch, g.i64(max_seq_length)], axis=0), 0)
-    int32 = onnx.TensorProto.INT32
+    int32 = g.onnx.TensorProto.INT32
     g.op("Cast", [g.op("ScatterND", [zeros, where, values])], ["input_word_ids"], to=int32)
     column = g.op("Unsqueeze", [g.arange(g.i64(max_seq_length)), g.i64(0)])
     inside = g.op("Less", [column, g.op("Unsqueeze", [total, g.i64(1)])])
@@ -166,12 +191,6 @@ def tokenizer_graph(spm_model_file, do_lower_case: bool, max_seq_length: int):
     in_b = g.op("And", [inside, g.op("GreaterOrEqual",
                                      [column, g.op("Unsqueeze", [b_first, g.i64(1)])])])
     g.op("Cast", [in_b], ["input_type_ids"], to=int32)
-    helper, string = onnx.helper, onnx.TensorProto.STRING
-    inputs = [helper.make_tensor_value_info("text_a", string, ["batch"]),
-              helper.make_tensor_value_info("text_b", string, ["batch_b"])]
-    outputs = [helper.make_tensor_value_info(n, int32, ["batch", max_seq_length])
-               for n in OUTPUTS]
-    return g.nodes, g.initializers, inputs, outputs
 
 
 OPSETS = {"": 17, "ai.onnx.ml": 2, CONTRIB: 1}
@@ -216,14 +235,18 @@ def merged(content: bytes, nodes, initializers, inputs, outputs=()) -> bytes:
     return result.SerializeToString()
 
 
-def run_in_fresh_process(paths: dict, max_seq_length: int, groups, timeout: int = 600) -> dict:
+def run_in_fresh_process(paths: dict, max_seq_length: int, groups, timeout: int = 600,
+                         fmt: str = "onnx") -> dict:
     """{kind: [{output: array} per group]} of each text-in file (`paths`: {kind: path}) on
     `groups` ([(texts, pairs or None)]), run in a fresh Python process that imports
-    onnxruntime-extensions and never TensorFlow (see `_FRESH`)."""
+    onnxruntime-extensions (`fmt` "openvino": openvino-tokenizers) and never TensorFlow (see
+    `_FRESH`)."""
+    first, runner = FRESH_RUNNERS[fmt]
     with tempfile.TemporaryDirectory(prefix="albert_onnx_text_") as folder:
         job, result = os.path.join(folder, "job.json"), os.path.join(folder, "out.npz")
         with open(job, "w", encoding="utf-8") as writer:
-            json.dump({"paths": {k: os.fspath(p) for k, p in paths.items()},
+            json.dump({"first": first, "runner": runner,
+                       "paths": {k: os.fspath(p) for k, p in paths.items()},
                        "max_seq_length": int(max_seq_length),
                        "groups": [[list(t), None if p is None else list(p)]
                                   for t, p in groups]}, writer)

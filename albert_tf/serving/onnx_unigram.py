@@ -27,6 +27,17 @@ UNKNOWN_MARK = "\ufdd0"
 def searcher(model_proto: bytes, model_file):
     """`search(g, ids, rows, batch) → (ids, rows)` for a unigram model, else None (the op's
     own segmentation is kept: BPE, word, char, byte fallback)."""
+    found = tables(model_proto, model_file)
+    if found is None:
+        return None
+
+    def search(g: Builder, ids, rows, batch):
+        return _search(g, ids, rows, *found)
+    return search
+
+
+def tables(model_proto: bytes, model_file):
+    """(vocab, score of each id, piece string of each id) of a unigram model, else None."""
     vocab = read_unigram_vocab(model_proto, str(model_file))
     if vocab is None:
         return None
@@ -37,15 +48,12 @@ def searcher(model_proto: bytes, model_file):
     strings = [""] * size
     for piece, index in zip(vocab.pieces, vocab.ids):
         strings[index] = piece
-
-    def search(g: Builder, ids, rows, batch):
-        return _search(g, ids, rows, vocab, scores, strings)
-    return search
+    return vocab, scores, strings
 
 
-def _units(g: Builder, ids, rows, unknown_id, strings):
-    """(text [U], row [U]) of the units: the dummy, then each row's stretches of known pieces
-    and each unknown piece, in order."""
+def cuts(g: Builder, ids, rows, unknown_id):
+    """(ids [T+1] with the dummy first, unit of each [T+1], count of units [1], row of each
+    unit [U]): a unit starts at each unknown piece, after one, and at each row's start."""
     ids = g.op("Concat", [g.i64(unknown_id), ids], axis=0)
     rows = g.op("Concat", [g.i64(0), rows], axis=0)
     unknown = g.op("Equal", [ids, g.i64(unknown_id)])
@@ -57,10 +65,18 @@ def _units(g: Builder, ids, rows, unknown_id, strings):
     unit = g.op("Sub", [g.op("CumSum", [g.op("Cast", [starts], to=g.onnx.TensorProto.INT64),
                                         g.scalar(0)]), g.i64(1)])
     count = g.op("ReduceSum", [g.op("Cast", [starts], to=g.onnx.TensorProto.INT64)], keepdims=1)
+    first = g.op("Compress", [g.arange(g.op("Shape", [ids])), starts], axis=0)
+    return ids, unit, count, g.op("Gather", [rows, first])
+
+
+def _units(g: Builder, ids, rows, unknown_id, strings):
+    """(text [U], row [U]) of the units: the dummy, then each row's stretches of known pieces
+    and each unknown piece, in order."""
+    ids, unit, count, unit_rows = cuts(g, ids, rows, unknown_id)
+    unknown = g.op("Equal", [ids, g.i64(unknown_id)])
     text = g.op("Where", [unknown, g.const([UNKNOWN_MARK]),
                           g.op("Gather", [g.const(np.array(strings, object)), ids])])
-    first = g.op("Compress", [g.arange(g.op("Shape", [ids])), starts], axis=0)
-    return g.join_rows(text, unit, count), g.op("Gather", [rows, first]), count
+    return g.join_rows(text, unit, count), unit_rows, count
 
 
 def _forward_body(g: Builder, width: int):
@@ -128,6 +144,14 @@ def _search(g: Builder, ids, rows, vocab, scores, strings):
     found = g.op("LabelEncoder", [windows], domain="ai.onnx.ml",
                  keys_strings=[*vocab.pieces, UNKNOWN_MARK],
                  values_int64s=[*vocab.ids, vocab.unknown_id], default_int64=-1)
+    return choose(g, found, lengths, units, columns, unit_rows, vocab, scores)
+
+
+def choose(g: Builder, found, lengths, units, columns, unit_rows, vocab, scores):
+    """(ids, rows) of the best paths: `found` int64 [U, L, K] is the piece id (-1: none) of
+    the window of k+1 characters ending at each unit's character e, `lengths` [U] each unit's
+    characters, `units` / `columns` [1] U and L, `unit_rows` [U] each unit's row."""
+    width = vocab.max_piece_chars
     end = g.op("Reshape", [g.arange(columns), g.i64(1, -1, 1)])
     size = g.const(np.arange(1, width + 1, dtype=np.int64).reshape(1, 1, -1))
     fits = g.op("And", [g.op("GreaterOrEqual", [g.op("Sub", [end, size]), g.i64(-1)]),

@@ -11,7 +11,10 @@ decompresses in its kernels. (OpenVINO's reading of onnxruntime's int8 file was 
 not taken: it turns MatMulInteger's weights into int32 constants, one per pass: 28 MB for
 ALBERT-base, 288 MB in memory.) The ONNX route keeps the shared layer's weights once. Each file is compiled
 and run at export, float32 in f32 precision (a CPU with AMX would otherwise run bf16), and
-checked against the Keras model as the ONNX files are.
+checked against the Keras model as the ONNX files are. A classifier's and an encoder's export
+with a unigram SentencePiece model also writes `<name>.text.<kind>.xml` (+ `.bin`): the same
+model taking strings, the tokenizer inside (`serving.openvino_text`), run at export in a fresh
+process on raw texts against the Keras model on albert-tf's ids (`onnx_export.check_text_files`).
 
 `extras(model, max_seq_length, onnx_kinds, openvino_kinds, **kwargs)` → {folder: write} for
 `write_saved_model(extras=...)`: the ONNX conversion is made once for both formats.
@@ -27,10 +30,12 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf import io_utils
-from albert_tf.serving import onnx_export, runtimes
+from albert_tf.serving import onnx_export, openvino_text, runtimes
 from albert_tf.serving.tflite import export_plan
 
 FOLDER = "openvino"
+# The heads whose files also come as text-in files (`serving.openvino_text`).
+TEXT_HEADS = ("classifier", "encoder")
 # Weights with fewer values stay float32 (biases' and LayerNorm's are 1-D anyway).
 _MIN_INT8 = 4096
 
@@ -83,7 +88,14 @@ def save_ir(content: bytes, xml_path: str) -> list[str]:
         source = os.path.join(staging, "model.onnx")
         with open(source, "wb") as writer:
             writer.write(content)
-        ir = ov.convert_model(source)
+        return write_ir(ov.convert_model(source), xml_path)
+
+
+def write_ir(ir, xml_path: str) -> list[str]:
+    """An ov.Model saved at `xml_path` (+ its `.bin`), each written atomically; both paths."""
+    ov = runtimes.load("openvino", "--openvino")
+    with tempfile.TemporaryDirectory(prefix="albert_openvino_",
+                                     ignore_cleanup_errors=True) as staging:
         staged_xml = os.path.join(staging, "model.xml")
         ov.save_model(ir, staged_xml, compress_to_fp16=False)
         bin_path = xml_path[:-len(".xml")] + ".bin"
@@ -94,6 +106,15 @@ def save_ir(content: bytes, xml_path: str) -> list[str]:
                 tf.io.gfile.copy(staged, tmp, overwrite=True)
             written.append(path)
         return written
+
+
+def text_plan(output_dir, name, kinds, spm_model_file) -> dict:
+    """{kind: `<name>.text.<kind>.xml`} of a classifier or an encoder with a unigram
+    SentencePiece model (`serving.openvino_text`), else {}."""
+    if not spm_model_file or name not in TEXT_HEADS or not openvino_text.supported(
+            spm_model_file):
+        return {}
+    return {kind: os.path.join(output_dir, f"{name}.text.{kind}.xml") for kind in kinds}
 
 
 def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | None = None,
@@ -108,9 +129,13 @@ def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | N
     if plan is None:
         return {}
     kinds, name, outputs, output_dir, paths = plan
-    onnx_export.refuse_existing([*paths.values(), *(p[:-4] + ".bin" for p in paths.values()),
+    text_paths = text_plan(output_dir, name, kinds, spm_model_file)
+    xml = [*paths.values(), *text_paths.values()]
+    onnx_export.refuse_existing([*xml, *(p[:-4] + ".bin" for p in xml),
                                  os.path.join(output_dir, f"{name}.json")])
     runtimes.load("openvino", "--openvino")
+    if text_paths:
+        runtimes.load("openvino_tokenizers", "--openvino")
     contents = contents or onnx_export.convert(model, max_seq_length, kinds, outputs, call,
                                                batch_size, flag="--openvino")
     inputs = onnx_export.check_inputs(model, max_seq_length, batch_size)
@@ -123,13 +148,22 @@ def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | N
             created.extend(save_ir(content, path))
             agreement[kind] = onnx_export.check_file(path, runtimes.openvino_runner, want,
                                                      inputs, kind, verify)
+            if kind in text_paths:  # the same weights behind openvino-tokenizers' ops
+                created.extend(write_ir(openvino_text.text_model(
+                    content, spm_model_file, do_lower_case, max_seq_length), text_paths[kind]))
         onnx_export.measure_texts(agreement, paths, runtimes.openvino_runner, texts, text_pairs,
                                   max_seq_length, spm_model_file, vocab_file, do_lower_case)
+        if text_paths:
+            agreement["text"] = onnx_export.check_text_files(
+                text_paths, model, max_seq_length, outputs, call, batch_size, spm_model_file,
+                do_lower_case, texts, text_pairs, fmt=FOLDER)
         written = dict(paths)
+        written.update({f"text.{kind}": path for kind, path in text_paths.items()})
         written["metadata"] = onnx_export.write_metadata(
             model, output_dir, name, FOLDER, outputs, max_seq_length, do_lower_case,
             {k: os.path.basename(p) for k, p in paths.items()}, agreement, spm_model_file,
-            vocab_file, label_names, created)
+            vocab_file, label_names, created,
+            {k: os.path.basename(p) for k, p in text_paths.items()})
     except BaseException:
         onnx_export.remove(created)  # all or nothing
         raise

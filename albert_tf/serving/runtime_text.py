@@ -22,14 +22,20 @@ the original's digit-comma fix-up, then packing).
   Earlier, onnxruntime-extensions' HfJsonTokenizer with NFKD, StripAccents and Lowercase
   normalizers gave other ids on 939 of 1,912 texts (upper case kept, "[CLS]" read as a
   special token, whitespace-only text not empty).
-- openvino-tokenizers has NFKD, a regex for the marks, case folding and a SentencepieceTokenizer
-  op; `openvino_sentencepiece_ids` builds that graph. On the original's 224 golden cases and
-  1,688 GLUE dev sentences (1,912 texts) its ids differ from albert-tf's on 2 texts, both
-  holding "https://www.example.org/path?x=1&y=2#frag": "www" comes out "ww" + "w" where
-  SentencePiece gives "w" + "ww" (a tie of equal scores broken the other way). With a
-  vocabulary holding digit-comma pieces ("9,", "000,") 78 differ: that URL and 77 texts with a
-  digit before a comma, since no op re-encodes such a piece without its comma as the
-  original does. OpenVINO files take ids.
+- OpenVINO: the same export with a unigram SentencePiece model also writes
+  `<head>.text.<kind>.xml` (+ `.bin`) beside each ids file (`serving.openvino_text`: the ONNX
+  graph's steps, the numbers in standard ops that OpenVINO's ONNX frontend reads, the strings
+  in openvino-tokenizers' ops). On the same texts and configurations
+  (bench/openvino_tokenizer_probe.py, 15,848 packed rows, in a process that imported
+  TensorFlow first) its ids, mask and segment ids are albert-tf's on every row, the golden
+  cases the original's, and the NUL texts too through `runtimes.OpenVinoTextRunner`'s
+  stand-in (numpy's str arrays drop a trailing NUL). openvino-tokenizers' own chain (NFKD, a
+  regex for the marks, case folding, SentencepieceTokenizer: `openvino_sentencepiece_ids`)
+  is not that: on the 224 golden cases and 1,688 GLUE dev sentences its ids differ on 2 texts,
+  both holding "https://www.example.org/path?x=1&y=2#frag" ("www" comes out "ww" + "w" where
+  the wheel gives "w" + "ww", a tie of equal scores broken the other way), and with
+  digit-comma pieces ("9,", "000,") on 77 more (the original's fix-up has no op), which is
+  why the file searches the op's pieces again and fixes them up in standard ops.
 
 A text that is not UTF-8 is refused (`require_utf8`) where the original would drop the bytes.
 """
@@ -64,11 +70,18 @@ NOTES = {
                     "onnxruntime-extensions' ops; send U+FDD0 for a NUL, as "
                     "serving.runtimes.OnnxTextRunner does); the ids files (files) take "
                     "input_word_ids, input_mask and input_type_ids"),
-    "openvino": ("takes ids: openvino-tokenizers' SentencepieceTokenizer breaks score ties "
-                 "otherwise than SentencePiece ('www' in 'https://www.example.org/' comes out "
-                 "'ww'+'w', not 'w'+'ww': 2 of 1,912 measured texts) and no op does the "
-                 "original's digit-comma fix-up (77 more texts differ with a vocabulary holding "
-                 "pieces such as '9,'); tokenize with the tokenizer file beside it"),
+    "openvino": ("takes ids: text-in files (<head>.text.<kind>.xml) are written for a "
+                 "classifier's and an encoder's export with a unigram SentencePiece model; this "
+                 "head (a token classifier's words in windows, SQuAD's question and paragraph, "
+                 "multiple-choice options) or a WordPiece vocabulary is tokenized with the "
+                 "tokenizer file beside it"),
+    "openvino_text": ("the text_files take text_a and text_b strings ([''] for single texts) "
+                      "and tokenize inside the file (import openvino_tokenizers before reading "
+                      "it: it registers the string ops): albert-tf's ids on 1,981 measured "
+                      "texts (cased and uncased, single and pair, digit-comma pieces); send "
+                      "U+FDD0 for a NUL (numpy's str arrays drop a trailing one), as "
+                      "serving.runtimes.OpenVinoTextRunner does; the ids files (files) take "
+                      "input_word_ids, input_mask and input_type_ids"),
 }
 
 

@@ -223,6 +223,46 @@ class OnnxTextRunner:
         return dict(zip(self.outputs, values))
 
 
+class OpenVinoTextRunner:
+    """A text-in OpenVINO IR (`<head>.text.<kind>.xml`, `serving.openvino_text`): called as
+    `OnnxTextRunner`; openvino-tokenizers imported (it registers its ops with every Core),
+    compiled in f32 as `OpenVinoRunner`. `.max_seq_length` is its `<head>.json`'s."""
+
+    takes_text = True
+
+    def __init__(self, path, max_seq_length: int, num_threads=None,
+                 precision: str | None = "f32"):
+        self.label = path = os.fspath(path)
+        ov = load("openvino", "running an OpenVINO file")
+        load("openvino_tokenizers", "running a text-in OpenVINO file")
+        config = {"INFERENCE_PRECISION_HINT": precision} if precision else {}
+        if num_threads:
+            config["INFERENCE_NUM_THREADS"] = int(num_threads)
+        try:
+            core = ov.Core()
+            self.model = core.compile_model(core.read_model(path), "CPU", config)
+        except Exception as error:  # openvino raises RuntimeError and its own types
+            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            raise InputError(f"{path}: OpenVINO cannot run it ({first})") from None
+        self.request = self.model.create_infer_request()
+        self.inputs = [i.get_any_name() for i in self.model.inputs]
+        self.outputs = [o.get_any_name() for o in self.model.outputs]
+        self.max_seq_length = int(max_seq_length)
+
+    def __call__(self, text_a, text_b=None) -> dict:
+        texts = require_utf8([text_a] if isinstance(text_a, (str, bytes)) else list(text_a))
+        pairs = [""] * len(texts) if text_b is None else require_utf8(
+            [text_b] if isinstance(text_b, (str, bytes)) else [p or "" for p in text_b],
+            "text pair")
+        if len(pairs) != len(texts):
+            raise InputError(f"{len(texts)} texts but {len(pairs)} text pairs")
+        # numpy's str arrays drop a trailing NUL: SentencePiece reads the stand-in as it.
+        results = self.request.infer({
+            "text_a": np.array([t.replace("\x00", NUL_STANDIN) for t in texts], str),
+            "text_b": np.array([t.replace("\x00", NUL_STANDIN) for t in pairs], str)})
+        return {output.get_any_name(): np.array(value) for output, value in results.items()}
+
+
 def onnx_runner(path, num_threads=None) -> OnnxRunner:
     return OnnxRunner(path, num_threads)
 
