@@ -24,6 +24,9 @@ names from the export, a multi-label classifier's set of names, a regressor's sc
   classifier's words, windows and tags too: `serving.onnx_tagger`) where the export wrote one
   and this process can run it (onnxruntime_extensions imported before TensorFlow:
   `runtimes.text_ops_safe`), else its ids file; `text_in=True` / `False` chooses.
+* OpenVINO: a classifier's or an encoder's text-in file (`<name>.text.<kind>.xml`,
+  `serving.openvino_text`) where the export wrote one (openvino-tokenizers' ops run in a
+  process that imported TensorFlow), else its ids file; `text_in=False` chooses the ids file.
 * TFLite, ONNX, OpenVINO: ids-in files, the text tokenized in Python with the tokenizer file
   beside them (`serving.lite`, over the runtime's runner: `serving.runtimes`); a token
   classifier's words in run_ner.py's windows, each word tagged at its first piece in the window
@@ -214,8 +217,12 @@ class _TextTagger:
                 for tags, ids in zip(out["tags"], out["tag_ids"])]
 
 
+# The runners of the text-in files, by format.
+_TEXT_RUNNERS = {"onnx": runtimes.OnnxTextRunner, "openvino": runtimes.OpenVinoTextRunner}
+
+
 def _text_file(folder: str, head: str, kind: str):
-    """(path, max_seq_length) of the text-in ONNX file of `kind` in `folder`, or None."""
+    """(path, max_seq_length) of the text-in file of `kind` in `folder`, or None."""
     meta = read_metadata(os.path.join(folder, f"{head}.json"))
     name = (meta.get("text_files") or {}).get(kind) if meta.get("text_in") else None
     return None if name is None else (os.path.join(folder, name), meta["max_seq_length"])
@@ -260,12 +267,13 @@ class Predictor:
         folder = find_folder(os.path.join(base, format), head)
         open_runner = None if format == "tflite" else (
             lambda file: runtimes.runner(file, num_threads))
-        if text_in is None:
-            text_in = runtimes.text_ops_safe()
-        text_file = _text_file(folder, head, kind) if format == "onnx" and text_in else None
-        if text_file is not None:  # the ONNX file that takes strings (serving.onnx_text)
-            open_runner = (lambda file: runtimes.OnnxTextRunner(text_file[0], text_file[1],
-                                                                num_threads))
+        if text_in is None:  # openvino-tokenizers' ops run after TensorFlow
+            text_in = format == "openvino" or runtimes.text_ops_safe()
+        text_file = _text_file(folder, head, kind) if format in _TEXT_RUNNERS and text_in \
+            else None
+        if text_file is not None:  # the file that takes strings (onnx_text, openvino_text)
+            text_runner = _TEXT_RUNNERS[format]
+            open_runner = (lambda file: text_runner(text_file[0], text_file[1], num_threads))
         if head == "token_classifier" and text_file is not None:
             return cls(head, _TextTagger(folder, open_runner(text_file[0])), format)
         if head == "token_classifier":
