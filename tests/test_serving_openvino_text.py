@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from albert_tf.config import AlbertConfig
+from albert_tf.errors import InputError
 from albert_tf.models import AlbertClassifier
 from albert_tf.serving import onnx_export, onnx_text, openvino_export, openvino_text
 from albert_tf.serving import runtime_text, runtimes
@@ -126,3 +127,18 @@ def test_export_writes_text_files_that_predictor_runs(tmp_path):
     np.testing.assert_allclose(by_text.predict(texts, pairs), by_ids.predict(texts, pairs),
                                atol=1e-6)
     assert by_text.classify(texts, pairs) == by_ids.classify(texts, pairs)
+    # One text pair for every row (the docs' [""]), and no texts at all.
+    run = by_text.model.model
+    np.testing.assert_allclose(
+        next(iter(run.request.infer({"text_a": np.array(texts),
+                                     "text_b": np.array([""])}).values())),
+        by_ids.predict(texts), atol=1e-6)
+    assert run([])["probabilities"].shape == (0, 3)
+
+
+def test_the_text_runner_refuses_bytes_that_are_not_utf8_before_running():
+    runner = object.__new__(runtimes.OpenVinoTextRunner)  # no model: the texts are checked first
+    with pytest.raises(InputError, match=r"^text 1 is not UTF-8 \(byte 0xe9 at offset 3\)$"):
+        runner(["fine", "caf\xe9".encode("latin-1")])
+    with pytest.raises(InputError, match=r"^text pair 0 is not UTF-8 \(byte 0xff"):
+        runner(["fine"], [b"\xff"])
