@@ -14,9 +14,11 @@ The files (written by `serving.onnx_export` and `serving.openvino_export`) sit i
 `<head>.json` beside them as a TFLite folder's (`serving.lite.read_metadata` reads it): inputs,
 outputs, max_seq_length, do_lower_case, files ({kind: file name}), the tokenizer file,
 label_names / multi_label + threshold / regression as the head has them, and in addition
-`format` ("onnx" or "openvino"), `text_in` (false: the files take ids; tokenize with the
-tokenizer file beside them, as `serving.lite` does), `text_in_note` (why: the op each runtime
-lacks, `serving.runtime_text`) and `agreement` ({kind: what the export measured against the
+`format` ("onnx" or "openvino"), `text_in` (true: `text_files` ({kind: file name}) take
+strings, `text_a` and `text_b`, run by `OnnxTextRunner` / `OpenVinoTextRunner`; false: the files
+take ids only: tokenize with the tokenizer file beside them, as `serving.lite` does),
+`text_in_note` (what the text files take, or why there are none: `serving.runtime_text`) and
+`agreement` ({kind: what the export measured against the
 Keras model: max_abs_diff, and for int8 the share of rows whose argmax agrees with float32;
 `dynamic_int8.dev`: the int8 file's agreement with float32 on raw dev texts, when the export
 was given them}).
