@@ -242,8 +242,9 @@ class Predictor:
         """The export at `path` (`<export_dir>/<name>` or a version folder) in `format`;
         `kind` (float32, dynamic_int8, ...) picks the file of the other formats; `name`: the
         head's file name when the folder's name is not it (classifier, encoder); `text_in`:
-        an ONNX export's text-in file where it has one (None: where this process can run it,
-        `runtimes.text_ops_safe`; False: its ids file, the text tokenized in Python)."""
+        an ONNX or OpenVINO export's text-in file where it has one (None: OpenVINO's always,
+        ONNX's where this process can run it, `runtimes.text_ops_safe`; False: its ids file,
+        the text tokenized in Python)."""
         path = os.fspath(path)
         if format not in FORMATS:
             raise InputError(f"format={format!r}: not one of {', '.join(FORMATS)}")
