@@ -23,7 +23,7 @@ FLAG_TABLE = {
     "export_dir": ("string", "Where SavedModels are written, each in a numeric version sub-directory."),
     "tflite": ("string", "Also write TFLite files (builtin ops only) to <export_dir>/tflite/<version>, versioned with the SavedModel <export_dir>/<version> (export_saved_model.py: <export_dir>/<name>/tflite/<version>): comma-separated kinds of float32, float16, dynamic_int8."),
     "onnx": ("string", "Also write ONNX files (shared weights stored once, checked against the Keras model) to <export_dir>/onnx/<version>, versioned with the SavedModel (export_saved_model.py: <export_dir>/<name>/onnx/<version>): comma-separated kinds of float32, dynamic_int8. Needs pip install albert-tf[onnx]."),
-    "openvino": ("string", "Also write OpenVINO IR files (.xml + .bin) to <export_dir>/openvino/<version>, versioned with the SavedModel (export_saved_model.py: <export_dir>/<name>/openvino/<version>): comma-separated kinds of float32, dynamic_int8. Needs pip install albert-tf[openvino] (converted through ONNX)."),
+    "openvino": ("string", "Also write OpenVINO IR files (.xml + .bin) to <export_dir>/openvino/<version>, versioned with the SavedModel (export_saved_model.py: <export_dir>/<name>/openvino/<version>): comma-separated kinds of float32, dynamic_int8, static_int8 (int8 activations calibrated on the export's texts: the fastest int8 file). Needs pip install albert-tf[openvino] (converted through ONNX)."),
     # What to run.
     "do_train": ("bool", "Whether to run training."),
     "do_eval": ("bool", "Whether to evaluate checkpoints."),

@@ -314,3 +314,13 @@ RUNTIME_KINDS = ("float32", "dynamic_int8")
 def parse_runtime_kinds(value, flag: str = "--onnx") -> tuple[str, ...]:
     """"float32,dynamic_int8" (or a list) → the kinds in `RUNTIME_KINDS` order; empty → ()."""
     return _parse_kinds(value, flag, RUNTIME_KINDS)
+
+
+# `--openvino` also writes `static_int8`: int8 activations calibrated at export
+# (serving.openvino_int8), which OpenVINO runs as int8 matmuls and onnxruntime does not speed up.
+OPENVINO_KINDS = (*RUNTIME_KINDS, "static_int8")
+
+
+def parse_openvino_kinds(value, flag: str = "--openvino") -> tuple[str, ...]:
+    """"float32,static_int8" (or a list) → the kinds in `OPENVINO_KINDS` order; empty → ()."""
+    return _parse_kinds(value, flag, OPENVINO_KINDS)

@@ -1,11 +1,12 @@
-"""Does dynamic_int8 keep a classifier's accuracy? (issue 48, "Accuracy that survives")
+"""Does int8 keep a classifier's accuracy? (issue 48, "Accuracy that survives")
 
     python bench/runtime_int8_accuracy.py --export_dir=x --dev=dev.tsv [--text_b_column=N]
 
 `--export_dir`: an export with `classifier/onnx/<v>` and/or `classifier/openvino/<v>` holding
-float32 and dynamic_int8 files (export_saved_model.py --onnx=float32,dynamic_int8
---openvino=float32,dynamic_int8). `--dev`: a TSV with a header, the text in column 0 (or
-`--text_column`) and the label name in the last column (or `--label_column`). Prints, per
+float32 and dynamic_int8 files, and OpenVINO's static_int8 where written
+(export_saved_model.py --onnx=float32,dynamic_int8
+--openvino=float32,dynamic_int8,static_int8). `--dev`: a TSV with a header, the text in
+column 0 (or `--text_column`) and the label name in the last column (or `--label_column`). Prints, per
 format and kind, the accuracy on the dev set, and for int8 the share of texts whose label
 equals float32's, as one JSON object; the SavedModel's accuracy is the reference (each float32
 file's largest probability difference from it is printed too).
@@ -48,10 +49,14 @@ def main():
     result = {"dev": args.dev, "texts": len(texts)}
     predicted, probabilities = {}, {}
     for fmt, kinds in (("saved_model", ("float32",)), ("onnx", ("float32", "dynamic_int8")),
-                       ("openvino", ("float32", "dynamic_int8"))):
+                       ("openvino", ("float32", "dynamic_int8", "static_int8"))):
         if fmt != "saved_model" and not os.path.isdir(os.path.join(base, fmt)):
             continue
         for kind in kinds:
+            if kind == "static_int8" and not any(  # written only when --openvino names it
+                    name.endswith(".static_int8.xml") for _, _, names in os.walk(
+                        os.path.join(base, fmt)) for name in names):
+                continue
             start = time.time()
             predictor = Predictor.open(base, format=fmt, kind=kind)
             got, scores = [], []

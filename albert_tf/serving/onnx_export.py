@@ -277,16 +277,17 @@ def write_metadata(model, folder, name, fmt, outputs, max_seq_length, do_lower_c
 
 def measure_texts(agreement, paths, open_runner, texts, text_pairs, max_seq_length,
                   spm_model_file, vocab_file, do_lower_case) -> None:
-    """Adds the int8 file's agreement with float32 on raw `texts` to `agreement` (see
+    """Adds each int8 file's agreement with float32 on raw `texts` to `agreement` (see
     `runtime_text.text_agreement`)."""
     if texts is None:
         return
-    found = runtime_text.text_agreement(
-        paths, open_runner, list(texts), None if text_pairs is None else list(text_pairs),
-        max_seq_length, spm_model_file=spm_model_file,
-        vocab_file=None if spm_model_file else vocab_file, do_lower_case=do_lower_case)
-    if found is not None:
-        agreement["dynamic_int8"]["dev"] = found
+    for kind in [k for k in paths if k.endswith("int8")]:
+        found = runtime_text.text_agreement(
+            paths, open_runner, list(texts), None if text_pairs is None else list(text_pairs),
+            max_seq_length, kind, spm_model_file=spm_model_file,
+            vocab_file=None if spm_model_file else vocab_file, do_lower_case=do_lower_case)
+        if found is not None:
+            agreement[kind]["dev"] = found
 
 
 def remove(paths) -> None:

@@ -30,7 +30,9 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf import io_utils
-from albert_tf.serving import onnx_export, openvino_text, runtimes
+from albert_tf.run_config import parse_openvino_kinds
+from albert_tf.serving import (onnx_export, openvino_int8, openvino_text, runtime_text,
+                               runtimes)
 from albert_tf.serving.tflite import export_plan
 
 FOLDER = "openvino"
@@ -41,7 +43,7 @@ _MIN_INT8 = 4096
 
 
 def parse_kinds(value) -> tuple[str, ...]:
-    return onnx_export.parse_kinds(value, "--openvino")
+    return parse_openvino_kinds(value)
 
 
 def int8_weights(content: bytes) -> bytes:
@@ -117,6 +119,36 @@ def text_plan(output_dir, name, kinds, spm_model_file) -> dict:
     return {kind: os.path.join(output_dir, f"{name}.text.{kind}.xml") for kind in kinds}
 
 
+def converted_kinds(kinds) -> tuple[str, ...]:
+    """The ONNX conversions `kinds` are made from (static_int8 quantizes the float32 one)."""
+    return tuple(k for k in onnx_export.KINDS if k in kinds)
+
+
+def file_content(kind, contents, inputs, texts, text_pairs, max_seq_length, spm_model_file,
+                 vocab_file, do_lower_case) -> bytes:
+    """The ONNX bytes a kind's IR is read from; static_int8 calibrates on the export's texts
+    (packed as served), else on the texts its text files are checked on with the attention's
+    products left float32 (`openvino_int8.static_int8`), else on sample ids (whose random
+    words moved 8 % of the demo classifier's answers)."""
+    if kind == "dynamic_int8":
+        return int8_weights(contents["float32"])
+    if kind != openvino_int8.KIND:
+        return contents[kind]
+    own = bool(texts)  # the export's own texts: the attention's products in int8 too
+    if not texts and (spm_model_file or vocab_file):  # sample ids calibrate badly (measured)
+        texts = onnx_export.CHECK_TEXTS * 2  # alone and paired: either kind of model's inputs
+        text_pairs = ("",) * len(onnx_export.CHECK_TEXTS) + onnx_export.CHECK_PAIRS
+    if texts:
+        inputs = runtime_text.pack_texts(
+            list(texts)[:openvino_int8.CALIBRATION_ROWS],
+            None if text_pairs is None else list(text_pairs)[:openvino_int8.CALIBRATION_ROWS],
+            max_seq_length, spm_model_file=spm_model_file,
+            vocab_file=None if spm_model_file else vocab_file, do_lower_case=do_lower_case)
+    # The dense layers' int8 from calibration, the embedding tables' as dynamic_int8's.
+    return int8_weights(openvino_int8.static_int8(
+        contents["float32"], openvino_int8.calibration_rows(inputs), products=own))
+
+
 def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | None = None,
                     outputs=None, call=None, spm_model_file=None, vocab_file=None,
                     do_lower_case: bool = True, label_names=None, verify: bool = True,
@@ -136,15 +168,15 @@ def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | N
     runtimes.load("openvino", "--openvino")
     if text_paths:
         runtimes.load("openvino_tokenizers", "--openvino")
-    contents = contents or onnx_export.convert(model, max_seq_length, kinds, outputs, call,
-                                               batch_size, flag="--openvino")
+    contents = contents or onnx_export.convert(model, max_seq_length, converted_kinds(kinds),
+                                               outputs, call, batch_size, flag="--openvino")
     inputs = onnx_export.check_inputs(model, max_seq_length, batch_size)
     want = onnx_export.expected(model, max_seq_length, outputs, call, batch_size, inputs)
     created, agreement = [], {}
     try:
         for kind, path in paths.items():
-            content = int8_weights(contents["float32"]) if kind == "dynamic_int8" \
-                else contents[kind]
+            content = file_content(kind, contents, inputs, texts, text_pairs, max_seq_length,
+                                   spm_model_file, vocab_file, do_lower_case)
             created.extend(save_ir(content, path))
             agreement[kind] = onnx_export.check_file(path, runtimes.openvino_runner, want,
                                                      inputs, kind, verify)
@@ -196,7 +228,7 @@ def extras(model, max_seq_length: int, onnx_kinds=None, openvino_kinds=None, **k
 
     def contents():  # one conversion for both formats, made when the first is written
         if not cache:
-            kinds = tuple(sorted(set(onnx_kinds) | set(openvino_kinds)))
+            kinds = converted_kinds(set(onnx_kinds) | set(openvino_kinds))
             cache.update(onnx_export.convert(model, max_seq_length, kinds, kwargs.get("outputs"),
                                              kwargs.get("call"), kwargs.get("batch_size")))
         return cache

@@ -168,15 +168,15 @@ def argmax_agreement(got: dict, want: dict) -> float | None:
 
 
 def text_agreement(files: dict, open_runner, texts, text_pairs=None, max_seq_length=None,
-                   **tokenizer) -> dict | None:
-    """{texts, argmax_agreement} of the dynamic_int8 file against the float32 one on raw
+                   kind: str = "dynamic_int8", **tokenizer) -> dict | None:
+    """{texts, argmax_agreement} of the `kind` int8 file against the float32 one on raw
     `texts` (a dev set's), or None without both files, texts or a class output.
     `tokenizer`: spm_model_file / vocab_file / do_lower_case. Each text runs alone: dynamic
     int8 quantizes a call's activations with one scale, so a text's answer would otherwise
     depend on the texts batched with it."""
-    if not texts or "float32" not in files or "dynamic_int8" not in files:
+    if not texts or "float32" not in files or kind not in files:
         return None
-    reference, quantized = open_runner(files["float32"]), open_runner(files["dynamic_int8"])
+    reference, quantized = open_runner(files["float32"]), open_runner(files[kind])
     inputs = pack_texts(texts, text_pairs, max_seq_length or reference.max_seq_length,
                         **tokenizer)
     agree = 0.0

@@ -338,12 +338,28 @@ class ClassificationTask(Task):
         lite.update(openvino_export.extras(  # <export_dir>/onnx/<version>, openvino/<version>
             model, cfg.max_seq_length, cfg.onnx, cfg.openvino, spm_model_file=cfg.spm_model_file,
             vocab_file=None if cfg.spm_model_file else cfg.vocab_file,
-            do_lower_case=cfg.do_lower_case, label_names=self.label_names()))
+            do_lower_case=cfg.do_lower_case, label_names=self.label_names(),
+            **self.calibration_texts()))
         return export_classifier(model, export_dir, cfg.max_seq_length, cfg.spm_model_file,
                                  cfg.do_lower_case, self.source.is_pair, threshold,
                                  label_names=self.label_names(), vocab_file=cfg.vocab_file,
                                  extras=lite, windows=self.windowing(),
                                  label_separator=self.separator)
+
+    def calibration_texts(self, count: int = 200) -> dict:
+        """{texts, text_pairs}: the first `count` dev texts, which OpenVINO's static_int8 file
+        calibrates on (and each int8 file's agreement is measured on), where the run names
+        static_int8 and has dev examples; else {}."""
+        if "static_int8" not in openvino_export.parse_kinds(self.config.openvino):
+            return {}
+        try:
+            examples = self.source.examples("dev")[:count]
+        except (UsageError, OSError, ValueError):  # no dev split: the check texts calibrate
+            return {}
+        if not examples:
+            return {}
+        pairs = [e.text_b or "" for e in examples] if self.source.is_pair else None
+        return {"texts": [e.text_a for e in examples], "text_pairs": pairs}
 
     def windowing(self) -> tuple[int, str] | None:
         """(doc_stride, window_pooling) of `serve_text` with --long_document=windows."""
