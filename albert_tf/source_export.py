@@ -48,6 +48,7 @@ from albert_tf.serving.saved_model import resolve_path, staged_saved_model
 from albert_tf.serving.tflite import FOLDER as TFLITE_FOLDER
 from albert_tf.serving.tflite import parse_kinds
 from albert_tf.serving.tflite import writer as tflite_writer
+from albert_tf.serving.openvino_export import cached_dev_inputs
 from albert_tf.serving.openvino_export import extras as runtime_extras
 from albert_tf.serving.openvino_export import require as require_runtimes
 from albert_tf.serving.verify import compare, verify_all_in_fresh_process
@@ -229,6 +230,9 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
     # folder (tflite, onnx, openvino) -> name -> (stage, written) of the files published with
     # its SavedModel
     runtime_files = {}
+    # static_int8's scales from the dev features the folder's run cached, where it has them.
+    dev_inputs = cached_dev_inputs(source.path, max_seq_length) if "static_int8" in (
+        openvino_kinds or ()) else None
     checks = []  # (name, staged path, calls, expected outputs, atol)
     with Publication() as publication:
         for name, module, signatures, check, atol in exports:
@@ -243,7 +247,7 @@ def export_source(init_checkpoint, export_dir, albert_config_file=None, spm_mode
                     model, max_seq_length, onnx_kinds, openvino_kinds,
                     spm_model_file=files.spm_model_file,
                     vocab_file=None if files.spm_model_file else files.vocab_file,
-                    do_lower_case=do_lower_case, verify=verify, **args))
+                    do_lower_case=do_lower_case, verify=verify, dev_inputs=dev_inputs, **args))
             # The verification's requests are also TF Serving's warmup requests.
             verification = check() if verify else None
             with staged_saved_model(module, os.path.join(export_dir, name), signatures, version,

@@ -53,9 +53,9 @@ def main():
         if fmt != "saved_model" and not os.path.isdir(os.path.join(base, fmt)):
             continue
         for kind in kinds:
-            if kind == "static_int8" and not any(  # written only when --openvino names it
-                    name.endswith(".static_int8.xml") for _, _, names in os.walk(
-                        os.path.join(base, fmt)) for name in names):
+            if fmt != "saved_model" and not any(  # the kinds the export was asked for
+                    f".{kind}." in name for _, _, names in os.walk(os.path.join(base, fmt))
+                    for name in names):
                 continue
             start = time.time()
             predictor = Predictor.open(base, format=fmt, kind=kind)

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import UsageError
@@ -64,6 +65,8 @@ def test_static_int8_runs_int8_matmuls_and_records_its_agreement(classifier, tmp
         classifier, tmp_path, SEQ, "float32,dynamic_int8,static_int8", name="classifier",
         spm_model_file=str(FIXTURES / "spm" / "spm.model"), texts=texts)
     meta = json.loads(open(written["metadata"]).read())
+    assert meta["agreement"]["static_int8"]["calibration"] == {
+        "rows": 64, "on": "dev texts", "attention_products_int8": True}
     dev = meta["agreement"]["static_int8"]["dev"]
     assert dev["texts"] == 80 and dev["batch"] == 1
     # Measured 0.94-0.99 on this spread tiny model; a file quantized wrongly (scales from other
@@ -111,3 +114,46 @@ def test_the_attention_products_are_int8_only_when_asked(classifier):
         assert all(dequantized(n.input[0], of_weights=False) for n in dense)
         assert [dequantized(n.input[0], of_weights=False) for n in paired] == [
             products] * len(paired)
+
+
+def test_a_folders_cached_dev_features_are_its_calibration(tmp_path):
+    """An export of a run's folder alone calibrates static_int8 on the dev features the run
+    cached (`<task>_eval.tf_record` + key), at the export's length only; a cache of another
+    length, split or shape is passed over."""
+    rows = np.arange(3 * SEQ, dtype=np.int64).reshape(3, SEQ)
+
+    def cache(name, split, length, values):
+        with tf.io.TFRecordWriter(str(tmp_path / f"{name}_eval.tf_record")) as writer:
+            for row in values:
+                feature = {key: tf.train.Feature(int64_list=tf.train.Int64List(value=row + i))
+                           for i, key in enumerate(("input_ids", "input_mask", "segment_ids"))}
+                writer.write(tf.train.Example(features=tf.train.Features(
+                    feature=feature)).SerializeToString())
+        (tmp_path / f"{name}_eval.tf_record.key.json").write_text(json.dumps(
+            {"key": {"split": split, "max_seq_length": length}, "num_records": len(values)}))
+
+    assert openvino_export.cached_dev_inputs(tmp_path, SEQ) is None
+    cache("a_other", "dev", SEQ * 2, np.zeros((2, SEQ * 2), np.int64))
+    cache("b_test", "test", SEQ, rows)
+    cache("c_short", "dev", SEQ, np.zeros((2, SEQ - 1), np.int64))  # damaged: wrong width
+    assert openvino_export.cached_dev_inputs(tmp_path, SEQ) is None
+    cache("d_tsv", "dev", SEQ, rows)
+    found = openvino_export.cached_dev_inputs(tmp_path, SEQ)
+    assert {k: v.dtype for k, v in found.items()} == dict.fromkeys(
+        ("input_word_ids", "input_mask", "input_type_ids"), np.int32)
+    np.testing.assert_array_equal(found["input_word_ids"], rows)
+    np.testing.assert_array_equal(found["input_mask"], rows + 1)
+    np.testing.assert_array_equal(found["input_type_ids"], rows + 2)
+
+
+def test_calibration_falls_back_from_texts_to_cached_features_to_check_texts_to_sample_ids():
+    ids = {"input_word_ids": np.ones((2, SEQ), np.int32)}
+    assert openvino_export.calibration_plan(["a"], ["b"], ids, True) == (
+        ["a"], ["b"], None, "dev texts")
+    assert openvino_export.calibration_plan(None, None, ids, True)[2:] == (
+        ids, "dev features cached in the model folder")
+    texts, pairs, none, source = openvino_export.calibration_plan(None, None, None, True)
+    assert (none, source) == (None, "check texts") and len(texts) == len(pairs) == 20
+    assert texts[:10] == texts[10:] and set(pairs[:10]) == {""}
+    assert openvino_export.calibration_plan([], None, None, False) == (
+        None, None, None, "sample ids")

@@ -23,6 +23,7 @@ process on raw texts against the Keras model on albert-tf's ids (`onnx_export.ch
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import tempfile
 
@@ -124,39 +125,81 @@ def converted_kinds(kinds) -> tuple[str, ...]:
     return tuple(k for k in onnx_export.KINDS if k in kinds)
 
 
-def file_content(kind, contents, inputs, texts, text_pairs, max_seq_length, spm_model_file,
-                 vocab_file, do_lower_case) -> bytes:
-    """The ONNX bytes a kind's IR is read from; static_int8 calibrates on the export's texts
-    (packed as served), else on the texts its text files are checked on with the attention's
-    products left float32 (`openvino_int8.static_int8`), else on sample ids (whose random
-    words moved 8 % of the demo classifier's answers)."""
-    if kind == "dynamic_int8":
-        return int8_weights(contents["float32"])
-    if kind != openvino_int8.KIND:
-        return contents[kind]
-    own = bool(texts)  # the export's own texts: the attention's products in int8 too
-    if not texts and (spm_model_file or vocab_file):  # sample ids calibrate badly (measured)
-        texts = onnx_export.CHECK_TEXTS * 2  # alone and paired: either kind of model's inputs
-        text_pairs = ("",) * len(onnx_export.CHECK_TEXTS) + onnx_export.CHECK_PAIRS
+def cached_dev_inputs(folder, max_seq_length: int) -> dict | None:
+    """The first rows of the dev features a run cached in its folder (`<task>_eval.tf_record`
+    beside its `.key.json`, packed at `max_seq_length`) as the files' inputs, or None: what an
+    export of that folder calibrates static_int8 on, without the dev texts."""
+    if not folder or not tf.io.gfile.isdir(folder):
+        return None
+    for key_path in sorted(tf.io.gfile.glob(os.path.join(folder, "*_eval.tf_record.key.json"))):
+        try:
+            key = json.loads(tf.io.gfile.GFile(key_path).read())["key"]
+            if key.get("split") != "dev" or int(key.get("max_seq_length", 0)) != max_seq_length:
+                continue
+            spec = {name: tf.io.FixedLenFeature([max_seq_length], tf.int64)
+                    for name in ("input_ids", "input_mask", "segment_ids")}
+            rows = [tf.io.parse_single_example(record, spec) for record in tf.data.TFRecordDataset(
+                key_path[:-len(".key.json")]).take(openvino_int8.CALIBRATION_ROWS)]
+        except (OSError, ValueError, KeyError, tf.errors.OpError):
+            continue  # a cache of another kind or damaged: the check texts calibrate instead
+        if rows:
+            return {ours: np.stack([row[theirs].numpy() for row in rows]).astype(np.int32)
+                    for ours, theirs in (("input_word_ids", "input_ids"),
+                                         ("input_mask", "input_mask"),
+                                         ("input_type_ids", "segment_ids"))}
+    return None
+
+
+def calibration_plan(texts, text_pairs, dev_inputs, tokenizer: bool) -> tuple:
+    """(texts, text_pairs, ids or None, what they are) static_int8 calibrates on: the export's
+    texts, else the dev features the folder's run cached, else the texts the text files are
+    checked on (alone and paired: either kind of model's inputs), else the sample ids (whose
+    random words moved 8 % of the demo classifier's answers)."""
     if texts:
-        inputs = runtime_text.pack_texts(
+        return texts, text_pairs, None, "dev texts"
+    if dev_inputs is not None:
+        return None, None, dev_inputs, "dev features cached in the model folder"
+    if tokenizer:
+        return (onnx_export.CHECK_TEXTS * 2,
+                ("",) * len(onnx_export.CHECK_TEXTS) + onnx_export.CHECK_PAIRS, None,
+                "check texts")
+    return None, None, None, "sample ids"
+
+
+def file_content(kind, contents, inputs, texts, text_pairs, max_seq_length, spm_model_file,
+                 vocab_file, do_lower_case, dev_inputs=None) -> tuple[bytes, dict | None]:
+    """(the ONNX bytes a kind's IR is read from, what static_int8 was calibrated on: rows,
+    source, whether the attention's products are int8, as `openvino_int8.static_int8` leaves
+    them float32 unless calibrated on the model's own data)."""
+    if kind == "dynamic_int8":
+        return int8_weights(contents["float32"]), None
+    if kind != openvino_int8.KIND:
+        return contents[kind], None
+    texts, text_pairs, ids, source = calibration_plan(texts, text_pairs, dev_inputs,
+                                                      bool(spm_model_file or vocab_file))
+    if texts:
+        ids = runtime_text.pack_texts(
             list(texts)[:openvino_int8.CALIBRATION_ROWS],
             None if text_pairs is None else list(text_pairs)[:openvino_int8.CALIBRATION_ROWS],
             max_seq_length, spm_model_file=spm_model_file,
             vocab_file=None if spm_model_file else vocab_file, do_lower_case=do_lower_case)
+    rows = openvino_int8.calibration_rows(inputs if ids is None else ids)
+    products = source.startswith("dev")
     # The dense layers' int8 from calibration, the embedding tables' as dynamic_int8's.
-    return int8_weights(openvino_int8.static_int8(
-        contents["float32"], openvino_int8.calibration_rows(inputs), products=own))
+    content = int8_weights(openvino_int8.static_int8(contents["float32"], rows, products))
+    return content, {"rows": len(rows), "on": source, "attention_products_int8": products}
 
 
 def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | None = None,
                     outputs=None, call=None, spm_model_file=None, vocab_file=None,
                     do_lower_case: bool = True, label_names=None, verify: bool = True,
-                    batch_size=None, contents=None, texts=None, text_pairs=None) -> dict:
+                    batch_size=None, contents=None, texts=None, text_pairs=None,
+                    dev_inputs=None) -> dict:
     """Writes `<output_dir>/<name>.<kind>.xml`/`.bin` for each kind, the tokenizer file and
     `<name>.json`; returns {kind: xml path, "metadata": path}. Arguments as
     `onnx_export.export_onnx`'s (`contents`: the ONNX {kind: bytes} already converted;
-    `texts`: a dev set's, measured as there)."""
+    `texts`: a dev set's, measured as there; `dev_inputs`: a dev set's packed ids, which
+    static_int8 calibrates on where there are no texts)."""
     plan = export_plan(model, output_dir, kinds, name, outputs, ".xml", parse_kinds)
     if plan is None:
         return {}
@@ -175,11 +218,14 @@ def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | N
     created, agreement = [], {}
     try:
         for kind, path in paths.items():
-            content = file_content(kind, contents, inputs, texts, text_pairs, max_seq_length,
-                                   spm_model_file, vocab_file, do_lower_case)
+            content, calibration = file_content(kind, contents, inputs, texts, text_pairs,
+                                                max_seq_length, spm_model_file, vocab_file,
+                                                do_lower_case, dev_inputs)
             created.extend(save_ir(content, path))
             agreement[kind] = onnx_export.check_file(path, runtimes.openvino_runner, want,
                                                      inputs, kind, verify)
+            if calibration:
+                agreement[kind]["calibration"] = calibration
             if kind in text_paths:  # the same weights behind openvino-tokenizers' ops
                 created.extend(write_ir(openvino_text.text_model(
                     content, spm_model_file, do_lower_case, max_seq_length), text_paths[kind]))
@@ -234,10 +280,12 @@ def extras(model, max_seq_length: int, onnx_kinds=None, openvino_kinds=None, **k
         return cache
 
     result = {}
+    dev_inputs = kwargs.pop("dev_inputs", None)  # OpenVINO's static_int8 alone reads them
     if onnx_kinds:
         result[onnx_export.FOLDER] = lambda folder: onnx_export.export_onnx(
             model, folder, max_seq_length, onnx_kinds, contents=contents(), **kwargs)
     if openvino_kinds:
         result[FOLDER] = lambda folder: export_openvino(
-            model, folder, max_seq_length, openvino_kinds, contents=contents(), **kwargs)
+            model, folder, max_seq_length, openvino_kinds, contents=contents(),
+            dev_inputs=dev_inputs, **kwargs)
     return result
