@@ -19,7 +19,9 @@ to plain ORT fp32 and to the optimized ORT int8, measured in the same run, and t
 checked: our fastest fp32 <= 0.8x ORT fp32, our fastest int8 <= 0.5x optimized ORT int8.
 bf16 rows (where the CPU has avx512_bf16 or amx_bf16) are labelled and count for neither goal.
 The notes give the CPU's features (AVX2, AVX-512, VNNI, AMX), the load average, and the CPU's
-own int8 matmul speed against float32 (TFLite, XNNPACK), which bounds what int8 can gain.
+own int8 matmul speed against float32 (TFLite, XNNPACK), which bounds what int8 can gain, and
+onnxruntime's float32 matmul rate on batch 1's shapes, which bounds every float32 engine
+(`matmul_ceiling`).
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 from absl import app, flags, logging  # noqa: E402
 
-import ort_peer  # noqa: E402  (bench/, beside this file)
+import matmul_ceiling  # noqa: E402  (bench/, beside this file)
+import ort_peer  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SHARED = pathlib.Path(os.environ.get("ALBERT_TF_SHARED") or next(
@@ -88,37 +91,6 @@ def cpu_int8_dot() -> str:
 def cpu_features() -> str:
     return cpu_has("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16",
                    "amx_bf16", "amx_int8") or "none of AVX2, AVX-512, VNNI, AMX"
-
-
-def int8_gemm_speedup(quick, threads):
-    """How much faster this CPU runs a TFLite dynamic-int8 stack of ALBERT-base's FFN matmuls
-    ([128, 768] x [768, 3072], then back) than the float32 one, with the same XNNPACK kernels
-    the encoder uses: the ceiling of what int8 can buy here, measured in the same run."""
-    import keras
-    import tensorflow as tf
-
-    from albert_tf.serving.lite import _interpreter_class
-
-    inputs = keras.Input((SEQ, 768), batch_size=1, name="x")
-    hidden, up, down = inputs, keras.layers.Dense(3072), keras.layers.Dense(768)
-    for _ in range(4):  # one pair of weights used four times, as ALBERT's layers share theirs
-        hidden = down(up(hidden))
-    model = keras.Model(inputs, hidden)
-    serve = tf.function(lambda x: {"y": model(x)},
-                        input_signature=[tf.TensorSpec([1, SEQ, 768], tf.float32, name="x")])
-    x = np.random.default_rng(0).standard_normal((1, SEQ, 768)).astype("float32")
-    speeds = {}
-    for kind in ("float32", "dynamic_int8"):
-        converter = tf.lite.TFLiteConverter.from_concrete_functions(
-            [serve.get_concrete_function()], model)
-        if kind == "dynamic_int8":
-            converter.optimizations = [tf.lite.Optimize.DEFAULT]
-        runner = _interpreter_class()(model_content=converter.convert(),
-                                      num_threads=threads).get_signature_runner()
-        call = lambda ids, mask, seg: runner(x=x)  # noqa: E731
-        seconds = timeit(call, 1, 5 if quick else 15)
-        speeds[kind] = 8 * SEQ * 768 * 3072 / seconds / 1e9
-    return speeds["float32"], speeds["dynamic_int8"]
 
 
 def feed(batch, seed=0):
@@ -208,7 +180,10 @@ def build_exports(model, workdir, quick, bf16, notes):
                                           os.path.getsize(written[kind]) / 1e6)
     # The writers of export_saved_model.py --onnx --openvino: float32 checked within 1e-4.
     both = "float32,dynamic_int8"
-    for folder, write in openvino_export.extras(model, SEQ, both, both).items():
+    # static_int8 is calibrated on the sample ids the files are checked on (no texts here), its
+    # attention products left float32 as an export without texts leaves them.
+    for folder, write in openvino_export.extras(model, SEQ, both,
+                                                both + ",static_int8").items():
         paths = write(os.path.join(workdir, folder))
         agreement = json.load(open(paths.pop("metadata")))["agreement"]
         for kind, path in paths.items():
@@ -218,6 +193,9 @@ def build_exports(model, workdir, quick, bf16, notes):
             engines[f"ours_{folder}_{kind}"] = (PRECISION[kind], folder, path, mb)
             notes.append(f"{folder} {kind} against the Keras model at export: max |diff| "
                          f"{agreement[kind]['max_abs_diff']:.1e}")
+        if folder == "openvino":  # static_int8 as a run with dev texts writes it
+            engines["ours_openvino_static_int8_products"] = static_int8_products(
+                model, os.path.join(workdir, "products"))
         if folder == "openvino" and bf16:  # the plugin's own precision: bf16 here
             for kind in ("float32", "dynamic_int8"):
                 engines[f"ours_openvino_{kind}_bf16"] = ("bf16" if kind == "float32" else
@@ -227,7 +205,23 @@ def build_exports(model, workdir, quick, bf16, notes):
     return engines
 
 
-PRECISION = {"float32": "fp32", "float16": "fp16w", "dynamic_int8": "int8"}
+def static_int8_products(model, folder):
+    """The static_int8 file run_classifier.py writes from its dev texts, the attention's two
+    products int8 too (an export without texts leaves them float32); calibrated here on the
+    sample ids, as this bench has no tokenizer (the speed is the file's, not the scales')."""
+    from albert_tf.serving import onnx_export, openvino_export, openvino_int8
+
+    float32 = onnx_export.convert(model, SEQ, ["float32"])["float32"]
+    rows = openvino_int8.calibration_rows(onnx_export.check_inputs(model, SEQ))
+    os.makedirs(folder)
+    path = os.path.join(folder, "encoder.static_int8.xml")
+    openvino_export.save_ir(openvino_export.int8_weights(openvino_int8.static_int8(
+        float32, rows, products=True)), path)
+    mb = (os.path.getsize(path) + os.path.getsize(path[:-4] + ".bin")) / 1e6
+    return ("int8", "openvino", path, mb)
+
+
+PRECISION = {"float32": "fp32", "float16": "fp16w", "dynamic_int8": "int8", "static_int8": "int8"}
 
 
 def folder_mb(path):
@@ -354,10 +348,11 @@ def main(argv):
                     ort_python, ORT_PEER, ort_folder, ort_kind, 10 if quick else 30))
             for peer, python in peers.items():
                 record(f"peer_{peer}", lambda: run_peer([peer], python))
-        f32_gmacs, int8_gmacs = int8_gemm_speedup(quick, FLAGS.threads)
-        notes.append(f"this CPU's matmuls in TFLite: float32 {f32_gmacs:.1f} GMAC/s, dynamic int8 "
-                     f"{int8_gmacs:.1f} GMAC/s ({int8_gmacs / f32_gmacs:.2f}x); int8 "
-                     f"dot-product instructions: {cpu_int8_dot()}")
+        f32_gmacs, int8_gmacs = matmul_ceiling.int8_gemm_speedup(quick, FLAGS.threads)
+        ort_fp32 = [r[0] for r in results.get(ORT_FP32, [])]
+        notes.extend(matmul_ceiling.ceiling_notes(
+            float(np.median(ort_fp32)) if ort_fp32 else None, f32_gmacs, int8_gmacs,
+            matmul_ceiling.fp32_matmul_rate(FLAGS.threads, quick), cpu_int8_dot()))
         sizes = {name: spec[3] for name, spec in engines.items()}
         print_table(results, sizes, precision, rounds, notes)
 
