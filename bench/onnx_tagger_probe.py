@@ -5,11 +5,11 @@ character offsets and tags, and how far apart are the probabilities?
 
     python bench/onnx_tagger_probe.py
 
-Texts: onnx_tokenizer_probe.py's (the original's 224 golden cases, the 1,688 MRPC and SST-2
-dev sentences, its made-up hard cases and the texts holding a NUL, sent as U+FDD0 by the
-runner). Each SentencePiece model (spm.model cased, spm_digitcomma.model uncased) under a tiny
-token classifier with spread weights, max_seq_length 16 (windows of 14 pieces, 7 apart: most
-sentences span several), the file run in a fresh process (onnxruntime-extensions first).
+Texts: the tokenizer probes' (text_graph_probe.py: the original's 224 golden cases, the 1,688
+MRPC and SST-2 dev sentences, its made-up hard cases and the texts holding a NUL, sent as U+FDD0
+by the runner). Each SentencePiece model (spm.model cased, spm_digitcomma.model uncased) under a
+tiny token classifier with spread weights, max_seq_length 16 (windows of 14 pieces, 7 apart:
+most sentences span several), the file run in a fresh process (onnxruntime-extensions first).
 
 Measured 2026-12-05 13:42 UTC (onnxruntime 1.32, onnxruntime-extensions 0.15.2, 2-core VM at
 load 1.3): 1,984 texts, 36,311 words per model: every word, offset and tag equal on both models,
@@ -27,7 +27,7 @@ import numpy as np
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from onnx_tokenizer_probe import FIXTURES, HARD, NUL, glue_texts  # noqa: E402
+from text_graph_probe import FIXTURES, HARD, NUL, glue_texts  # noqa: E402
 from albert_tf import tokenization  # noqa: E402
 from albert_tf.config import AlbertConfig  # noqa: E402
 from albert_tf.models import AlbertTokenClassifier  # noqa: E402

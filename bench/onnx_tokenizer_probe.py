@@ -5,14 +5,15 @@
     python bench/onnx_tokenizer_probe.py            # the graph, every text, both models
     python bench/onnx_tokenizer_probe.py --hf_json  # the earlier attempt, HfJsonTokenizer
 
-Texts: the original's 224 golden cases, the MRPC + SST-2 dev sentences (1,688) and the made-up
-hard cases below (accents, CJK, Hangul, odd whitespace, control characters, literal "[CLS]",
-empty and whitespace-only text, Greek final sigma, digits with commas, the URL whose pieces
-tie on score). Each model (the fixture spm.model, and spm_digitcomma.model whose vocabulary
-holds pieces such as "9,"), cased and uncased, single texts at max_seq_length 128 and pairs
-(each text with another, long pairs trimmed) at 64, all in one batch per run; the golden cases
-also against the original's golden ids. Texts holding U+0000 are measured apart:
-onnxruntime-extensions' string ops read a string up to its first NUL.
+Texts (bench/text_graph_probe.py, which runs the comparison): the original's 224 golden cases,
+the MRPC + SST-2 dev sentences (1,688) and made-up hard cases (accents, CJK, Hangul, odd
+whitespace, control characters, literal "[CLS]", empty and whitespace-only text, Greek final
+sigma, digits with commas, the URL whose pieces tie on score). Each model (the fixture
+spm.model, and spm_digitcomma.model whose vocabulary holds pieces such as "9,"), cased and
+uncased, single texts at max_seq_length 128 and pairs (each text with another, long pairs
+trimmed) at 64, all in one batch per run; the golden cases also against the original's golden
+ids. Texts holding U+0000 are measured apart: onnxruntime-extensions' string ops read a string
+up to its first NUL.
 
 Measured (onnxruntime 1.32, onnxruntime-extensions 0.15.2; 1,981 texts per model, both
 models, cased and uncased, single and pair: 15,848 packed rows): the same ids, mask and segment
@@ -31,49 +32,18 @@ StripAccents, Lowercase and the model's Unigram scores) gave other ids on 939 of
 upper case kept, "[CLS]" read as a special token, whitespace-only text not empty.
 """
 import argparse
-import csv
 import json
 import os
-import pathlib
 import sys
-import time
 
 import numpy as np
 import onnxruntime as ort
 from onnxruntime_extensions import get_library_path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from albert_tf.serving import onnx_text, runtime_text  # noqa: E402
-
-SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
-FIXTURES = SHARED / "fixtures" / "original"
-
-HARD = [
-    "", " ", "\t\n", "\u00a0", "\u3000\u3000", "a\u00a0b\u3000c\td\ne\rf\x0bg\x0ch", "x\x1cy\x85z",
-    "line\u2028sep\u2029para", "zero\u200bwidth", "  lead and trail  ", "ctrl\x01\x07\x1b\x7fend",
-    "[CLS]", "[MASK] and [SEP]", "[cls] lower", "<unk> <pad>", "▁▁piece", "Café CRÈME Brûlée",
-    "ÀÉÎÕÜ àéîõü Ññ Çç", "e\u0301 a\u0300 combining", "\u0301\u0300 marks alone", "¨a ´b ¸c",
-    "ΟΔΟΣ", "ΣΑΣ ΣΑΣ.", "Σ", "ΑΣ'Σ", "ΑΣ'ΣΒ", "ΑΣΣ", "Σ. ΑΣ, ΒΣ!", "\U0001d6ba\U0001d6f4 ΑΣ",
-    "ὈΔΥΣΣΕΎΣ", "İstanbul ıi İI", "Straße STRASSE", "ǅ ǈ ǋ titlecase", "ﬁ ﬂ ﬃ ligatures",
-    "½ ¼ ¾ x² ₃", "①②③ ⑩", "Ｆｕｌｌ ｗｉｄｔｈ", "ｶﾀｶﾅ half", "中文字符，标点。", "日本語のテキスト",
-    "한국어 문장 가나다", "ㄱㄴㄷ jamo", "مرحبا", "שלום", "हिन्दी", "ไทย", "😀 👍🏽 🇺🇸 👨‍👩‍👧",
-    "1,000", "1,000,000.5", "9, 10, 11,", "$1,999, or 2,000,", "a1,b2,c3,", "year 1990, and 2000,",
-    "12,345 people, 67,890 cars", "https://www.example.org/path?x=1&y=2#frag",
-    "www www.www", "Ω ℃ ℉ Å K", "ǲ ǳ", "ꙋ Ꙋ", "\ufeffbom", "\ufffd replacement",
-    "tab\tsep\tvalues", "many     spaces", "\n\n\n", "a" * 300, "word " * 80,
-    "Dvořák's Mötley Crüe Ærøskøbing Łódź", "Ёлка ЁЛКА", "ΆΈΉΊΌΎΏ άέήίόύώ ΐΰ",
-]
-NUL = ["a\x00b", "\x00", "end\x00"]
-
-
-def glue_texts():
-    texts = []
-    with open(SHARED / "data" / "glue" / "MRPC" / "dev.tsv", encoding="utf-8", newline="") as r:
-        for row in list(csv.reader(r, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]:
-            texts += row[3:5]
-    with open(SHARED / "data" / "glue" / "SST-2" / "dev.tsv", encoding="utf-8") as r:
-        texts += [line.split("\t")[0] for line in r.read().splitlines()[1:]]
-    return texts
+from albert_tf.serving import onnx_text  # noqa: E402
+from text_graph_probe import FIXTURES, glue_texts, probe  # noqa: E402
 
 
 def session(model):
@@ -93,46 +63,8 @@ def run_batches(run, texts, pairs, size=250):
     return [np.concatenate(outputs) for outputs in zip(*parts)]
 
 
-def differing(run, spm, lower, texts, pairs, length):
-    got = run_batches(run, texts, pairs)
-    want = runtime_text.pack_texts(texts, pairs, length, spm_model_file=spm, do_lower_case=lower)
-    rows = np.zeros(len(texts), bool)
-    for name, value in zip(onnx_text.OUTPUTS, got):
-        rows |= (value != want[name]).any(-1)
-    return [i for i in np.flatnonzero(rows)]
-
-
-def probe():
-    total = 0
-    for model_name, golden in (("spm.model", "tokenization_golden.json"),
-                               ("spm_digitcomma.model", "tokenization_golden_digitcomma.json")):
-        spm = str(FIXTURES / "spm" / model_name)
-        cases = json.loads((FIXTURES / "tokenization" / golden).read_text("utf-8"))["cases"]
-        texts = [c["text"] for c in cases] + glue_texts() + HARD
-        shifted = texts[7:] + texts[:7]
-        for lower in (True, False):
-            start = time.time()
-            runs = {length: session(onnx_text.tokenizer_model(spm, lower, length))
-                    for length in (64, 128, 512)}
-            bad_single = differing(runs[128], spm, lower, texts, [""] * len(texts), 128)
-            bad_pair = differing(runs[64], spm, lower, texts, shifted, 64)
-            # The golden cases against the original's own ids, unpacked.
-            key = f"preprocess_text(lower={lower})+tokenize"
-            ids, mask = run_batches(runs[512], [c["text"] for c in cases],
-                                    [""] * len(cases))[:2]
-            bad_golden = [c["text"] for c, row, m in zip(cases, ids, mask)
-                          if row[1:int(m.sum()) - 1].tolist() != c[key]["ids"]]
-            bad_nul = differing(runs[128], spm, lower, NUL, [""] * len(NUL), 128)
-            total += len(texts) * 2
-            print(f"{model_name} lower={lower}: {len(texts)} texts; differ single "
-                  f"{len(bad_single)}, pair {len(bad_pair)}, golden {len(bad_golden)} of "
-                  f"{len(cases)}; NUL texts {len(bad_nul)} of {len(NUL)} "
-                  f"({time.time() - start:.1f} s)")
-            for i in bad_single[:5] + bad_pair[:5]:
-                print("   ", repr(texts[i][:80]), "|", repr(shifted[i][:40]))
-            for text in bad_golden[:5]:
-                print("    golden", repr(text[:80]))
-    print(f"{total} packed rows compared")
+def build(spm, lower, length):
+    return session(onnx_text.tokenizer_model(spm, lower, length))
 
 
 def hf_json_probe():
@@ -186,4 +118,4 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hf_json", action="store_true")
     args = parser.parse_args()
-    hf_json_probe() if args.hf_json else probe()
+    hf_json_probe() if args.hf_json else probe(build, run_batches)
