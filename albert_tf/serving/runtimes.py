@@ -129,23 +129,29 @@ class OnnxRunner(_Runner):
         return dict(zip(self.outputs, values))
 
 
+def compile_openvino(path: str, num_threads=None, precision: str | None = "f32"):
+    """The IR at `path` compiled for the CPU (`precision`: INFERENCE_PRECISION_HINT, None for
+    the plugin's own); a file OpenVINO cannot read or compile is an `InputError` naming it."""
+    ov = load("openvino", "running an OpenVINO file")
+    config = {"INFERENCE_PRECISION_HINT": precision} if precision else {}
+    if num_threads:
+        config["INFERENCE_NUM_THREADS"] = int(num_threads)
+    try:
+        core = ov.Core()
+        return core.compile_model(core.read_model(path), "CPU", config)
+    except Exception as error:  # openvino raises RuntimeError and its own types
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise InputError(f"{path}: OpenVINO cannot run it ({first})") from None
+
+
 class OpenVinoRunner(_Runner):
     """One OpenVINO IR (.xml beside its .bin) compiled for the CPU, in f32 by default
     (`precision`: the plugin's INFERENCE_PRECISION_HINT; None leaves the plugin's own, bf16 on
     a CPU with AMX or AVX-512 BF16: faster, about 3 significant digits)."""
 
     def __init__(self, path, num_threads=None, precision: str | None = "f32"):
-        ov = load("openvino", "running an OpenVINO file")
         path = os.fspath(path)
-        config = {"INFERENCE_PRECISION_HINT": precision} if precision else {}
-        if num_threads:
-            config["INFERENCE_NUM_THREADS"] = int(num_threads)
-        try:
-            core = ov.Core()
-            self.model = core.compile_model(core.read_model(path), "CPU", config)
-        except Exception as error:  # openvino raises RuntimeError and its own types
-            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            raise InputError(f"{path}: OpenVINO cannot run it ({first})") from None
+        self.model = compile_openvino(path, num_threads, precision)
         self.request = self.model.create_infer_request()
         inputs = self.model.inputs
         shape = inputs[0].get_partial_shape()
@@ -235,17 +241,8 @@ class OpenVinoTextRunner:
     def __init__(self, path, max_seq_length: int, num_threads=None,
                  precision: str | None = "f32"):
         self.label = path = os.fspath(path)
-        ov = load("openvino", "running an OpenVINO file")
         load("openvino_tokenizers", "running a text-in OpenVINO file")
-        config = {"INFERENCE_PRECISION_HINT": precision} if precision else {}
-        if num_threads:
-            config["INFERENCE_NUM_THREADS"] = int(num_threads)
-        try:
-            core = ov.Core()
-            self.model = core.compile_model(core.read_model(path), "CPU", config)
-        except Exception as error:  # openvino raises RuntimeError and its own types
-            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            raise InputError(f"{path}: OpenVINO cannot run it ({first})") from None
+        self.model = compile_openvino(path, num_threads, precision)
         self.request = self.model.create_infer_request()
         self.inputs = [i.get_any_name() for i in self.model.inputs]
         self.outputs = [o.get_any_name() for o in self.model.outputs]
