@@ -11,26 +11,20 @@ import sys
 import numpy as np
 import pytest
 
-from albert_tf.config import AlbertConfig
 from albert_tf.errors import InputError
-from albert_tf.models import AlbertClassifier
-from albert_tf.serving import onnx_export, onnx_text, runtime_text, runtimes
+from albert_tf.serving import onnx_export, onnx_text, runtimes
 from albert_tf.serving.onnx_text_tables import truncated_lengths
 from albert_tf.serving.predictor import Predictor
 from albert_tf.tokenization import pack_pair
-from support.configs import GLUE_TINY
-from support.informative import spread_weights
-from support.glue_texts import glue_dev_texts
-from support.hard_texts import HARD
 from support.paths import DATA, FIXTURES, REPO
+from support.text_graphs import (assert_refuses_non_utf8, check_cased_singles,
+                                 check_uncased_pairs, export_checked)
 
 pytestmark = pytest.mark.skipif(
     not all(runtimes.available(p) for p in ("tf2onnx", "onnxruntime", "onnxruntime_extensions")),
     reason="needs the [onnx] extra: pip install -e .[onnx]")
 needs_shared = pytest.mark.skipif(not FIXTURES.is_dir() or not DATA.is_dir(),
                                   reason="needs ../shared (fixtures/original and data/glue)")
-SPM = FIXTURES / "spm" / "spm.model"
-DIGIT_COMMA = FIXTURES / "spm" / "spm_digitcomma.model"
 
 
 def _run(tmp_path, spm, lower, length, texts, pairs, size=500):
@@ -57,62 +51,21 @@ def test_the_graph_gives_albert_tfs_ids_on_every_text(tmp_path):
     one paired with another (long pairs trimmed), in one session: every row albert-tf's, and
     the golden cases the original's own ids (a NUL through the runner's stand-in: the ops
     themselves stop at it)."""
-    cases = json.loads((FIXTURES / "tokenization" / "tokenization_golden_digitcomma.json")
-                       .read_text(encoding="utf-8"))["cases"]
-    texts = [c["text"] for c in cases] + glue_dev_texts()[-872:] + HARD
+    texts = check_uncased_pairs(lambda *args: _run(tmp_path, *args))[0]
     assert len(texts) == 1128 and "null\x00char" in texts
-    pairs = [text if k % 2 else "" for k, text in enumerate(texts[7:] + texts[:7])]
-    got = _run(tmp_path, str(DIGIT_COMMA), True, 64, texts, pairs)
-    want = runtime_text.pack_texts(texts, pairs, 64, spm_model_file=str(DIGIT_COMMA))
-    for name in onnx_text.OUTPUTS:
-        differ = [texts[i] for i in np.flatnonzero((got[name] != want[name]).any(-1))]
-        assert differ == [], name
-    ids = got["input_word_ids"]
-    fixed = 0
-    for row, case in enumerate(cases[::2]):  # single rows: the original's ids
-        golden = case["preprocess_text(lower=True)+tokenize"]["ids"][:61]
-        assert ids[2 * row][1:len(golden) + 1].tolist() == golden
-        fixed += "," in case["text"]
-    assert fixed > 10  # digits before commas: the fix-up's pieces
 
 
 @needs_shared
 def test_cased_graph_keeps_case_and_strips_accents(tmp_path):
-    cases = json.loads((FIXTURES / "tokenization" / "tokenization_golden.json")
-                       .read_text(encoding="utf-8"))["cases"]
-    texts = [c["text"] for c in cases] + HARD
-    got = _run(tmp_path, str(SPM), False, 128, texts, [""] * len(texts))
-    want = runtime_text.pack_texts(texts, None, 128, spm_model_file=str(SPM), do_lower_case=False)
-    assert all((got[n] == want[n]).all() for n in onnx_text.OUTPUTS)
-    ids, mask = got["input_word_ids"], got["input_mask"]
-    for case in cases[:40]:  # against the original's own ids
-        row = texts.index(case["text"])
-        assert ids[row][1:mask[row].sum() - 1].tolist() == case[
-            "preprocess_text(lower=False)+tokenize"]["ids"]
+    check_cased_singles(lambda *args: _run(tmp_path, *args))
 
 
 @needs_shared
 def test_export_writes_text_files_that_predictor_runs(tmp_path):
-    model = AlbertClassifier(AlbertConfig(**GLUE_TINY), 3)
-    model({"input_ids": np.zeros((1, 16), np.int32),
-           "input_mask": np.ones((1, 16), np.int32), "segment_ids": np.zeros((1, 16), np.int32)})
-    spread_weights(model, std=0.3)
-    folder = tmp_path / "classifier" / "onnx" / "1"
-    written = onnx_export.export_onnx(model, folder, 16, "float32,dynamic_int8",
-                                      name="classifier", spm_model_file=str(SPM),
-                                      label_names=["a", "b", "c"])
-    assert sorted(p.name for p in folder.iterdir()) == [
+    export_checked(onnx_export.export_onnx, tmp_path / "classifier" / "onnx" / "1", [
         "classifier.dynamic_int8.onnx", "classifier.float32.onnx", "classifier.json",
-        "classifier.text.dynamic_int8.onnx", "classifier.text.float32.onnx", "spm.model"]
-    assert written["text.float32"] == str(folder / "classifier.text.float32.onnx")
-    meta = json.loads((folder / "classifier.json").read_text())
-    assert meta["text_in"] is True and meta["text_inputs"] == ["text_a", "text_b"]
-    assert meta["text_files"] == {"float32": "classifier.text.float32.onnx",
-                                  "dynamic_int8": "classifier.text.dynamic_int8.onnx"}
-    assert meta["text_in_note"] == runtime_text.NOTES["onnx_text"]
-    checked = meta["agreement"]["text"]["float32"]
-    assert checked["texts"] == 20 and checked["argmax_agreement"] == 1.0
-    assert checked["max_abs_diff"] <= onnx_export.FLOAT32_ATOL
+        "classifier.text.dynamic_int8.onnx", "classifier.text.float32.onnx", "spm.model"],
+        "onnx", "onnx_text")
     # In this process (TensorFlow loaded first) Predictor opens the ids file; in one that
     # imports onnxruntime_extensions first, the text file: the same answers.
     by_ids = Predictor.open(tmp_path / "classifier", format="onnx")
@@ -142,8 +95,5 @@ def test_export_writes_text_files_that_predictor_runs(tmp_path):
 
 
 def test_the_text_runner_refuses_bytes_that_are_not_utf8_before_running():
-    runner = object.__new__(runtimes.OnnxTextRunner)  # no session: the texts are checked first
-    with pytest.raises(InputError, match=r"^text 1 is not UTF-8 \(byte 0xe9 at offset 3\)$"):
-        runner(["fine", "caf\xe9".encode("latin-1")])
-    with pytest.raises(InputError, match=r"^text pair 0 is not UTF-8 \(byte 0xff"):
-        runner(["fine"], [b"\xff"])
+    # No session: the texts are checked first.
+    assert_refuses_non_utf8(object.__new__(runtimes.OnnxTextRunner))
