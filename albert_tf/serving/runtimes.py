@@ -184,6 +184,22 @@ def text_ops_safe() -> bool:
     return _EXTENSIONS in sys.modules and names.index(_EXTENSIONS) < first_tf
 
 
+def text_rows(runner, text_a, text_b) -> tuple[list, list]:
+    """(texts, text pairs: "" for none) of a call of a text-in file's `runner`, each UTF-8
+    (`require_utf8`), as many pairs as texts; pairs for a file without `text_b` (a token
+    classifier's sentences) are one error naming the file."""
+    texts = require_utf8([text_a] if isinstance(text_a, (str, bytes)) else list(text_a))
+    pairs = [""] * len(texts) if text_b is None else require_utf8(
+        [text_b] if isinstance(text_b, (str, bytes)) else [p or "" for p in text_b],
+        "text pair")
+    if len(pairs) != len(texts):
+        raise InputError(f"{len(texts)} texts but {len(pairs)} text pairs")
+    if text_b is not None and "text_b" not in runner.inputs:
+        raise InputError(f"{runner.label}: takes single texts (text_a); text pairs cannot be "
+                         "given")
+    return texts, pairs
+
+
 class OnnxTextRunner:
     """A text-in .onnx file (`<head>.text.<kind>.onnx`, `serving.onnx_text`; a token
     classifier's: `serving.onnx_tagger`): keyword inputs `text_a` (+ `text_b`) as lists of
@@ -215,18 +231,10 @@ class OnnxTextRunner:
         self.max_seq_length = int(max_seq_length)
 
     def __call__(self, text_a, text_b=None) -> dict:
-        texts = require_utf8([text_a] if isinstance(text_a, (str, bytes)) else list(text_a))
-        pairs = [""] * len(texts) if text_b is None else require_utf8(
-            [text_b] if isinstance(text_b, (str, bytes)) else [p or "" for p in text_b],
-            "text pair")
-        if len(pairs) != len(texts):
-            raise InputError(f"{len(texts)} texts but {len(pairs)} text pairs")
+        texts, pairs = text_rows(self, text_a, text_b)
         feed = {"text_a": np.array([t.replace("\x00", NUL_STANDIN) for t in texts], object)}
         if "text_b" in self.inputs:
             feed["text_b"] = np.array([t.replace("\x00", NUL_STANDIN) for t in pairs], object)
-        elif text_b is not None:  # a token classifier's file: sentences, no pairs
-            raise InputError(f"{self.label}: takes single texts (text_a); text pairs cannot be "
-                             "given")
         values = self.session.run(self.outputs, feed)
         return dict(zip(self.outputs, values))
 
@@ -249,21 +257,16 @@ class OpenVinoTextRunner:
         self.max_seq_length = int(max_seq_length)
 
     def __call__(self, text_a, text_b=None) -> dict:
-        texts = require_utf8([text_a] if isinstance(text_a, (str, bytes)) else list(text_a))
-        pairs = [""] * len(texts) if text_b is None else require_utf8(
-            [text_b] if isinstance(text_b, (str, bytes)) else [p or "" for p in text_b],
-            "text pair")
-        if len(pairs) != len(texts):
-            raise InputError(f"{len(texts)} texts but {len(pairs)} text pairs")
+        texts, pairs = text_rows(self, text_a, text_b)
         if not texts:  # the CPU plugin cannot run a batch of none: each output with 0 rows
             return {o.get_any_name(): np.zeros(
                 [0] + [d.get_length() if d.is_static else 0
                        for d in list(o.get_partial_shape())[1:]],
                 o.get_element_type().to_dtype()) for o in self.model.outputs}
         # numpy's str arrays drop a trailing NUL: SentencePiece reads the stand-in as it.
-        results = self.request.infer({
-            "text_a": np.array([t.replace("\x00", NUL_STANDIN) for t in texts], str),
-            "text_b": np.array([t.replace("\x00", NUL_STANDIN) for t in pairs], str)})
+        feed = {"text_a": np.array([t.replace("\x00", NUL_STANDIN) for t in texts], str),
+                "text_b": np.array([t.replace("\x00", NUL_STANDIN) for t in pairs], str)}
+        results = self.request.infer({n: feed[n] for n in self.inputs})
         return {output.get_any_name(): np.array(value) for output, value in results.items()}
 
 
