@@ -201,7 +201,7 @@ def check_text_files(paths, model, max_seq_length, outputs, call, batch_size, sp
 
 
 def check_tagger_files(paths, model, max_seq_length, outputs, call, spm_model_file,
-                       do_lower_case, label_names, texts=None) -> dict:
+                       do_lower_case, label_names, texts=None, fmt: str = "onnx") -> dict:
     """`check_text_files` for a token classifier's text-in files (`serving.onnx_tagger`): each
     run on raw texts (the export's first 64, else `CHECK_TEXTS`) in a fresh process against the
     Keras model on albert-tf's windows of their words; a float32 file with another word, offset
@@ -213,7 +213,7 @@ def check_tagger_files(paths, model, max_seq_length, outputs, call, spm_model_fi
         sample, pieces, max_seq_length, window_stride(None, max_seq_length),
         lambda **ids: expected(model, max_seq_length, outputs, call, None, ids))
     try:
-        runs = onnx_text.run_in_fresh_process(paths, max_seq_length, [(sample, None)])
+        runs = onnx_text.run_in_fresh_process(paths, max_seq_length, [(sample, None)], fmt=fmt)
     except RuntimeError as error:
         raise RuntimeExportError(str(error)) from None
     found = {}
@@ -248,7 +248,7 @@ def write_metadata(model, folder, name, fmt, outputs, max_seq_length, do_lower_c
         meta.update(text_inputs=list(onnx_tagger.TEXT_INPUTS),
                     text_outputs=list(onnx_tagger.TEXT_OUTPUTS),
                     doc_stride=window_stride(None, max_seq_length),
-                    text_in_note=runtime_text.NOTES["onnx_tagger"])
+                    text_in_note=runtime_text.NOTES[f"{fmt}_tagger"])
     for key, source in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
         if source:
             source = os.fspath(source)

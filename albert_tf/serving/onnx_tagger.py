@@ -62,9 +62,13 @@ def _windows(g: Builder, flat, total, n, max_seq_length, stride, cls_id, sep_id)
     ids = g.op("Where", [g.op("Equal", [j, g.i64(0)]), g.i64(cls_id), ids])
     end = g.op("Add", [size, g.i64(1)])
     ids = g.op("Where", [g.op("Equal", [j, end]), g.i64(sep_id), ids])
-    int32 = g.onnx.TensorProto.INT32
+    int32, shape = g.onnx.TensorProto.INT32, g.i64(-1, max_seq_length)
+    # [windows, max_seq_length] with the length known (OpenVINO's ids model gave other values
+    # where it was not).
+    ids = g.op("Reshape", [ids, shape])
     g.op("Cast", [ids], ["input_word_ids"], to=int32)
-    g.op("Cast", [g.op("LessOrEqual", [j, end])], ["input_mask"], to=int32)
+    g.op("Cast", [g.op("Reshape", [g.op("LessOrEqual", [j, end]), shape])], ["input_mask"],
+         to=int32)
     g.op("Cast", [g.op("Mul", [ids, g.i64(0)])], ["input_type_ids"], to=int32)
     return first, count
 
@@ -113,26 +117,11 @@ def _char_offsets(g: Builder, texts, batch, w_rows, w_begins, w_ends):
                       to=g.onnx.TensorProto.INT32) for b in (w_begins, w_ends))
 
 
-def with_tagger(content: bytes, spm_model_file, do_lower_case: bool, max_seq_length: int,
-                stride: int, label_names) -> bytes:
-    """A token classifier's ids-in .onnx bytes (output `probabilities` [B, S, C]) → the file
-    that takes `text_a` strings and gives tags per word (see the module)."""
-    onnx = runtimes.load("onnx", "raw text in ONNX")
-    model = onnx.load_from_string(content)
-    if "probabilities" not in [o.name for o in model.graph.output]:
-        raise ValueError("the ONNX file has no probabilities output")
-    g = Builder(onnx)
-    sp_model, proto, fixup, search = onnx_text.model_parts(spm_model_file)
-    texts, batch = "text_a", g.op("Shape", ["text_a"])
-    words, w_begins, w_ends, offsets = g.op("StringRegexSplitWithOffsets", [
-        texts, g.const(WHITESPACE), g.const("")], 4, CONTRIB)
-    w_rows = g.row_ids(offsets, g.op("Shape", [words]))
-    w_counts = g.counts(w_rows, batch)
-    # One word more, dropped after: onnxruntime-extensions' SentencePiece op crashes the
-    # process on an empty batch (a batch of texts without words).
-    number = g.op("Shape", [words])
-    ids, p_rows, p_counts = onnx_text.pieces(g, onnx_text.normalized(
-        g, g.op("Concat", [words, g.const(["a"])], axis=0), do_lower_case), proto, fixup, search)
+def homes(g: Builder, ids, p_rows, p_counts, number, w_rows, batch, sp_model,
+          max_seq_length: int, stride: int):
+    """[N, 2] (window, position) in `_WINDOWS` of each word's tag, after the ids model's three
+    inputs of every window: `ids`, `p_rows`, `p_counts` the pieces of `number` words and of one
+    word more after them (dropped here), `w_rows` each word's text."""
     real = g.op("Less", [p_rows, number])
     ids, p_rows = (g.op("Compress", [v, real], axis=0) for v in (ids, p_rows))
     p_counts = g.op("Slice", [p_counts, g.i64(0), number])
@@ -148,44 +137,90 @@ def with_tagger(content: bytes, spm_model_file, do_lower_case: bool, max_seq_len
         g.op("CumSum", [n, g.scalar(0)]), n]), w_rows])])
     window_first, count = _windows(g, flat, total, n, max_seq_length, stride,
                                    sp_model.PieceToId("[CLS]"), sp_model.PieceToId("[SEP]"))
-    where = _homes(g, first, n, window_first, count, w_rows, stride, max_seq_length)
-    before = len(g.nodes)
+    return _homes(g, first, n, window_first, count, w_rows, stride, max_seq_length)
+
+
+def per_word(g: Builder, where, w_rows, w_counts, batch, values: dict) -> dict:
+    """{output: name} of the per-word outputs, padded per row: `probabilities` and `tag_ids`
+    (from `_WINDOWS` at `where`) and `values` ({output: (value [N], pad)}, int32)."""
     probabilities = g.op("GatherND", [_WINDOWS, where])  # [N, C]
     tag_ids = g.op("ArgMax", [probabilities], axis=-1, keepdims=0)
-    int32 = onnx.TensorProto.INT32
-    starts, ends = _char_offsets(g, texts, batch, w_rows, w_begins, w_ends)
     width = g.op("ReduceMax", [w_counts], keepdims=1)
     shape = g.op("Concat", [batch, width], axis=0)
     at = g.pairs(w_rows, g.positions(w_rows, w_counts))
     classes = g.op("Slice", [g.op("Shape", [_WINDOWS]), g.i64(2), g.i64(3)])
-    values = {"words": (words, g.const([""]), shape),
-              "tags": (g.op("Gather", [g.const([str(t) for t in label_names]), tag_ids]),
-                       g.const([""]), shape),
-              "tag_ids": (g.op("Cast", [tag_ids], to=int32), g.const(np.array([-1], np.int32)),
-                          shape),
-              "probabilities": (probabilities, g.const(np.array([0], np.float32)),
-                                g.op("Concat", [batch, width, classes], axis=0)),
-              "word_starts": (starts, g.const(np.array([-1], np.int32)), shape),
-              "word_ends": (ends, g.const(np.array([-1], np.int32)), shape)}
-    for name, (value, pad, dims) in values.items():
-        g.op("ScatterND", [g.op("Expand", [pad, dims]), at, value], [name])
+    int32 = np.array([-1], np.int32)
+    values = {"tag_ids": (g.op("Cast", [tag_ids], to=g.onnx.TensorProto.INT32), int32),
+              "tag_index": (tag_ids, np.array([0], np.int64)), **values}
+    out = {name: g.op("ScatterND", [g.op("Expand", [g.const(pad), shape]), at, value])
+           for name, (value, pad) in values.items()}
+    out["probabilities"] = g.op("ScatterND", [g.op("Expand", [
+        g.const(np.array([0], np.float32)), g.op("Concat", [batch, width, classes], axis=0)]),
+        at, probabilities])
+    return out
+
+
+def spliced(onnx, content: bytes, front, back, initializers, inputs, outputs) -> bytes:
+    """The ids model (`content`, output `probabilities` renamed `_WINDOWS`) between the
+    nodes `front` (which make its inputs) and `back` (which read its windows), giving
+    `outputs` (value infos) alone."""
+    model = onnx.load_from_string(content)
+    if "probabilities" not in [o.name for o in model.graph.output]:
+        raise ValueError("the ONNX file has no probabilities output")
     for node in model.graph.node:  # the ids model's output becomes the windows' values
         node.output[:] = [_WINDOWS if o == "probabilities" else o for o in node.output]
         node.input[:] = [_WINDOWS if i == "probabilities" else i for i in node.input]
     for info in model.graph.value_info:
         if info.name == "probabilities":
             info.name = _WINDOWS
-    model.graph.node.extend(g.nodes[before:])
+    model.graph.node.extend(back)
+    del model.graph.output[:]
+    return onnx_text.merged(model.SerializeToString(), front, initializers, inputs, outputs)
+
+
+def output_infos(onnx, names=TEXT_OUTPUTS) -> list:
+    """The value infos of the file's outputs `names`."""
     string, floating = onnx.TensorProto.STRING, onnx.TensorProto.FLOAT
     types = {"words": string, "tags": string, "probabilities": floating}
-    outputs = [onnx.helper.make_tensor_value_info(
-        name, types.get(name, int32), ["batch", "words", "classes"][:3 if name ==
-                                                                     "probabilities" else 2])
-        for name in TEXT_OUTPUTS]
-    inputs = [onnx.helper.make_tensor_value_info("text_a", string, ["batch"])]
-    del model.graph.output[:]
-    return onnx_text.merged(model.SerializeToString(), g.nodes[:before], g.initializers,
-                            inputs, outputs)
+    return [onnx.helper.make_tensor_value_info(
+        name, types.get(name, onnx.TensorProto.INT32),
+        ["batch", "words", "classes"][:3 if name == "probabilities" else 2]) for name in names]
+
+
+def with_tagger(content: bytes, spm_model_file, do_lower_case: bool, max_seq_length: int,
+                stride: int, label_names) -> bytes:
+    """A token classifier's ids-in .onnx bytes (output `probabilities` [B, S, C]) → the file
+    that takes `text_a` strings and gives tags per word (see the module)."""
+    onnx = runtimes.load("onnx", "raw text in ONNX")
+    g = Builder(onnx)
+    sp_model, proto, fixup, search = onnx_text.model_parts(spm_model_file)
+    texts, batch = "text_a", g.op("Shape", ["text_a"])
+    words, w_begins, w_ends, offsets = g.op("StringRegexSplitWithOffsets", [
+        texts, g.const(WHITESPACE), g.const("")], 4, CONTRIB)
+    w_rows = g.row_ids(offsets, g.op("Shape", [words]))
+    w_counts = g.counts(w_rows, batch)
+    # One word more, dropped after: onnxruntime-extensions' SentencePiece op crashes the
+    # process on an empty batch (a batch of texts without words).
+    number = g.op("Shape", [words])
+    ids, p_rows, p_counts = onnx_text.pieces(g, onnx_text.normalized(
+        g, g.op("Concat", [words, g.const(["a"])], axis=0), do_lower_case), proto, fixup, search)
+    where = homes(g, ids, p_rows, p_counts, number, w_rows, batch, sp_model, max_seq_length,
+                  stride)
+    before = len(g.nodes)
+    starts, ends = _char_offsets(g, texts, batch, w_rows, w_begins, w_ends)
+    pad = np.array([-1], np.int32)
+    out = per_word(g, where, w_rows, w_counts, batch,
+                   {"word_starts": (starts, pad), "word_ends": (ends, pad)})
+    out["words"] = g.op("ScatterND", [g.op("Expand", [g.const([""]), g.op("Shape", [
+        out["tag_ids"]])]), g.pairs(w_rows, g.positions(w_rows, w_counts)), words])
+    out["tags"] = g.op("Gather", [g.const([str(t) for t in label_names] + [""]), g.op(
+        "Where", [g.op("Less", [out["tag_ids"], g.const(np.array(0, np.int32))]),
+                  g.i64(len(label_names)), out["tag_index"]])])
+    for name in TEXT_OUTPUTS:
+        g.op("Identity", [out[name]], [name])
+    inputs = [onnx.helper.make_tensor_value_info("text_a", onnx.TensorProto.STRING, ["batch"])]
+    return spliced(onnx, content, g.nodes[:before], g.nodes[before:], g.initializers, inputs,
+                   output_infos(onnx))
 
 
 def window_inputs(records) -> dict:

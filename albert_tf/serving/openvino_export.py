@@ -11,10 +11,12 @@ decompresses in its kernels. (OpenVINO's reading of onnxruntime's int8 file was 
 not taken: it turns MatMulInteger's weights into int32 constants, one per pass: 28 MB for
 ALBERT-base, 288 MB in memory.) The ONNX route keeps the shared layer's weights once. Each file is compiled
 and run at export, float32 in f32 precision (a CPU with AMX would otherwise run bf16), and
-checked against the Keras model as the ONNX files are. A classifier's and an encoder's export
-with a unigram SentencePiece model also writes `<name>.text.<kind>.xml` (+ `.bin`): the same
-model taking strings, the tokenizer inside (`serving.openvino_text`), run at export in a fresh
-process on raw texts against the Keras model on albert-tf's ids (`onnx_export.check_text_files`).
+checked against the Keras model as the ONNX files are. A classifier's, a token classifier's
+and an encoder's export with a unigram SentencePiece model also writes `<name>.text.<kind>.xml`
+(+ `.bin`): the same model taking strings, the tokenizer inside (`serving.openvino_text`; a
+token classifier's words, windows and tags: `serving.openvino_tagger`), run at export in a
+fresh process on raw texts against the Keras model on albert-tf's ids or windows
+(`onnx_export.check_text_files`, `check_tagger_files`).
 
 `extras(model, max_seq_length, onnx_kinds, openvino_kinds, **kwargs)` → {folder: write} for
 `write_saved_model(extras=...)`: the ONNX conversion is made once for both formats.
@@ -32,13 +34,16 @@ import tensorflow as tf
 
 from albert_tf import io_utils
 from albert_tf.run_config import parse_openvino_kinds
-from albert_tf.serving import (onnx_export, openvino_int8, openvino_text, runtime_text,
-                               runtimes)
+from albert_tf.labels import placeholders
+from albert_tf.run_config import window_stride
+from albert_tf.serving import (onnx_export, openvino_int8, openvino_tagger, openvino_text,
+                               runtime_text, runtimes)
 from albert_tf.serving.tflite import export_plan
 
 FOLDER = "openvino"
-# The heads whose files also come as text-in files (`serving.openvino_text`).
-TEXT_HEADS = ("classifier", "encoder")
+# The heads whose files also come as text-in files (`serving.openvino_text`; a token
+# classifier's words in windows: `serving.openvino_tagger`).
+TEXT_HEADS = ("classifier", "encoder", onnx_export.TAGGER)
 # Weights with fewer values stay float32 (biases' and LayerNorm's are 1-D anyway).
 _MIN_INT8 = 4096
 
@@ -111,11 +116,12 @@ def write_ir(ir, xml_path: str) -> list[str]:
         return written
 
 
-def text_plan(output_dir, name, kinds, spm_model_file) -> dict:
-    """{kind: `<name>.text.<kind>.xml`} of a classifier or an encoder with a unigram
-    SentencePiece model (`serving.openvino_text`), else {}."""
+def text_plan(output_dir, name, kinds, spm_model_file, batch_size=None) -> dict:
+    """{kind: `<name>.text.<kind>.xml`} of a classifier, a token classifier (its windows of
+    any batch) or an encoder with a unigram SentencePiece model (`serving.openvino_text`),
+    else {}."""
     if not spm_model_file or name not in TEXT_HEADS or not openvino_text.supported(
-            spm_model_file):
+            spm_model_file) or (name == onnx_export.TAGGER and batch_size == 1):
         return {}
     return {kind: os.path.join(output_dir, f"{name}.text.{kind}.xml") for kind in kinds}
 
@@ -204,7 +210,9 @@ def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | N
     if plan is None:
         return {}
     kinds, name, outputs, output_dir, paths = plan
-    text_paths = text_plan(output_dir, name, kinds, spm_model_file)
+    text_paths = text_plan(output_dir, name, kinds, spm_model_file, batch_size)
+    tagger = bool(text_paths) and name == onnx_export.TAGGER
+    tag_names = label_names or (placeholders(model.num_labels) if tagger else None)
     xml = [*paths.values(), *text_paths.values()]
     onnx_export.refuse_existing([*xml, *(p[:-4] + ".bin" for p in xml),
                                  os.path.join(output_dir, f"{name}.json")])
@@ -227,11 +235,18 @@ def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | N
             if calibration:
                 agreement[kind]["calibration"] = calibration
             if kind in text_paths:  # the same weights behind openvino-tokenizers' ops
-                created.extend(write_ir(openvino_text.text_model(
-                    content, spm_model_file, do_lower_case, max_seq_length), text_paths[kind]))
+                created.extend(write_ir(openvino_tagger.tagger_model(
+                    content, spm_model_file, do_lower_case, max_seq_length,
+                    window_stride(None, max_seq_length), tag_names) if tagger else
+                    openvino_text.text_model(content, spm_model_file, do_lower_case,
+                                             max_seq_length), text_paths[kind]))
         onnx_export.measure_texts(agreement, paths, runtimes.openvino_runner, texts, text_pairs,
                                   max_seq_length, spm_model_file, vocab_file, do_lower_case)
-        if text_paths:
+        if tagger:
+            agreement["text"] = onnx_export.check_tagger_files(
+                text_paths, model, max_seq_length, outputs, call, spm_model_file,
+                do_lower_case, tag_names, texts, fmt=FOLDER)
+        elif text_paths:
             agreement["text"] = onnx_export.check_text_files(
                 text_paths, model, max_seq_length, outputs, call, batch_size, spm_model_file,
                 do_lower_case, texts, text_pairs, fmt=FOLDER)

@@ -52,7 +52,7 @@ FEEDS = (("char_begins", "INT32"), ("char_ends", "INT32"), ("bytes", "UINT8"),
 @dataclass
 class Parts:
     """What the graph is built from: the normalisation table's values and the pieces as
-    `_utf8_table`s, the unigram search's tables (vocab, scores, strings), the digit-comma
+    `utf8_table`s, the unigram search's tables (vocab, scores, strings), the digit-comma
     table."""
     values: tuple
     pieces: tuple
@@ -60,7 +60,7 @@ class Parts:
     fixup: np.ndarray
 
 
-def _utf8_table(strings):
+def utf8_table(strings):
     """(begin [n] int64, length [n] int64, bytes uint8) of strings laid end to end."""
     encoded = [s.encode("utf-8") for s in strings]
     lengths = np.array([len(e) for e in encoded], np.int64)
@@ -182,10 +182,9 @@ def supported(spm_model_file) -> bool:
     return onnx_unigram.tables(proto, spm_model_file) is not None
 
 
-def skeleton(spm_model_file, do_lower_case: bool, max_seq_length: int):
-    """(nodes, initializers, inputs, feeds, strings) of the numeric graph (see the module);
-    `strings`: what the string ops take (the model's proto, its vocab, the table's keys)."""
-    onnx = runtimes.load("onnx", PURPOSE, "openvino")
+def graph_parts(spm_model_file, do_lower_case: bool):
+    """(Parts, the SentencePiece model, `strings`: what the string ops take — the model's
+    proto, its vocab, the normalisation table's keys)."""
     sp_model = load_sentencepiece(spm_model_file)
     proto, fixup = sp_model.serialized_model_proto(), digit_comma_table(sp_model)
     search = onnx_unigram.tables(proto, spm_model_file)
@@ -196,7 +195,24 @@ def skeleton(spm_model_file, do_lower_case: bool, max_seq_length: int):
     table = char_table(bool(do_lower_case))
     strings = [onnx_unigram.UNKNOWN_MARK if i == vocab.unknown_id else s
                for i, s in enumerate(strings)]
-    parts = Parts(_utf8_table(table.values()), _utf8_table(strings), search, fixup)
+    parts = Parts(utf8_table(table.values()), utf8_table(strings), search, fixup)
+    return parts, sp_model, {"proto": proto, "vocab": vocab, "table": list(table)}
+
+
+def declared(onnx, side: str, holes=HOLES, feeds=FEEDS) -> tuple[list, list]:
+    """(inputs, outputs): value infos of a side's holes and feeds."""
+    info = onnx.helper.make_tensor_value_info
+    return ([info(f"{side}/{name}", getattr(onnx.TensorProto, kind), shape)
+             for name, kind, shape in holes],
+            [info(f"{side}/{name}", getattr(onnx.TensorProto, kind), [f"{side}/{name}"])
+             for name, kind in feeds])
+
+
+def skeleton(spm_model_file, do_lower_case: bool, max_seq_length: int):
+    """(nodes, initializers, inputs, feeds, strings) of the numeric graph (see the module);
+    `strings`: what the string ops take (`graph_parts`)."""
+    onnx = runtimes.load("onnx", PURPOSE, "openvino")
+    parts, sp_model, strings = graph_parts(spm_model_file, do_lower_case)
     g = Builder(onnx)
     batch = g.op("Shape", [f"{SIDES[0]}/begins"])
     found = []
@@ -205,18 +221,17 @@ def skeleton(spm_model_file, do_lower_case: bool, max_seq_length: int):
         found.append(searched(g, parts, side, batch))
     onnx_text.pack(g, found[0], found[1], sp_model.PieceToId("[CLS]"),
                    sp_model.PieceToId("[SEP]"), max_seq_length, batch)
-    info = onnx.helper.make_tensor_value_info
-    inputs = [info(f"{side}/{name}", getattr(onnx.TensorProto, kind), shape)
-              for side in SIDES for name, kind, shape in HOLES]
-    feeds = [info(f"{side}/{name}", getattr(onnx.TensorProto, kind), [f"{side}/{name}"])
-             for side in SIDES for name, kind in FEEDS]
-    return g.nodes, g.initializers, inputs, feeds, {"proto": proto, "vocab": vocab,
-                                                    "table": list(table)}
+    inputs, feeds = [], []
+    for side in SIDES:
+        side_inputs, side_feeds = declared(onnx, side)
+        inputs += side_inputs
+        feeds += side_feeds
+    return g.nodes, g.initializers, inputs, feeds, strings
 
 
 def _strings(ov, values):
     """openvino-tokenizers' unpacked string constant (begins, ends, chars) of `values`."""
-    begins, lengths, data = _utf8_table(values)
+    begins, lengths, data = utf8_table(values)
     opset = runtimes.load("openvino.opset14", PURPOSE, "openvino")
     return [opset.constant(begins.astype(np.int32)).output(0),
             opset.constant((begins + lengths).astype(np.int32)).output(0),
@@ -233,12 +248,26 @@ def _regex(factory, opset, spans, pattern: str, replace: str):
 def text_model(content: bytes, spm_model_file, do_lower_case: bool, max_seq_length: int):
     """The ids-in ONNX file's bytes (`content`) as an ov.Model taking `text_a`, `text_b`."""
     ov = runtimes.load("openvino", PURPOSE)
+    nodes, initializers, inputs, feeds, parts = skeleton(spm_model_file, do_lower_case,
+                                                         max_seq_length)
+    outputs, texts, _ = stitched(onnx_text.merged(content, nodes, initializers, inputs, feeds),
+                                 parts, do_lower_case, SIDES, SIDES)
+    result = ov.Model(outputs, texts, "albert_text")
+    result.validate_nodes_and_infer_types()
+    return result
+
+
+def stitched(merged: bytes, parts: dict, do_lower_case: bool, raw_sides, token_sides,
+             internal=()):
+    """(results, text parameters, {feed name: its value}) of the ONNX graph `merged` (its
+    holes and feeds as `skeleton`'s) read by OpenVINO with openvino-tokenizers' ops in its
+    holes: each of `raw_sides` a string parameter unpacked into `<side>/begins|ends|chars`,
+    each of `token_sides` normalised and tokenized (see the module). The results are the
+    graph's outputs but the feeds (names under a side or `internal`)."""
+    ov = runtimes.load("openvino", PURPOSE)
     tokenizers = runtimes.load("openvino_tokenizers", PURPOSE, "openvino")
     opset = runtimes.load("openvino.opset14", PURPOSE, "openvino")
     factory, plain = tokenizers._get_factory(), tokenizers._get_opset_factory("opset15")
-    nodes, initializers, inputs, feeds, parts = skeleton(spm_model_file, do_lower_case,
-                                                         max_seq_length)
-    merged = onnx_text.merged(content, nodes, initializers, inputs, feeds)
     with tempfile.TemporaryDirectory(prefix="albert_openvino_text_",
                                      ignore_cleanup_errors=True) as staging:
         source = os.path.join(staging, "model.onnx")
@@ -249,9 +278,9 @@ def text_model(content: bytes, spm_model_file, do_lower_case: bool, max_seq_leng
     feed = {r.get_friendly_name(): r.input_value(0) for r in model.get_results()}
     feed.update({name: r.input_value(0) for r in model.get_results()
                  for name in r.input_value(0).get_names()})
+    prefixes = tuple(f"{p}/" for p in (*raw_sides, *token_sides, *internal))
     outputs = [r for r in model.get_results()
-               if not any(n.startswith(f"{side}/") for side in SIDES
-                          for n in r.input_value(0).get_names())]
+               if not any(n.startswith(prefixes) for n in r.input_value(0).get_names())]
 
     def fill(name, value):
         hole = holes[name]
@@ -259,16 +288,17 @@ def text_model(content: bytes, spm_model_file, do_lower_case: bool, max_seq_leng
             value = opset.convert(value, hole.get_element_type()).output(0)
         hole.output(0).replace(value)
 
-    vocab = parts["vocab"]
-    sp_model = opset.constant(np.frombuffer(parts["proto"], np.uint8)).output(0)
     texts = []
-    for side in SIDES:
+    for side in raw_sides:
         text = opset.parameter(ov.PartialShape([-1]), ov.Type.string, name=side)
         text.output(0).set_names({side})
         texts.append(text)
         unpacked = plain.create("StringTensorUnpack", text.outputs()).outputs()
         for name, value in zip(("begins", "ends", "chars"), unpacked):
             fill(f"{side}/{name}", value)
+    vocab = parts["vocab"]
+    sp_model = opset.constant(np.frombuffer(parts["proto"], np.uint8)).output(0)
+    for side in token_sides:
         table = factory.create("VocabEncoder", [
             *(feed[f"{side}/{n}"] for n in ("char_begins", "char_ends", "bytes")),
             *_strings(ov, parts["table"]),
@@ -292,9 +322,7 @@ def text_model(content: bytes, spm_model_file, do_lower_case: bool, max_seq_leng
             opset.constant(np.array([*vocab.ids, vocab.unknown_id], np.int32)).output(0),
             opset.constant(np.array(-1, np.int32)).output(0)]).outputs()[0]
         fill(f"{side}/found", found)
-    result = ov.Model(outputs, texts, "albert_text")
-    result.validate_nodes_and_infer_types()
-    return result
+    return outputs, texts, feed
 
 
 def tokenizer_model(spm_model_file, do_lower_case: bool, max_seq_length: int):

@@ -24,8 +24,9 @@ names from the export, a multi-label classifier's set of names, a regressor's sc
   classifier's words, windows and tags too: `serving.onnx_tagger`) where the export wrote one
   and this process can run it (onnxruntime_extensions imported before TensorFlow:
   `runtimes.text_ops_safe`), else its ids file; `text_in=True` / `False` chooses.
-* OpenVINO: a classifier's or an encoder's text-in file (`<name>.text.<kind>.xml`,
-  `serving.openvino_text`) where the export wrote one (openvino-tokenizers' ops run in a
+* OpenVINO: a classifier's, a token classifier's or an encoder's text-in file
+  (`<name>.text.<kind>.xml`, `serving.openvino_text`; a token classifier's:
+  `serving.openvino_tagger`) where the export wrote one (openvino-tokenizers' ops run in a
   process that imported TensorFlow), else its ids file; `text_in=False` chooses the ids file.
 * TFLite, ONNX, OpenVINO: ids-in files, the text tokenized in Python with the tokenizer file
   beside them (`serving.lite`, over the runtime's runner: `serving.runtimes`); a token
@@ -201,11 +202,12 @@ class _IdsTagger:
 
 
 class _TextTagger:
-    """A token classifier's text-in ONNX file (`serving.onnx_tagger`): the words, windows and
-    tags inside the file; its tag names (or, where the export has none, tag ids) per word."""
+    """A token classifier's text-in ONNX or OpenVINO file (`serving.onnx_tagger`,
+    `serving.openvino_tagger`): the words, windows and tags inside the file; its tag names
+    (or, where the export has none, tag ids) per word."""
 
     def __init__(self, folder: str, runner):
-        self.model = runner  # the format's text runner (runtimes.OnnxTextRunner)
+        self.model = runner  # the format's text runner (runtimes.OnnxTextRunner, ...)
         self.names = read_metadata(os.path.join(folder, "token_classifier.json")).get(
             "label_names")
 

@@ -71,8 +71,8 @@ NOTES = {
                     "serving.runtimes.OnnxTextRunner does); the ids files (files) take "
                     "input_word_ids, input_mask and input_type_ids"),
     "openvino": ("takes ids: text-in files (<head>.text.<kind>.xml) are written for a "
-                 "classifier's and an encoder's export with a unigram SentencePiece model; this "
-                 "head (a token classifier's words in windows, SQuAD's question and paragraph, "
+                 "classifier's, a token classifier's and an encoder's export with a unigram "
+                 "SentencePiece model; this head (SQuAD's question and paragraph, "
                  "multiple-choice options) or a WordPiece vocabulary is tokenized with the "
                  "tokenizer file beside it"),
     "openvino_text": ("the text_files take text_a and text_b strings ([''] for single texts) "
@@ -82,6 +82,16 @@ NOTES = {
                       "U+FDD0 for a NUL (numpy's str arrays drop a trailing one), as "
                       "serving.runtimes.OpenVinoTextRunner does; the ids files (files) take "
                       "input_word_ids, input_mask and input_type_ids"),
+    "openvino_tagger": ("the text_files take text_a strings (sentences; words are the parts "
+                        "str.split() gives) and give per word, padded per row: words, tags "
+                        "(''), tag_ids (-1), probabilities (0), word_starts and word_ends "
+                        "(code-point offsets, -1), as the SavedModel's serve_text (not its "
+                        "entities) and the ONNX text files; windows of max_seq_length - 2 "
+                        "pieces doc_stride apart, each word tagged at its first piece in the "
+                        "window where it has the most context (import openvino_tokenizers "
+                        "before reading it; send U+FDD0 for a NUL, as "
+                        "serving.runtimes.OpenVinoTextRunner does); the ids files (files) "
+                        "take input_word_ids, input_mask and input_type_ids"),
 }
 
 

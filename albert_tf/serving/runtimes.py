@@ -239,6 +239,14 @@ class OnnxTextRunner:
         return dict(zip(self.outputs, values))
 
 
+def output_name(output) -> str:
+    """The name of a compiled IR's output: the one without a "/" where it has one (OpenVINO
+    gives an output the names of the values it was merged with, a token classifier's
+    `tag_ids` also `tokenizer/ScatterND_865`), else any."""
+    names = sorted(output.get_names(), key=lambda n: ("/" in n, n))
+    return names[0] if names else output.get_any_name()
+
+
 class OpenVinoTextRunner:
     """A text-in OpenVINO IR (`<head>.text.<kind>.xml`, `serving.openvino_text`): called as
     `OnnxTextRunner`; openvino-tokenizers imported (it registers its ops with every Core),
@@ -253,13 +261,13 @@ class OpenVinoTextRunner:
         self.model = compile_openvino(path, num_threads, precision)
         self.request = self.model.create_infer_request()
         self.inputs = [i.get_any_name() for i in self.model.inputs]
-        self.outputs = [o.get_any_name() for o in self.model.outputs]
+        self.outputs = [output_name(o) for o in self.model.outputs]
         self.max_seq_length = int(max_seq_length)
 
     def __call__(self, text_a, text_b=None) -> dict:
         texts, pairs = text_rows(self, text_a, text_b)
         if not texts:  # the CPU plugin cannot run a batch of none: each output with 0 rows
-            return {o.get_any_name(): np.zeros(
+            return {output_name(o): np.zeros(
                 [0] + [d.get_length() if d.is_static else 0
                        for d in list(o.get_partial_shape())[1:]],
                 o.get_element_type().to_dtype()) for o in self.model.outputs}
@@ -267,7 +275,7 @@ class OpenVinoTextRunner:
         feed = {"text_a": np.array([t.replace("\x00", NUL_STANDIN) for t in texts], str),
                 "text_b": np.array([t.replace("\x00", NUL_STANDIN) for t in pairs], str)}
         results = self.request.infer({n: feed[n] for n in self.inputs})
-        return {output.get_any_name(): np.array(value) for output, value in results.items()}
+        return {output_name(output): np.array(value) for output, value in results.items()}
 
 
 def onnx_runner(path, num_threads=None) -> OnnxRunner:
