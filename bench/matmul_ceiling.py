@@ -14,7 +14,6 @@ the ceiling cannot be met by a better graph, only by less arithmetic or lower pr
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 

@@ -5,23 +5,19 @@ tagger test's texts (a sentence of many windows, words without pieces, accents, 
 whitespace, a NUL, empty and blank text); the export checks it in a fresh process and records it
 in token_classifier.json; Predictor tags through it."""
 
-import json
-
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.config import AlbertConfig
 from albert_tf.errors import InputError
-from albert_tf.models import AlbertTokenClassifier
 from albert_tf.run_config import window_stride
 from albert_tf.serving import onnx_export, onnx_text, openvino_export, runtime_text, runtimes
 from albert_tf.serving.predictor import Predictor
 from albert_tf.tasks.token_classification.export import TokenServing, tflite_call
 from albert_tf.text import optional as text_optional
-from support.configs import GLUE_TINY
-from support.informative import spread_weights
 from support.paths import FIXTURES
+from support.text_graphs import (TAGGER_LABELS, TAGGER_LENGTH, TAGGER_TEXTS,
+                                 assert_tagger_text_export, spread_tagger)
 
 pytestmark = [
     pytest.mark.skipif(not all(runtimes.available(p) for p in (
@@ -30,20 +26,13 @@ pytestmark = [
                                            "pip install -e .[openvino,onnx]"),
     pytest.mark.skipif(not FIXTURES.is_dir(), reason="needs ../shared (fixtures/original)")]
 SPM = FIXTURES / "spm" / "spm.model"
-LENGTH, LABELS = 16, ["O", "B-PER", "I-PER"]
-# As tests/test_serving_onnx_tagger.py's: sentence 2 spans many 14-piece windows 7 apart.
-TEXTS = ["Ada Lovelace met Charles Babbage in London .",
-         " ".join(f"Zürich{i} Smith" for i in range(20)), "", " \u00a0\t\n ",
-         "Café  CRÈME\u3000brûlée \u0301 x", "中文 한국어 ΟΔΟΣ",
-         "1,000 people\u2003and 9,", "null\x00char here", "one\x1ftwo"]
+LENGTH, LABELS, TEXTS = TAGGER_LENGTH, TAGGER_LABELS, TAGGER_TEXTS
 NAME = "token_classifier"
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    model = AlbertTokenClassifier(AlbertConfig(**GLUE_TINY), len(LABELS), dropout_prob=0.0)
-    model({"input_ids": np.zeros((1, LENGTH), np.int32)})
-    spread_weights(model, std=0.3)
+    model = spread_tagger()
     contents = onnx_export.convert(model, LENGTH, "float32", ("probabilities",),
                                    tflite_call(model))
     root = tmp_path_factory.mktemp("tagger") / NAME
@@ -57,23 +46,12 @@ def exported(tmp_path_factory):
 
 def test_the_export_writes_and_checks_the_text_file(exported):
     _, root, written, _ = exported
-    folder = root / "openvino" / "1"
-    assert sorted(p.name for p in folder.iterdir()) == [
-        "spm.model", "token_classifier.float32.bin", "token_classifier.float32.xml",
-        "token_classifier.json", "token_classifier.text.float32.bin",
-        "token_classifier.text.float32.xml"]
-    assert written["text.float32"] == str(folder / "token_classifier.text.float32.xml")
-    meta = json.loads((folder / "token_classifier.json").read_text())
-    assert meta["text_in"] is True and meta["text_inputs"] == ["text_a"]
-    assert meta["text_outputs"] == ["words", "tags", "tag_ids", "probabilities",
-                                    "word_starts", "word_ends"]
-    assert meta["text_files"] == {"float32": "token_classifier.text.float32.xml"}
-    assert meta["doc_stride"] == 7 and meta["label_names"] == LABELS
-    assert meta["text_in_note"] == runtime_text.NOTES["openvino_tagger"]
-    checked = meta["agreement"]["text"]["float32"]
-    assert checked["texts"] == 10 and checked["rows"] == 223
-    assert checked["argmax_agreement"] == 1.0
-    assert checked["max_abs_diff"] <= onnx_export.FLOAT32_ATOL
+    assert_tagger_text_export(
+        root / "openvino" / "1", written,
+        ["spm.model", "token_classifier.float32.bin", "token_classifier.float32.xml",
+         "token_classifier.json", "token_classifier.text.float32.bin",
+         "token_classifier.text.float32.xml"],
+        "token_classifier.text.float32.xml", LABELS, runtime_text.NOTES["openvino_tagger"])
 
 
 def test_the_file_gives_the_onnx_files_outputs_and_predictor_tags_through_it(exported):

@@ -10,7 +10,7 @@ import pytest
 
 from albert_tf.config import AlbertConfig
 from albert_tf.errors import InputError
-from albert_tf.models import AlbertClassifier
+from albert_tf.models import AlbertClassifier, AlbertTokenClassifier
 from albert_tf.serving import onnx_export, onnx_text, runtime_text
 from support.configs import GLUE_TINY
 from support.glue_texts import glue_dev_texts
@@ -20,6 +20,14 @@ from support.paths import FIXTURES
 
 SPM = FIXTURES / "spm" / "spm.model"
 DIGIT_COMMA = FIXTURES / "spm" / "spm_digitcomma.model"
+# The token classifier's text files (ONNX and OpenVINO): 16 tokens, so windows of 14 pieces 7
+# apart. Sentence 2 is 40 words of 2+ pieces: many windows. "\u0301" alone has no pieces (one
+# unknown piece); the NUL goes in as the runner's stand-in.
+TAGGER_LENGTH, TAGGER_LABELS = 16, ["O", "B-PER", "I-PER"]
+TAGGER_TEXTS = ["Ada Lovelace met Charles Babbage in London .",
+                " ".join(f"Zürich{i} Smith" for i in range(20)), "", " \u00a0\t\n ",
+                "Café  CRÈME\u3000brûlée \u0301 x", "中文 한국어 ΟΔΟΣ",
+                "1,000 people\u2003and 9,", "null\x00char here", "one\x1ftwo"]
 
 
 def golden_cases(name: str) -> list[dict]:
@@ -134,3 +142,34 @@ def assert_refuses_non_utf8(runner):
         runner(["fine", "caf\xe9".encode("latin-1")])
     with pytest.raises(InputError, match=r"^text pair 0 is not UTF-8 \(byte 0xff"):
         runner(["fine"], [b"\xff"])
+
+
+def assert_tagger_text_export(folder, written: dict, files: list[str], text_file: str,
+                              labels: list[str], note: str):
+    """A token classifier's export (float32, 16 tokens: windows 7 apart) with its text file:
+    the folder's `files`, the path returned, and its json: text inputs and per-word outputs,
+    stride, labels, `note`, and the text file checked at export on the check texts' 223 words
+    (labels equal, within `FLOAT32_ATOL`)."""
+    assert sorted(p.name for p in folder.iterdir()) == files
+    assert written["text.float32"] == str(folder / text_file)
+    meta = json.loads((folder / "token_classifier.json").read_text())
+    assert meta["text_in"] is True and meta["text_inputs"] == ["text_a"]
+    assert meta["text_outputs"] == ["words", "tags", "tag_ids", "probabilities",
+                                    "word_starts", "word_ends"]
+    assert meta["text_files"] == {"float32": text_file}
+    assert meta["doc_stride"] == 7 and meta["label_names"] == labels
+    assert meta["text_in_note"] == note
+    checked = meta["agreement"]["text"]["float32"]
+    words = sum(len(t.split()) for t in onnx_export.CHECK_TEXTS)
+    assert checked["texts"] == 10 and checked["rows"] == words == 223
+    assert checked["argmax_agreement"] == 1.0
+    assert checked["max_abs_diff"] <= onnx_export.FLOAT32_ATOL
+
+
+def spread_tagger():
+    """A tiny token classifier of `TAGGER_LABELS` whose tags move with its inputs."""
+    model = AlbertTokenClassifier(AlbertConfig(**GLUE_TINY), len(TAGGER_LABELS),
+                                  dropout_prob=0.0)
+    model({"input_ids": np.zeros((1, TAGGER_LENGTH), np.int32)})
+    spread_weights(model, std=0.3)
+    return model
