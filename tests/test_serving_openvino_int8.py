@@ -118,8 +118,8 @@ def test_the_attention_products_are_int8_only_when_asked(classifier):
 
 def test_a_folders_cached_dev_features_are_its_calibration(tmp_path):
     """An export of a run's folder alone calibrates static_int8 on the dev features the run
-    cached (`<task>_eval.tf_record` + key), at the export's length only; a cache of another
-    length, split or shape is passed over."""
+    cached (`<task>_eval.tf_record` + key), padded to the export's length; a cache that is
+    longer, of another split or damaged is passed over."""
     rows = np.arange(3 * SEQ, dtype=np.int64).reshape(3, SEQ)
 
     def cache(name, split, length, values):
@@ -138,6 +138,9 @@ def test_a_folders_cached_dev_features_are_its_calibration(tmp_path):
     cache("c_short", "dev", SEQ, np.zeros((2, SEQ - 1), np.int64))  # damaged: wrong width
     assert openvino_export.cached_dev_inputs(tmp_path, SEQ) is None
     cache("d_tsv", "dev", SEQ, rows)
+    assert openvino_export.cached_dev_inputs(tmp_path, SEQ - 1) is None  # d_tsv is longer
+    padded = openvino_export.cached_dev_inputs(tmp_path, SEQ + 3)  # a run at SEQ, export at +3
+    np.testing.assert_array_equal(padded["input_mask"], np.pad(rows + 1, ((0, 0), (0, 3))))
     found = openvino_export.cached_dev_inputs(tmp_path, SEQ)
     assert {k: v.dtype for k, v in found.items()} == dict.fromkeys(
         ("input_word_ids", "input_mask", "input_type_ids"), np.int32)

@@ -133,26 +133,30 @@ def converted_kinds(kinds) -> tuple[str, ...]:
 
 def cached_dev_inputs(folder, max_seq_length: int) -> dict | None:
     """The first rows of the dev features a run cached in its folder (`<task>_eval.tf_record`
-    beside its `.key.json`, packed at `max_seq_length`) as the files' inputs, or None: what an
-    export of that folder calibrates static_int8 on, without the dev texts."""
+    beside its `.key.json`) as the files' inputs, or None: what an export of that folder
+    calibrates static_int8 on, without the dev texts. A cache packed shorter than
+    `max_seq_length` (a run at 64 tokens, an export at 128) is padded, as the texts would be;
+    a longer one is passed over (its rows would lose their [SEP])."""
     if not folder or not tf.io.gfile.isdir(folder):
         return None
     for key_path in sorted(tf.io.gfile.glob(os.path.join(folder, "*_eval.tf_record.key.json"))):
         try:
             key = json.loads(tf.io.gfile.GFile(key_path).read())["key"]
-            if key.get("split") != "dev" or int(key.get("max_seq_length", 0)) != max_seq_length:
+            length = int(key.get("max_seq_length", 0))
+            if key.get("split") != "dev" or not 0 < length <= max_seq_length:
                 continue
-            spec = {name: tf.io.FixedLenFeature([max_seq_length], tf.int64)
+            spec = {name: tf.io.FixedLenFeature([length], tf.int64)
                     for name in ("input_ids", "input_mask", "segment_ids")}
             rows = [tf.io.parse_single_example(record, spec) for record in tf.data.TFRecordDataset(
                 key_path[:-len(".key.json")]).take(openvino_int8.CALIBRATION_ROWS)]
         except (OSError, ValueError, KeyError, tf.errors.OpError):
             continue  # a cache of another kind or damaged: the check texts calibrate instead
         if rows:
-            return {ours: np.stack([row[theirs].numpy() for row in rows]).astype(np.int32)
-                    for ours, theirs in (("input_word_ids", "input_ids"),
-                                         ("input_mask", "input_mask"),
-                                         ("input_type_ids", "segment_ids"))}
+            return {ours: np.pad(np.stack([row[theirs].numpy() for row in rows]).astype(
+                np.int32), ((0, 0), (0, max_seq_length - length)))
+                for ours, theirs in (("input_word_ids", "input_ids"),
+                                     ("input_mask", "input_mask"),
+                                     ("input_type_ids", "segment_ids"))}
     return None
 
 
