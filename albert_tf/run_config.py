@@ -1,7 +1,8 @@
 """The run configs every entry point fills from its flags: where and how it runs (`RuntimeConfig`),
 how long and how hard it trains (`ScheduleConfig`) and the fields every task shares (`RunBasics`,
-`RunConfig`, `TextTaskConfig`). Plain dataclasses with no TensorFlow import, so a script parses
-and checks its flags (and answers `--help`) before TensorFlow starts."""
+`RunConfig`, `TextTaskConfig`; a classifier's and a tagger's, `ClassifierTaskConfig`). Plain
+dataclasses with no TensorFlow import, so a script parses and checks its flags (and answers
+`--help`) before TensorFlow starts."""
 
 from __future__ import annotations
 
@@ -254,6 +255,35 @@ def check_doc_stride(doc_stride, max_seq_length: int, prefix: str = "--",
     if doc_stride is not None and not 1 <= int(doc_stride) <= int(max_seq_length) - 2:
         raise error(f"{prefix}doc_stride must be between 1 and {prefix}max_seq_length - 2 "
                     f"({int(max_seq_length) - 2}), got {doc_stride}")
+
+
+@dataclasses.dataclass
+class ClassifierTaskConfig(TextTaskConfig):
+    """The fields of a classifier of texts or of their words (run_classifier.py, run_ner.py):
+    the original run_classifier.py's step flag names, the feature cache, the export files, the
+    shuffle, the windows of a long text (`doc_stride`) and `--distill_from`, whose checks each
+    config runs in its own order (`check_doc_stride`, `check_distillation`)."""
+
+    FLAG_NAMES = STEP_FLAG_NAMES
+
+    cached_dir: str | None = None
+    # Kinds of file written beside the SavedModel export (serving/tflite.py, onnx_export.py,
+    # openvino_export.py), comma-separated; `tasks.base.check_export_formats` checks them.
+    tflite: str = ""
+    onnx: str = ""
+    openvino: str = ""
+    shuffle_buffer: int = 100  # the original run_classifier.py's
+    seed: int | None = None
+    doc_stride: int | None = None
+    # A teacher's folder, a classifier or a tagger as the run's (tasks/distill.py).
+    distill_from: str | None = None
+    distill_temperature: float = DEFAULT_TEMPERATURE
+    distill_alpha: float = DEFAULT_ALPHA
+
+    @property
+    def stride(self) -> int:
+        """`doc_stride`, or half of the `max_seq_length - 2` pieces a window holds."""
+        return window_stride(self.doc_stride, self.max_seq_length)
 
 
 def dataclass_from_flat(cls, values, renames=None):

@@ -10,9 +10,8 @@ from __future__ import annotations
 import dataclasses
 
 from albert_tf.errors import UsageError
-from albert_tf.run_config import (DEFAULT_ALPHA, DEFAULT_TEMPERATURE, STEP_FLAG_NAMES,
-                                  ScheduleConfig, SplitFiles, TextTaskConfig, check_distillation,
-                                  check_doc_stride, window_stride)
+from albert_tf.run_config import (ClassifierTaskConfig, ScheduleConfig, SplitFiles,
+                                  check_distillation, check_doc_stride)
 
 
 # --task_name values that read your own files rather than a GLUE task (`sources.FileSource`).
@@ -52,29 +51,17 @@ class FilesConfig(SplitFiles):
 
 
 @dataclasses.dataclass
-class ClassifierRunConfig(TextTaskConfig):
-    """The original `run_classifier.py` flags (same names and defaults), and `files`."""
-
-    FLAG_NAMES = STEP_FLAG_NAMES
+class ClassifierRunConfig(ClassifierTaskConfig):
+    """The original `run_classifier.py` flags (same names and defaults), and `files`; the
+    fields it shares with run_ner.py are `ClassifierTaskConfig`'s."""
 
     data_dir: str | None = None
     task_name: str | None = None
-    cached_dir: str | None = None
     albert_hub_module_handle: str | None = None
     threshold_to_export: float = float("nan")
-    tflite: str = ""  # kinds of TFLite file written beside the export (serving/tflite.py)
-    onnx: str = ""  # kinds of ONNX file written beside the export (serving/onnx_export.py)
-    openvino: str = ""  # kinds of OpenVINO file (serving/openvino_export.py)
-    shuffle_buffer: int = 100
-    seed: int | None = None
     threshold: float = 0.5  # multi_label: a label is chosen when its probability >= it
     long_document: str = "first"
-    doc_stride: int | None = None
     window_pooling: str = "mean"
-    # --distill_from: a teacher classifier's folder (tasks/classification/distill.py).
-    distill_from: str | None = None
-    distill_temperature: float = DEFAULT_TEMPERATURE
-    distill_alpha: float = DEFAULT_ALPHA
     files: FilesConfig = dataclasses.field(default_factory=FilesConfig)
     schedule: ScheduleConfig = dataclasses.field(default_factory=ScheduleConfig)
 
@@ -114,11 +101,6 @@ class ClassifierRunConfig(TextTaskConfig):
         for flag, needs, has in unused[:1]:
             raise ClassifierRunError(f"{flag} is used only with {needs} and this run has {has}: "
                                      f"leave it out, or pass {needs}")
-
-    @property
-    def stride(self) -> int:
-        """`doc_stride`, or half of the `max_seq_length - 2` pieces a window holds."""
-        return window_stride(self.doc_stride, self.max_seq_length)
 
     @property
     def reads_files(self) -> bool:
