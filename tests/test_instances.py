@@ -8,7 +8,10 @@ from albert_tf.pretraining_data import instances, masking
 
 CLS_CODE, SEP_CODE = 2 * 2 + 1, 3 * 2 + 1
 NO_MASK = masking.MaskingConfig(cls_code=CLS_CODE, sep_code=SEP_CODE, mask_id=4,
-                                replacement_ids=tuple(range(100)), masked_lm_prob=0.0)
+                                replacement_ids=tuple(range(100)), masked_lm_prob=0.0,
+                                max_predictions_per_seq=20, do_whole_word_mask=True,
+                                do_permutation=False, replay_unused_shuffle=True,
+                                full_candidate_shuffle=True)
 
 
 def _never():

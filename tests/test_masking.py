@@ -14,8 +14,11 @@ VOCAB = 50
 
 
 def _config(**kwargs):
+    """The original's settings (exact mode: both shuffles), changed by `kwargs`."""
     base = dict(cls_code=CLS * 2 + 1, sep_code=SEP * 2 + 1, mask_id=MASK,
-                replacement_ids=tuple(range(VOCAB)), masked_lm_prob=0.15, max_predictions_per_seq=20)
+                replacement_ids=tuple(range(VOCAB)), masked_lm_prob=0.15, max_predictions_per_seq=20,
+                do_whole_word_mask=True, do_permutation=False, replay_unused_shuffle=True,
+                full_candidate_shuffle=True)
     base.update(kwargs)
     return masking.MaskingConfig(**base)
 

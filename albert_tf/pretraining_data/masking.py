@@ -62,20 +62,23 @@ class PythonNgramSampler:
 
 @dataclasses.dataclass(frozen=True)
 class MaskingConfig:
+    """The masking's settings, all given by `PretrainingDataOptions.masking_config` (the flags'
+    defaults, the original's, live there and nowhere else)."""
+
     cls_code: int
     sep_code: int
     mask_id: int
     replacement_ids: tuple  # id written for a random replacement `vocab_words[k]`, by k
-    masked_lm_prob: float = 0.15
-    max_predictions_per_seq: int = 20
-    do_whole_word_mask: bool = True
-    do_permutation: bool = False
+    masked_lm_prob: float
+    max_predictions_per_seq: int
+    do_whole_word_mask: bool
+    do_permutation: bool
     # The original shuffles the candidates a second time after masking, only to consume random
     # draws (unless do_permutation); exact replication needs it, the default mode skips it.
-    replay_unused_shuffle: bool = True
+    replay_unused_shuffle: bool
     # Exact replication shuffles the full candidate list; the default mode draws the random
     # order lazily, only as far as it is used (same distribution, far fewer draws).
-    full_candidate_shuffle: bool = True
+    full_candidate_shuffle: bool
 
 
 def _choose_ngram(idx, cand, room, draw_ngram):
