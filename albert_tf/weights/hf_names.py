@@ -12,46 +12,43 @@ from albert_tf.weights.tf1_names import BLOCK_PREFIX as TF1_BLOCK_PREFIX
 
 ENCODER_PREFIX = "albert."
 
+
+def _linear(hf: str, tf1: str) -> tuple:
+    """A dense layer's rows: torch's `weight` [out, in] is TF1's `kernel` [in, out] transposed."""
+    return ((f"{hf}.weight", f"{tf1}/kernel", True), (f"{hf}.bias", f"{tf1}/bias", False))
+
+
+def _layer_norm(hf: str, tf1: str) -> tuple:
+    """A LayerNorm's rows: torch's `weight` and `bias` are TF1's `gamma` and `beta`."""
+    return ((f"{hf}.weight", f"{tf1}/gamma", False), (f"{hf}.bias", f"{tf1}/beta", False))
+
+
 EMBEDDINGS = (
     ("embeddings.word_embeddings.weight", "bert/embeddings/word_embeddings", False),
     ("embeddings.token_type_embeddings.weight", "bert/embeddings/token_type_embeddings", False),
     ("embeddings.position_embeddings.weight", "bert/embeddings/position_embeddings", False),
-    ("embeddings.LayerNorm.weight", "bert/embeddings/LayerNorm/gamma", False),
-    ("embeddings.LayerNorm.bias", "bert/embeddings/LayerNorm/beta", False),
+    *_layer_norm("embeddings.LayerNorm", "bert/embeddings/LayerNorm"),
 )
 
 # HF always has the E→H projection; the original (and our model) only when E != H.
-PROJECTION = (
-    ("encoder.embedding_hidden_mapping_in.weight", "bert/encoder/embedding_hidden_mapping_in/kernel", True),
-    ("encoder.embedding_hidden_mapping_in.bias", "bert/encoder/embedding_hidden_mapping_in/bias", False),
-)
+PROJECTION = _linear("encoder.embedding_hidden_mapping_in",
+                     "bert/encoder/embedding_hidden_mapping_in")
 
 BLOCK_PREFIX = "encoder.albert_layer_groups.{g}.albert_layers.{k}."
 
 BLOCK = (
-    ("attention.query.weight", "attention_1/self/query/kernel", True),
-    ("attention.query.bias", "attention_1/self/query/bias", False),
-    ("attention.key.weight", "attention_1/self/key/kernel", True),
-    ("attention.key.bias", "attention_1/self/key/bias", False),
-    ("attention.value.weight", "attention_1/self/value/kernel", True),
-    ("attention.value.bias", "attention_1/self/value/bias", False),
-    ("attention.dense.weight", "attention_1/output/dense/kernel", True),
-    ("attention.dense.bias", "attention_1/output/dense/bias", False),
-    ("attention.LayerNorm.weight", "LayerNorm/gamma", False),
-    ("attention.LayerNorm.bias", "LayerNorm/beta", False),
-    ("ffn.weight", "ffn_1/intermediate/dense/kernel", True),
-    ("ffn.bias", "ffn_1/intermediate/dense/bias", False),
-    ("ffn_output.weight", "ffn_1/intermediate/output/dense/kernel", True),
-    ("ffn_output.bias", "ffn_1/intermediate/output/dense/bias", False),
-    ("full_layer_layer_norm.weight", "LayerNorm_1/gamma", False),
-    ("full_layer_layer_norm.bias", "LayerNorm_1/beta", False),
+    *_linear("attention.query", "attention_1/self/query"),
+    *_linear("attention.key", "attention_1/self/key"),
+    *_linear("attention.value", "attention_1/self/value"),
+    *_linear("attention.dense", "attention_1/output/dense"),
+    *_layer_norm("attention.LayerNorm", "LayerNorm"),
+    *_linear("ffn", "ffn_1/intermediate/dense"),
+    *_linear("ffn_output", "ffn_1/intermediate/output/dense"),
+    *_layer_norm("full_layer_layer_norm", "LayerNorm_1"),
 )
 
 # AlbertForQuestionAnswering and AlbertForMaskedLM have no pooler.
-POOLER = (
-    ("pooler.weight", "bert/pooler/dense/kernel", True),
-    ("pooler.bias", "bert/pooler/dense/bias", False),
-)
+POOLER = _linear("pooler", "bert/pooler/dense")
 
 # Heads sit at the model root; their rows are each head class's own (`FORMATS[head].hf`,
 # `albert_tf/models/`), gathered here by head id each time the table is read. The MLM decoder

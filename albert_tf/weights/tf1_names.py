@@ -13,48 +13,46 @@ from albert_tf.models import (AlbertClassifier, AlbertMultipleChoice, AlbertPret
                               AlbertSquadV1, AlbertSquadV2, AlbertTokenClassifier)
 from albert_tf.models.formats import MappingView, head_formats
 
+
+def _dense(tf1: str, ours: str, inputs: str, outputs: str) -> tuple:
+    """A dense layer's rows: its kernel [inputs, outputs] and its bias [outputs]."""
+    return ((f"{tf1}/kernel", f"{ours}.kernel", (inputs, outputs)),
+            (f"{tf1}/bias", f"{ours}.bias", (outputs,)))
+
+
+def _layer_norm(tf1: str, ours: str, size: str) -> tuple:
+    """A LayerNorm's rows: its beta and gamma, [size] each."""
+    return ((f"{tf1}/beta", f"{ours}.beta", (size,)), (f"{tf1}/gamma", f"{ours}.gamma", (size,)))
+
+
 EMBEDDINGS = (
     ("bert/embeddings/word_embeddings", "embeddings.word_embeddings", ("vocab_size", "embedding_size")),
     ("bert/embeddings/token_type_embeddings", "embeddings.token_type_embeddings", ("type_vocab_size", "embedding_size")),
     ("bert/embeddings/position_embeddings", "embeddings.position_embeddings", ("max_position_embeddings", "embedding_size")),
-    ("bert/embeddings/LayerNorm/beta", "embeddings.layer_norm.beta", ("embedding_size",)),
-    ("bert/embeddings/LayerNorm/gamma", "embeddings.layer_norm.gamma", ("embedding_size",)),
+    *_layer_norm("bert/embeddings/LayerNorm", "embeddings.layer_norm", "embedding_size"),
 )
 
 # Only present when embedding_size != hidden_size.
-PROJECTION = (
-    ("bert/encoder/embedding_hidden_mapping_in/kernel", "transformer.embedding_projection.kernel", ("embedding_size", "hidden_size")),
-    ("bert/encoder/embedding_hidden_mapping_in/bias", "transformer.embedding_projection.bias", ("hidden_size",)),
-)
+PROJECTION = _dense("bert/encoder/embedding_hidden_mapping_in", "transformer.embedding_projection",
+                    "embedding_size", "hidden_size")
 
 BLOCK_PREFIX = "bert/encoder/transformer/group_{g}/inner_group_{k}/"
 
 ATTENTION = (
-    ("attention_1/self/query/kernel", "query.kernel", ("hidden_size", "hidden_size")),
-    ("attention_1/self/query/bias", "query.bias", ("hidden_size",)),
-    ("attention_1/self/key/kernel", "key.kernel", ("hidden_size", "hidden_size")),
-    ("attention_1/self/key/bias", "key.bias", ("hidden_size",)),
-    ("attention_1/self/value/kernel", "value.kernel", ("hidden_size", "hidden_size")),
-    ("attention_1/self/value/bias", "value.bias", ("hidden_size",)),
-    ("attention_1/output/dense/kernel", "output_dense.kernel", ("hidden_size", "hidden_size")),
-    ("attention_1/output/dense/bias", "output_dense.bias", ("hidden_size",)),
-    ("LayerNorm/beta", "layer_norm.beta", ("hidden_size",)),
-    ("LayerNorm/gamma", "layer_norm.gamma", ("hidden_size",)),
+    *_dense("attention_1/self/query", "query", "hidden_size", "hidden_size"),
+    *_dense("attention_1/self/key", "key", "hidden_size", "hidden_size"),
+    *_dense("attention_1/self/value", "value", "hidden_size", "hidden_size"),
+    *_dense("attention_1/output/dense", "output_dense", "hidden_size", "hidden_size"),
+    *_layer_norm("LayerNorm", "layer_norm", "hidden_size"),
 )
 
 FFN = (
-    ("ffn_1/intermediate/dense/kernel", "intermediate.kernel", ("hidden_size", "intermediate_size")),
-    ("ffn_1/intermediate/dense/bias", "intermediate.bias", ("intermediate_size",)),
-    ("ffn_1/intermediate/output/dense/kernel", "output_dense.kernel", ("intermediate_size", "hidden_size")),
-    ("ffn_1/intermediate/output/dense/bias", "output_dense.bias", ("hidden_size",)),
-    ("LayerNorm_1/beta", "layer_norm.beta", ("hidden_size",)),
-    ("LayerNorm_1/gamma", "layer_norm.gamma", ("hidden_size",)),
+    *_dense("ffn_1/intermediate/dense", "intermediate", "hidden_size", "intermediate_size"),
+    *_dense("ffn_1/intermediate/output/dense", "output_dense", "intermediate_size", "hidden_size"),
+    *_layer_norm("LayerNorm_1", "layer_norm", "hidden_size"),
 )
 
-POOLER = (
-    ("bert/pooler/dense/kernel", "pooler.kernel", ("hidden_size", "hidden_size")),
-    ("bert/pooler/dense/bias", "pooler.bias", ("hidden_size",)),
-)
+POOLER = _dense("bert/pooler/dense", "pooler", "hidden_size", "hidden_size")
 
 # The heads' rows, relative to the model holding the head, are each head class's own
 # (`FORMATS[head].tf1`, beside its layers in `albert_tf/models/`); this table gathers them by
