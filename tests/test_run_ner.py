@@ -16,6 +16,7 @@ from absl import flags
 from absl import logging as absl_logging
 
 from albert_tf import cli
+from albert_tf.tasks.classification.config import ClassifierRunConfig
 from albert_tf.tasks.token_classification import features as F
 from albert_tf.tasks.token_classification.config import NER_FLAGS, NerRunConfig
 from albert_tf.tasks.token_classification.metrics import chunks, tagging_metrics
@@ -295,3 +296,8 @@ def test_run_classifier_conventions():
     assert defaults["train_step"] == 1000 and defaults["do_lower_case"] is True
     assert (defaults["max_seq_length"], defaults["doc_stride"]) == (128, None)
     assert NerRunConfig().stride == 63 and NerRunConfig(max_seq_length=3).stride == 1
+    # One declaration (run_config.ClassifierTaskConfig); run_ner.py changes two defaults.
+    classifier = cli.config_defaults(ClassifierRunConfig)
+    assert {name: (classifier[name], defaults[name]) for name in shared | {"doc_stride"}
+            if classifier[name] != defaults[name]} == {"max_seq_length": (512, 128),
+                                                       "shuffle_buffer": (100, 1000)}
