@@ -4,6 +4,13 @@
 
     python bench/onnx_tokenizer_probe.py            # the graph, every text, both models
     python bench/onnx_tokenizer_probe.py --hf_json  # the earlier attempt, HfJsonTokenizer
+    python bench/onnx_tokenizer_probe.py --wordpiece  # a WordPiece vocab's graph
+                                                      # (serving/onnx_wordpiece.py)
+
+--wordpiece (text_graph_probe.wordpiece_probe): the tokenizer probe's texts, WordPiece's own
+hard cases, tweets, WikiText-2 lines and made-up CJK texts, with a vocab learnt from every
+other text (uncased, then cased), single at 128 and paired at 64; a NUL sent as
+runtimes.NUL_STANDIN, which the graph drops as the tokenizer drops a NUL.
 
 Texts (bench/text_graph_probe.py, which runs the comparison): the original's 224 golden cases,
 the MRPC + SST-2 dev sentences (1,688) and made-up hard cases (accents, CJK, Hangul, odd
@@ -35,6 +42,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 
 import numpy as np
 import onnxruntime as ort
@@ -42,8 +50,8 @@ from onnxruntime_extensions import get_library_path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from albert_tf.serving import onnx_text  # noqa: E402
-from text_graph_probe import FIXTURES, glue_texts, probe  # noqa: E402
+from albert_tf.serving import onnx_text, onnx_wordpiece, runtimes  # noqa: E402
+from text_graph_probe import FIXTURES, glue_texts, probe, wordpiece_probe  # noqa: E402
 
 
 def session(model):
@@ -117,5 +125,13 @@ def hf_json_probe():
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hf_json", action="store_true")
+    parser.add_argument("--wordpiece", action="store_true")
     args = parser.parse_args()
-    hf_json_probe() if args.hf_json else probe(build, run_batches)
+    if args.wordpiece:
+        with tempfile.TemporaryDirectory() as folder:
+            wordpiece_probe(lambda *a: session(onnx_wordpiece.tokenizer_model(*a)),
+                            lambda run, texts, pairs: run_batches(run, *(
+                                [t.replace("\x00", runtimes.NUL_STANDIN) for t in side]
+                                for side in (texts, pairs))), folder)
+    else:
+        hf_json_probe() if args.hf_json else probe(build, run_batches)

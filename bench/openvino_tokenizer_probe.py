@@ -3,6 +3,8 @@
 (serving/runtime_text.pack_texts)?
 
     python bench/openvino_tokenizer_probe.py
+    python bench/openvino_tokenizer_probe.py --wordpiece  # serving/openvino_wordpiece.py's
+                                                          # graph (text_graph_probe.wordpiece_probe)
 
 The texts and configurations of bench/onnx_tokenizer_probe.py (bench/text_graph_probe.py runs
 the comparison for both): the original's 224 golden cases, the MRPC + SST-2 dev sentences
@@ -24,6 +26,7 @@ this file's earlier version) differs on 2 and 78 of 1,912 texts (docs/serving.md
 """
 import os
 import sys
+import tempfile
 
 import tensorflow  # noqa: F401  (first, as in a test process: the ops must run after it)
 import numpy as np
@@ -32,8 +35,8 @@ import openvino_tokenizers  # noqa: F401  (registers the string ops with every C
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from albert_tf.serving import onnx_text, openvino_text, runtimes  # noqa: E402
-from text_graph_probe import probe  # noqa: E402
+from albert_tf.serving import onnx_text, openvino_text, openvino_wordpiece, runtimes  # noqa: E402
+from text_graph_probe import probe, wordpiece_probe  # noqa: E402
 
 
 def compiled(spm, lower, length):
@@ -53,5 +56,14 @@ def run_batches(run, texts, pairs, size=250):
     return [np.concatenate(outputs) for outputs in zip(*parts)]
 
 
+def compiled_wordpiece(vocab, lower, length):
+    model = openvino_wordpiece.tokenizer_model(vocab, lower, length)
+    return ov.Core().compile_model(model, "CPU")
+
+
 if __name__ == "__main__":
-    probe(compiled, run_batches)
+    if "--wordpiece" in sys.argv[1:]:
+        with tempfile.TemporaryDirectory() as folder:
+            wordpiece_probe(compiled_wordpiece, run_batches, folder)
+    else:
+        probe(compiled, run_batches)

@@ -20,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from albert_tf.serving import onnx_text, runtime_text  # noqa: E402
+from albert_tf.tokenization import vocab_builder  # noqa: E402
 
 SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
 FIXTURES = SHARED / "fixtures" / "original"
@@ -52,10 +53,12 @@ def glue_texts():
     return texts
 
 
-def differing(run_batches, run, spm, lower, texts, pairs, length):
-    """The rows whose ids, mask or segment ids differ from albert-tf's."""
+def differing(run_batches, run, spm, lower, texts, pairs, length, vocab=None):
+    """The rows whose ids, mask or segment ids differ from albert-tf's (`vocab`: a WordPiece
+    vocab_file instead of `spm`)."""
     got = run_batches(run, texts, pairs)
-    want = runtime_text.pack_texts(texts, pairs, length, spm_model_file=spm, do_lower_case=lower)
+    want = runtime_text.pack_texts(texts, pairs, length, spm_model_file=spm, vocab_file=vocab,
+                                   do_lower_case=lower)
     rows = np.zeros(len(texts), bool)
     for name, value in zip(onnx_text.OUTPUTS, got):
         rows |= (value != want[name]).any(-1)
@@ -94,3 +97,91 @@ def probe(build, run_batches):
             for text in bad_golden[:5]:
                 print("    golden", repr(text[:80]))
     print(f"{total} packed rows compared")
+
+
+# What WordPiece alone meets: every ASCII punctuation character and Unicode P* (each its own
+# word), CJK ideographs of every block (each its own word, compatibility ones normalised),
+# words of 200 and 201 characters (past 200: [UNK]), controls and format characters (dropped),
+# the final sigma around dropped and ignorable characters, marks of a kept combining class.
+WORDPIECE_HARD = [
+    "".join(chr(c) for c in range(33, 127)), "a!b\"c#d$e%f&g'h(i)j*k+l,m-n.o/p:q;r<s=t>u?v@w",
+    "x[y\\z]^_`{|}~end", "«guillemets» „quotes“ ‹single› ¿qué? ¡sí! — – ‐ ‧ ※ ‼ ⁇ 〈〉《》「」『』【】",
+    "中文字符，标点。我爱北京天安门！", "㐀㐁 𠀀𠀁 𪜀 𫝀 𫠠 豈更 丽丸 〇 々 ㄅ",
+    "x" * 200, "y" * 201, "ab" * 100 + " z", "\x00a\x01b\x7fc\u200bd\u200de\ufeff",
+    "ΑΣ\u200dΒ ΑΣ\u00ad ΑΣ\x00 Σ\u200b ΟΔΟΣ,ΣΑΣ.", "\U0001d16d\U0001d165 \U0001d165\U0001d16d",
+    "ﬁne Ǆx İi ß ẞ ŉ ǰ", "\ud7a3 한글 ｶﾀｶﾅ ｆｕｌｌ", "a\u2028b\u2029c\x1cd\x85e\u0085",
+    "emoji😀here 👍🏽ok", "\U000f0000\U0010fffd private", "\U00030000\U000e0100 planes",
+]
+
+
+def _lines(path, limit):
+    with open(path, encoding="utf-8") as reader:
+        rows = [line.strip() for line in reader if line.strip() and not line.startswith(" =")]
+    return rows[:limit]
+
+
+def tweets(limit=300):
+    """Sentences of the Broad Twitter Corpus' dev file (its tokens joined with spaces)."""
+    texts, words = [], []
+    with open(SHARED / "data" / "ner" / "btc" / "dev.conll", encoding="utf-8") as reader:
+        for line in reader:
+            if line.strip():
+                words.append(line.split("\t")[0])
+            elif words:
+                texts.append(" ".join(words))
+                words = []
+    return texts[:limit]
+
+
+def cjk_texts(count=200, seed=48):
+    """Made-up texts of CJK ideographs (every block, some compatibility ones) with Latin words."""
+    rng = np.random.default_rng(seed)
+    blocks = [(0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0xF900, 0xFAFF),
+              (0x2F800, 0x2FA1F), (0x4E00, 0x4FFF)]
+    texts = []
+    for k in range(count):
+        chars = [chr(int(rng.integers(*blocks[int(rng.integers(len(blocks)))])))
+                 for _ in range(int(rng.integers(1, 30)))]
+        texts.append("".join(chars[:5]) + (" Word%d " % k) + "".join(chars[5:]))
+    return texts
+
+
+def wordpiece_texts():
+    """The WordPiece probe's texts: its hard cases and the tokenizer probe's, the GLUE dev
+    sentences, tweets, WikiText-2 lines and made-up CJK texts."""
+    wiki = _lines(SHARED / "data" / "pretrain" / "wikitext-2_v1" / "valid.txt", 300)
+    return WORDPIECE_HARD + HARD + glue_texts() + tweets() + wiki + cjk_texts()
+
+
+def wordpiece_vocab(path, texts, lower, size=2000):
+    """A vocab file learnt from every other text (vocab_builder: alphabet at 99.5 % coverage,
+    so rarer characters are [UNK]) plus the CJK ideographs of every other CJK text."""
+    words = vocab_builder.count_words(texts[::2], lower)
+    tokens = vocab_builder.learn_wordpiece(words, size, character_coverage=0.995, min_count=2,
+                                           max_piece_chars=10)
+    tokens += sorted({c for t in cjk_texts()[::2] for c in t if ord(c) > 0x3000})
+    with open(path, "w", encoding="utf-8") as writer:
+        writer.write("\n".join(dict.fromkeys(tokens)) + "\n")
+    return str(path)
+
+
+def wordpiece_probe(build, run_batches, folder, texts=None, size=2000):
+    """Counts the id-exact rows of a WordPiece text graph (`build(vocab_file, lower, length)`):
+    single texts at 128, each text paired with another at 64, cased and uncased, each with a
+    vocab learnt from the texts with that casing. {lower: (rows, exact rows)}."""
+    texts = wordpiece_texts() if texts is None else list(texts)
+    shifted = texts[7:] + texts[:7]
+    found = {}
+    for lower in (True, False):
+        start = time.time()
+        vocab = wordpiece_vocab(pathlib.Path(folder) / f"vocab.{lower}.txt", texts, lower, size)
+        bad_single = differing(run_batches, build(vocab, lower, 128), None, lower, texts,
+                               [""] * len(texts), 128, vocab)
+        bad_pair = differing(run_batches, build(vocab, lower, 64), None, lower, texts, shifted,
+                             64, vocab)
+        found[lower] = (2 * len(texts), 2 * len(texts) - len(bad_single) - len(bad_pair))
+        print(f"wordpiece lower={lower}: {len(texts)} texts; differ single {len(bad_single)}, "
+              f"pair {len(bad_pair)} ({time.time() - start:.1f} s)")
+        for i in bad_single[:5] + bad_pair[:5]:
+            print("   ", repr(texts[i][:80]), "|", repr(shifted[i][:40]))
+    return found

@@ -66,6 +66,7 @@ SLOW_FILES = ("test_source_export.py", "test_training_runtime.py", "test_hub_int
               "test_serving_onnx.py", "test_serving_onnx_text.py", "test_serving_publish.py",
               "test_serving_encoder.py", "test_serving_onnx_tagger.py",
               "test_serving_openvino_text.py", "test_serving_openvino_tagger.py",
+              "test_serving_wordpiece_text.py",
               "test_classification_windows.py", "test_demo_run.py", "test_text_preprocessor.py",
               "test_models_encoder.py", "test_serving_tflite.py",
               "test_classification_text_classifier.py", "test_serving_lite.py",

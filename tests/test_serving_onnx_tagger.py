@@ -148,8 +148,8 @@ def test_the_export_refuses_a_file_that_windows_otherwise(exported, tmp_path, mo
     model, contents, _, _ = exported
     build = onnx_tagger.with_tagger
     monkeypatch.setattr(onnx_export.onnx_tagger, "with_tagger",
-                        lambda content, spm, lower, length, stride, names:
-                        build(content, spm, lower, length, stride + 2, names))
+                        lambda content, spm, lower, length, stride, names, *vocab:
+                        build(content, spm, lower, length, stride + 2, names, *vocab))
     folder = tmp_path / "onnx" / "1"
     with pytest.raises(onnx_export.RuntimeExportError,
                        match=r"token_classifier.text.float32.onnx: (gives other words, offsets "

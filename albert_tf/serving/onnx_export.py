@@ -36,7 +36,7 @@ from albert_tf.errors import OutputError
 from albert_tf.labels import placeholders
 from albert_tf.run_config import RUNTIME_KINDS as KINDS  # noqa: F401
 from albert_tf.run_config import parse_runtime_kinds, window_stride
-from albert_tf.serving import onnx_tagger, onnx_text, runtime_text, runtimes
+from albert_tf.serving import onnx_tagger, onnx_text, onnx_wordpiece, runtime_text, runtimes
 from albert_tf.serving.tflite import (INPUT_NAMES, TFLiteExportError, default_heads,
                                       export_plan, sample_inputs, serving_function)
 from albert_tf.tokenization.word_windows import WordPieces
@@ -47,7 +47,7 @@ FLOAT32_ATOL = 1e-4
 # words in windows: `serving.onnx_tagger`); a SQuAD or multiple-choice head's inputs are not a
 # pair.
 TAGGER = "token_classifier"
-TEXT_HEADS = ("classifier", "encoder", TAGGER)
+TEXT_HEADS = ("classifier", "encoder", TAGGER)  # a WordPiece vocab's too: onnx_wordpiece
 # What a text-in file is checked on when the export is given no texts.
 CHECK_TEXTS = ("a lovely, moving film", "Café CRÈME brûlée à Zürich", "ΟΔΟΣ ΣΑΣ", "中文 한국어",
                "1,000 people and 9, 10, 11,", "[CLS] literal [MASK]", "", " \u00a0\t\n ",
@@ -152,17 +152,19 @@ def refuse_existing(paths) -> None:
                               "file (write into another folder)")
 
 
-def text_plan(output_dir, name, kinds, spm_model_file, batch_size=None) -> dict:
+def text_plan(output_dir, name, kinds, spm_model_file, batch_size=None, vocab_file=None) -> dict:
     """{kind: `<name>.text.<kind>.onnx`} of a head whose files also take text (a
-    SentencePiece model, a head of `TEXT_HEADS`; a token classifier's windows of any batch),
-    else {}."""
-    if not spm_model_file or name not in TEXT_HEADS or (name == TAGGER and batch_size == 1):
+    SentencePiece model or a WordPiece `vocab_file`, a head of `TEXT_HEADS`; a token
+    classifier's windows of any batch), else {}."""
+    if not (spm_model_file or vocab_file) or name not in TEXT_HEADS or (
+            name == TAGGER and batch_size == 1):
         return {}
     return {kind: os.path.join(output_dir, f"{name}.text.{kind}.onnx") for kind in kinds}
 
 
 def check_text_files(paths, model, max_seq_length, outputs, call, batch_size, spm_model_file,
-                     do_lower_case, texts=None, text_pairs=None, fmt: str = "onnx") -> dict:
+                     do_lower_case, texts=None, text_pairs=None, fmt: str = "onnx",
+                     vocab_file=None) -> dict:
     """Runs each text-in file on raw texts (the export's first 64, else `CHECK_TEXTS` alone
     and with `CHECK_PAIRS`) against the Keras model on albert-tf's tokenizer's ids (what the
     SavedModel's serve_text gives); a float32 file with another label or further than
@@ -173,8 +175,8 @@ def check_text_files(paths, model, max_seq_length, outputs, call, batch_size, sp
         groups = [(list(texts)[:64], None if text_pairs is None else list(text_pairs)[:64])]
     parts = []  # (texts, pairs, the Keras model's outputs), one row each for a batch-1 file
     for sample, pairs in groups:
-        ids = runtime_text.pack_texts(sample, pairs, max_seq_length,
-                                      spm_model_file=spm_model_file, do_lower_case=do_lower_case)
+        ids = runtime_text.pack_texts(sample, pairs, max_seq_length, spm_model_file,
+                                      None if spm_model_file else vocab_file, do_lower_case)
         step = 1 if batch_size == 1 else len(sample)
         for k in range(0, len(sample), step):
             part = slice(k, k + step)
@@ -201,14 +203,15 @@ def check_text_files(paths, model, max_seq_length, outputs, call, batch_size, sp
 
 
 def check_tagger_files(paths, model, max_seq_length, outputs, call, spm_model_file,
-                       do_lower_case, label_names, texts=None, fmt: str = "onnx") -> dict:
+                       do_lower_case, label_names, texts=None, fmt: str = "onnx",
+                       vocab_file=None) -> dict:
     """`check_text_files` for a token classifier's text-in files (`serving.onnx_tagger`): each
     run on raw texts (the export's first 64, else `CHECK_TEXTS`) in a fresh process against the
     Keras model on albert-tf's windows of their words; a float32 file with another word, offset
     or tag on any text, or further than `FLOAT32_ATOL`, is an error naming it."""
     sample = list(CHECK_TEXTS if texts is None else texts)[:64]
-    pieces = WordPieces(tokenization.FullTokenizer(None, do_lower_case, spm_model_file),
-                        do_lower_case)
+    pieces = WordPieces(tokenization.FullTokenizer(None if spm_model_file else vocab_file,
+                                                   do_lower_case, spm_model_file), do_lower_case)
     want = onnx_tagger.reference(
         sample, pieces, max_seq_length, window_stride(None, max_seq_length),
         lambda **ids: expected(model, max_seq_length, outputs, call, None, ids))
@@ -243,7 +246,8 @@ def write_metadata(model, folder, name, fmt, outputs, max_seq_length, do_lower_c
             "files": dict(files), "agreement": agreement}
     if text_files:
         meta.update(text_in=True, text_inputs=list(onnx_text.TEXT_INPUTS),
-                    text_files=dict(text_files), text_in_note=runtime_text.NOTES[f"{fmt}_text"])
+                    text_files=dict(text_files), text_in_note=runtime_text.NOTES[
+                        f"{fmt}_text" if spm_model_file else f"{fmt}_wordpiece"])
     if text_files and name == TAGGER:
         meta.update(text_inputs=list(onnx_tagger.TEXT_INPUTS),
                     text_outputs=list(onnx_tagger.TEXT_OUTPUTS),
@@ -309,7 +313,7 @@ def export_onnx(model, output_dir, max_seq_length: int, kinds, name: str | None 
     if plan is None:
         return {}
     kinds, name, outputs, output_dir, paths = plan
-    text_paths = text_plan(output_dir, name, kinds, spm_model_file, batch_size)
+    text_paths = text_plan(output_dir, name, kinds, spm_model_file, batch_size, vocab_file)
     tag_names = label_names or (placeholders(model.num_labels) if text_paths and name == TAGGER
                                 else None)  # a text-in tagger's tags: HF's LABEL_<i> if none
     refuse_existing([*paths.values(), *text_paths.values(),
@@ -333,9 +337,11 @@ def export_onnx(model, output_dir, max_seq_length: int, kinds, name: str | None 
         for kind, path in text_paths.items():
             content = onnx_tagger.with_tagger(
                 contents[kind], spm_model_file, do_lower_case, max_seq_length,
-                window_stride(None, max_seq_length), tag_names) if name == TAGGER else \
+                window_stride(None, max_seq_length), tag_names, vocab_file) if name == TAGGER else \
                 onnx_text.with_tokenizer(contents[kind], spm_model_file, do_lower_case,
-                                         max_seq_length)
+                                         max_seq_length) if spm_model_file else \
+                onnx_wordpiece.with_tokenizer(contents[kind], vocab_file, do_lower_case,
+                                              max_seq_length)
             with io_utils.atomic_output(path) as tmp:
                 with tf.io.gfile.GFile(tmp, "wb") as writer:
                     writer.write(content)
@@ -343,11 +349,11 @@ def export_onnx(model, output_dir, max_seq_length: int, kinds, name: str | None 
         if text_paths and name == TAGGER:
             agreement["text"] = check_tagger_files(
                 text_paths, model, max_seq_length, outputs, call, spm_model_file,
-                do_lower_case, tag_names, texts)
+                do_lower_case, tag_names, texts, vocab_file=vocab_file)
         elif text_paths:
             agreement["text"] = check_text_files(
                 text_paths, model, max_seq_length, outputs, call, batch_size, spm_model_file,
-                do_lower_case, texts, text_pairs)
+                do_lower_case, texts, text_pairs, vocab_file=vocab_file)
         written = {kind: path for kind, path in paths.items()}
         written.update({f"text.{kind}": path for kind, path in text_paths.items()})
         written["metadata"] = write_metadata(

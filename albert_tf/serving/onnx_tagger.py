@@ -27,7 +27,7 @@ import re
 
 import numpy as np
 
-from albert_tf.serving import onnx_text, runtimes
+from albert_tf.serving import onnx_text, onnx_wordpiece, runtimes
 from albert_tf.serving.onnx_graph import CONTRIB, Builder
 from albert_tf.tokenization.word_windows import SPLIT_PATTERN, text_windows
 
@@ -188,12 +188,12 @@ def output_infos(onnx, names=TEXT_OUTPUTS) -> list:
 
 
 def with_tagger(content: bytes, spm_model_file, do_lower_case: bool, max_seq_length: int,
-                stride: int, label_names) -> bytes:
+                stride: int, label_names, vocab_file=None) -> bytes:
     """A token classifier's ids-in .onnx bytes (output `probabilities` [B, S, C]) → the file
-    that takes `text_a` strings and gives tags per word (see the module)."""
+    that takes `text_a` strings and gives tags per word (see the module; without
+    `spm_model_file`, each word through `serving.onnx_wordpiece` with `vocab_file`)."""
     onnx = runtimes.load("onnx", "raw text in ONNX")
     g = Builder(onnx)
-    sp_model, proto, fixup, search = onnx_text.model_parts(spm_model_file)
     texts, batch = "text_a", g.op("Shape", ["text_a"])
     words, w_begins, w_ends, offsets = g.op("StringRegexSplitWithOffsets", [
         texts, g.const(WHITESPACE), g.const("")], 4, CONTRIB)
@@ -202,8 +202,15 @@ def with_tagger(content: bytes, spm_model_file, do_lower_case: bool, max_seq_len
     # One word more, dropped after: onnxruntime-extensions' SentencePiece op crashes the
     # process on an empty batch (a batch of texts without words).
     number = g.op("Shape", [words])
-    ids, p_rows, p_counts = onnx_text.pieces(g, onnx_text.normalized(
-        g, g.op("Concat", [words, g.const(["a"])], axis=0), do_lower_case), proto, fixup, search)
+    padded = g.op("Concat", [words, g.const(["a"])], axis=0)
+    if spm_model_file:
+        sp_model, proto, fixup, search = onnx_text.model_parts(spm_model_file)
+        ids, p_rows, p_counts = onnx_text.pieces(g, onnx_text.normalized(
+            g, padded, do_lower_case), proto, fixup, search)
+    else:
+        ids, p_rows, p_counts, sp_model = onnx_wordpiece.word_pieces(
+            g, vocab_file, do_lower_case, lambda v: onnx_wordpiece.code_points(g, padded, v),
+            g.op("Shape", [padded]))
     where = homes(g, ids, p_rows, p_counts, number, w_rows, batch, sp_model, max_seq_length,
                   stride)
     before = len(g.nodes)

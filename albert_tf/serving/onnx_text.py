@@ -198,10 +198,14 @@ OPSETS = {"": 17, "ai.onnx.ml": 2, CONTRIB: 1}
 
 def tokenizer_model(spm_model_file, do_lower_case: bool, max_seq_length: int):
     """The text → ids graph as a ModelProto of its own."""
+    return standalone(tokenizer_graph(spm_model_file, do_lower_case, max_seq_length))
+
+
+def standalone(parts, name: str = "albert_tokenizer"):
+    """A ModelProto of a text graph's (nodes, initializers, inputs, outputs)."""
     onnx = runtimes.load("onnx", "raw text in ONNX")
-    nodes, initializers, inputs, outputs = tokenizer_graph(spm_model_file, do_lower_case,
-                                                           max_seq_length)
-    graph = onnx.helper.make_graph(nodes, "albert_tokenizer", inputs, outputs, initializers)
+    nodes, initializers, inputs, outputs = parts
+    graph = onnx.helper.make_graph(nodes, name, inputs, outputs, initializers)
     return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid(d, v)
                                                         for d, v in OPSETS.items()])
 

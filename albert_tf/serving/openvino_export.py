@@ -14,7 +14,8 @@ and run at export, float32 in f32 precision (a CPU with AMX would otherwise run 
 checked against the Keras model as the ONNX files are. A classifier's, a token classifier's
 and an encoder's export with a unigram SentencePiece model also writes `<name>.text.<kind>.xml`
 (+ `.bin`): the same model taking strings, the tokenizer inside (`serving.openvino_text`; a
-token classifier's words, windows and tags: `serving.openvino_tagger`), run at export in a
+token classifier's words, windows and tags: `serving.openvino_tagger`; a WordPiece
+`vocab_file`'s tokenizer: `serving.openvino_wordpiece`), run at export in a
 fresh process on raw texts against the Keras model on albert-tf's ids or windows
 (`onnx_export.check_text_files`, `check_tagger_files`).
 
@@ -37,7 +38,7 @@ from albert_tf.run_config import parse_openvino_kinds
 from albert_tf.labels import placeholders
 from albert_tf.run_config import window_stride
 from albert_tf.serving import (onnx_export, openvino_int8, openvino_tagger, openvino_text,
-                               runtime_text, runtimes)
+                               openvino_wordpiece, runtime_text, runtimes)
 from albert_tf.serving.tflite import export_plan
 
 FOLDER = "openvino"
@@ -116,12 +117,13 @@ def write_ir(ir, xml_path: str) -> list[str]:
         return written
 
 
-def text_plan(output_dir, name, kinds, spm_model_file, batch_size=None) -> dict:
+def text_plan(output_dir, name, kinds, spm_model_file, batch_size=None, vocab_file=None) -> dict:
     """{kind: `<name>.text.<kind>.xml`} of a classifier, a token classifier (its windows of
-    any batch) or an encoder with a unigram SentencePiece model (`serving.openvino_text`),
-    else {}."""
-    if not spm_model_file or name not in TEXT_HEADS or not openvino_text.supported(
-            spm_model_file) or (name == onnx_export.TAGGER and batch_size == 1):
+    any batch) or an encoder with a unigram SentencePiece model (`serving.openvino_text`) or
+    a WordPiece `vocab_file` (`serving.openvino_wordpiece`), else {}."""
+    if not (spm_model_file or vocab_file) or name not in TEXT_HEADS or (
+            spm_model_file and not openvino_text.supported(spm_model_file)) or (
+            name == onnx_export.TAGGER and batch_size == 1):
         return {}
     return {kind: os.path.join(output_dir, f"{name}.text.{kind}.xml") for kind in kinds}
 
@@ -214,7 +216,7 @@ def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | N
     if plan is None:
         return {}
     kinds, name, outputs, output_dir, paths = plan
-    text_paths = text_plan(output_dir, name, kinds, spm_model_file, batch_size)
+    text_paths = text_plan(output_dir, name, kinds, spm_model_file, batch_size, vocab_file)
     tagger = bool(text_paths) and name == onnx_export.TAGGER
     tag_names = label_names or (placeholders(model.num_labels) if tagger else None)
     xml = [*paths.values(), *text_paths.values()]
@@ -241,19 +243,21 @@ def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | N
             if kind in text_paths:  # the same weights behind openvino-tokenizers' ops
                 created.extend(write_ir(openvino_tagger.tagger_model(
                     content, spm_model_file, do_lower_case, max_seq_length,
-                    window_stride(None, max_seq_length), tag_names) if tagger else
+                    window_stride(None, max_seq_length), tag_names, vocab_file) if tagger else
                     openvino_text.text_model(content, spm_model_file, do_lower_case,
-                                             max_seq_length), text_paths[kind]))
+                                             max_seq_length) if spm_model_file else
+                    openvino_wordpiece.text_model(content, vocab_file, do_lower_case,
+                                                  max_seq_length), text_paths[kind]))
         onnx_export.measure_texts(agreement, paths, runtimes.openvino_runner, texts, text_pairs,
                                   max_seq_length, spm_model_file, vocab_file, do_lower_case)
         if tagger:
             agreement["text"] = onnx_export.check_tagger_files(
                 text_paths, model, max_seq_length, outputs, call, spm_model_file,
-                do_lower_case, tag_names, texts, fmt=FOLDER)
+                do_lower_case, tag_names, texts, fmt=FOLDER, vocab_file=vocab_file)
         elif text_paths:
             agreement["text"] = onnx_export.check_text_files(
                 text_paths, model, max_seq_length, outputs, call, batch_size, spm_model_file,
-                do_lower_case, texts, text_pairs, fmt=FOLDER)
+                do_lower_case, texts, text_pairs, fmt=FOLDER, vocab_file=vocab_file)
         written = dict(paths)
         written.update({f"text.{kind}": path for kind, path in text_paths.items()})
         written["metadata"] = onnx_export.write_metadata(

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from albert_tf.serving import onnx_tagger, openvino_text, runtimes
+from albert_tf.serving import (onnx_tagger, onnx_wordpiece, openvino_text, openvino_wordpiece,
+                               runtimes)
 from albert_tf.serving.onnx_graph import Builder
 
 SIDE, WORD, INTERNAL = "text_a", "word", "tagger"
@@ -89,14 +90,14 @@ def _ascending(g: Builder, begins, ends, data):
 
 
 def tagger_model(content: bytes, spm_model_file, do_lower_case: bool, max_seq_length: int,
-                 stride: int, label_names):
+                 stride: int, label_names, vocab_file=None):
     """A token classifier's ids-in ONNX bytes (output `probabilities`) as an ov.Model taking
-    `text_a` and giving `onnx_tagger.TEXT_OUTPUTS` (see the module)."""
+    `text_a` and giving `onnx_tagger.TEXT_OUTPUTS` (see the module; without `spm_model_file`,
+    each word's bytes through `serving.openvino_wordpiece` with `vocab_file`)."""
     onnx = runtimes.load("onnx", openvino_text.PURPOSE, "openvino")
     ov = runtimes.load("openvino", openvino_text.PURPOSE)
     tokenizers = runtimes.load("openvino_tokenizers", openvino_text.PURPOSE, "openvino")
     opset = runtimes.load("openvino.opset14", openvino_text.PURPOSE, "openvino")
-    parts, sp_model, strings = openvino_text.graph_parts(spm_model_file, do_lower_case)
     g = Builder(onnx)
     batch = g.op("Shape", [f"{SIDE}/begins"])
     begins, ends, w_rows, w_starts, w_ends, data = words(g, batch)
@@ -104,12 +105,21 @@ def tagger_model(content: bytes, spm_model_file, do_lower_case: bool, max_seq_le
     size = g.op("Shape", [data])
     # One word more ("a"), dropped after, as in `onnx_tagger.with_tagger`: a batch of texts
     # without words still gives SentencePiece a word.
-    g.op("Concat", [begins, size], [f"{WORD}/begins"], axis=0)
-    g.op("Concat", [ends, g.op("Add", [size, g.i64(1)])], [f"{WORD}/ends"], axis=0)
-    g.op("Concat", [data, g.const(np.array([ord("a")], np.uint8))], [f"{WORD}/chars"], axis=0)
-    all_words = g.op("Shape", [f"{WORD}/begins"])
-    openvino_text.normalized_bytes(g, parts, WORD, all_words)
-    ids, p_rows, p_counts = openvino_text.searched(g, parts, WORD, all_words)
+    spans = [g.op("Concat", [begins, size], axis=0),
+             g.op("Concat", [ends, g.op("Add", [size, g.i64(1)])], axis=0),
+             g.op("Concat", [data, g.const(np.array([ord("a")], np.uint8))], axis=0)]
+    all_words = g.op("Shape", [spans[0]])
+    if spm_model_file:
+        parts, sp_model, strings = openvino_text.graph_parts(spm_model_file, do_lower_case)
+        for name, value in zip(("begins", "ends", "chars"), spans):
+            g.op("Identity", [value], [f"{WORD}/{name}"])
+        openvino_text.normalized_bytes(g, parts, WORD, all_words)
+        ids, p_rows, p_counts = openvino_text.searched(g, parts, WORD, all_words)
+    else:
+        strings = {"proto": b"\0", "vocab": None, "table": []}
+        ids, p_rows, p_counts, sp_model = onnx_wordpiece.word_pieces(
+            g, vocab_file, do_lower_case, lambda _: openvino_wordpiece.decoded(g, *spans),
+            all_words)
     where = onnx_tagger.homes(g, ids, p_rows, p_counts, number, w_rows, batch, sp_model,
                               max_seq_length, stride)
     front = len(g.nodes)
@@ -141,7 +151,8 @@ def tagger_model(content: bytes, spm_model_file, do_lower_case: bool, max_seq_le
         g.op("Identity", [value], [name])
     info = onnx.helper.make_tensor_value_info
     inputs, feeds = openvino_text.declared(onnx, SIDE, openvino_text.HOLES[:3], ())
-    word_inputs, word_feeds = openvino_text.declared(onnx, WORD, openvino_text.HOLES[3:])
+    word_inputs, word_feeds = openvino_text.declared(onnx, WORD, openvino_text.HOLES[3:]) \
+        if spm_model_file else ([], [])
     feeds = [*word_feeds, *onnx_tagger.output_infos(onnx, [n for n in values if "/" not in n]),
              *(info(n, onnx.TensorProto.UINT8 if n.endswith("_bytes") else
                     onnx.TensorProto.INT32, None)
@@ -149,7 +160,8 @@ def tagger_model(content: bytes, spm_model_file, do_lower_case: bool, max_seq_le
     merged = onnx_tagger.spliced(onnx, content, g.nodes[:front], g.nodes[front:],
                                  g.initializers, [*inputs, *word_inputs], feeds)
     results, texts, feed = openvino_text.stitched(merged, strings, do_lower_case, (SIDE,),
-                                                  (WORD,), (INTERNAL,))
+                                                  (WORD,) if spm_model_file else (),
+                                                  (INTERNAL,))
     by_name = {}
     for r in results:  # each output by its own name alone (the runners read any name)
         name = next(n for n in r.input_value(0).get_names() if n in onnx_tagger.TEXT_OUTPUTS)

@@ -325,11 +325,16 @@ def stitched(merged: bytes, parts: dict, do_lower_case: bool, raw_sides, token_s
     return outputs, texts, feed
 
 
-def tokenizer_model(spm_model_file, do_lower_case: bool, max_seq_length: int):
-    """The text → ids graph alone as an ov.Model: `text_a`, `text_b` → `onnx_text.OUTPUTS`."""
+def ids_passed_on(max_seq_length: int) -> bytes:
+    """An ids "model" giving its three inputs as outputs: the text graph alone after it."""
     onnx = runtimes.load("onnx", PURPOSE, "openvino")
     values = onnx_text.outputs_info(onnx, max_seq_length)
     graph = onnx.helper.make_graph([], "ids", values, values)
-    content = onnx.helper.make_model(graph, opset_imports=[
+    return onnx.helper.make_model(graph, opset_imports=[
         onnx.helper.make_opsetid("", onnx_text.OPSETS[""])]).SerializeToString()
-    return text_model(content, spm_model_file, do_lower_case, max_seq_length)
+
+
+def tokenizer_model(spm_model_file, do_lower_case: bool, max_seq_length: int):
+    """The text → ids graph alone as an ov.Model: `text_a`, `text_b` → `onnx_text.OUTPUTS`."""
+    return text_model(ids_passed_on(max_seq_length), spm_model_file, do_lower_case,
+                      max_seq_length)

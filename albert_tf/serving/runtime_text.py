@@ -18,7 +18,14 @@ the original's digit-comma fix-up, then packing).
   which SentencePiece reads as the same unknown character. A token classifier's text-in file
   (`serving.onnx_tagger`) runs the same normalisation and SentencePiece on each
   whitespace-separated word, its windows and each word's tag in the graph. SQuAD and
-  multiple-choice heads, and WordPiece models keep ids-in files only.
+  multiple-choice heads keep ids-in files only.
+- WordPiece (a `vocab_file`, the original's Chinese models): a classifier's, a token
+  classifier's and an encoder's ONNX and OpenVINO exports write the same text files
+  (`serving.onnx_wordpiece`: the basic
+  tokenizer as per-code-point tables, the greedy longest match over a perfect hash of the
+  vocabulary, all in standard numeric ops; the code points from onnxruntime-extensions'
+  character split, or from openvino-tokenizers' `StringTensorUnpack` bytes:
+  `serving.openvino_wordpiece`); bench/text_graph_probe.py --wordpiece counts their exact rows.
   Earlier, onnxruntime-extensions' HfJsonTokenizer with NFKD, StripAccents and Lowercase
   normalizers gave other ids on 939 of 1,912 texts (upper case kept, "[CLS]" read as a
   special token, whitespace-only text not empty).
@@ -51,9 +58,9 @@ from albert_tf.tokenization import pack_pair
 
 NOTES = {
     "onnx": ("takes ids: text-in files (<head>.text.<kind>.onnx) are written for a classifier's, "
-             "a token classifier's and an encoder's export with a SentencePiece model; this "
-             "head (SQuAD's question and paragraph, multiple-choice options) or a WordPiece "
-             "vocabulary is tokenized with the tokenizer file beside it"),
+             "a token classifier's and an encoder's export with a SentencePiece model or a "
+             "WordPiece vocab_file; this head (SQuAD's question and paragraph, "
+             "multiple-choice options) is tokenized with the tokenizer file beside it"),
     "onnx_text": ("the text_files take text_a and text_b strings ([''] for single texts) and "
                   "tokenize inside the file (register onnxruntime-extensions' ops: "
                   "onnxruntime_extensions.get_library_path()): albert-tf's ids on 1,981 "
@@ -61,6 +68,20 @@ NOTES = {
                   "after a NUL: the string ops stop at it, so send U+FDD0 in its place, as "
                   "serving.runtimes.OnnxTextRunner does; the ids files (files) take "
                   "input_word_ids, input_mask and input_type_ids"),
+    "onnx_wordpiece": ("the text_files take text_a and text_b strings ([''] for single texts) "
+                       "and run the WordPiece vocab_file's tokenizer inside the file (register "
+                       "onnxruntime-extensions' ops): albert-tf's FullTokenizer ids and packing; "
+                       "a NUL is dropped, as the tokenizer drops it, so send U+FDD0 in its place "
+                       "(the string ops stop at a NUL), as serving.runtimes.OnnxTextRunner "
+                       "does: a U+FDD0 of the text itself is dropped too; the ids files (files) "
+                       "take input_word_ids, input_mask and input_type_ids"),
+    "openvino_wordpiece": ("the text_files take text_a and text_b strings ([''] for single "
+                           "texts) and run the WordPiece vocab_file's tokenizer inside the "
+                           "file (import openvino_tokenizers before reading it): albert-tf's "
+                           "FullTokenizer ids and packing; send U+FDD0 for a NUL, as "
+                           "serving.runtimes.OpenVinoTextRunner does (both are dropped); the "
+                           "ids files (files) take input_word_ids, input_mask and "
+                           "input_type_ids"),
     "onnx_tagger": ("the text_files take text_a strings (sentences; words are the parts "
                     "str.split() gives) and give per word, padded per row: words, tags (''), "
                     "tag_ids (-1), probabilities (0), word_starts and word_ends (code-point "
@@ -72,9 +93,9 @@ NOTES = {
                     "input_word_ids, input_mask and input_type_ids"),
     "openvino": ("takes ids: text-in files (<head>.text.<kind>.xml) are written for a "
                  "classifier's, a token classifier's and an encoder's export with a unigram "
-                 "SentencePiece model; this head (SQuAD's question and paragraph, "
-                 "multiple-choice options) or a WordPiece vocabulary is tokenized with the "
-                 "tokenizer file beside it"),
+                 "SentencePiece model or a WordPiece vocab_file; this head (SQuAD's question "
+                 "and paragraph, multiple-choice options) is tokenized with the tokenizer file "
+                 "beside it"),
     "openvino_text": ("the text_files take text_a and text_b strings ([''] for single texts) "
                       "and tokenize inside the file (import openvino_tokenizers before reading "
                       "it: it registers the string ops): albert-tf's ids on 1,981 measured "
