@@ -10,7 +10,10 @@
 --wordpiece (text_graph_probe.wordpiece_probe): the tokenizer probe's texts, WordPiece's own
 hard cases, tweets, WikiText-2 lines and made-up CJK texts, with a vocab learnt from every
 other text (uncased, then cased), single at 128 and paired at 64; a NUL sent as
-runtimes.NUL_STANDIN, which the graph drops as the tokenizer drops a NUL.
+runtimes.NUL_STANDIN, which the graph drops as the tokenizer drops a NUL. Measured
+(onnxruntime 1.32, onnxruntime-extensions 0.15.2, 2026-12-05): 2,575 texts, a 3,201-token
+uncased and a 3,158-token cased vocabulary (1,197 and 722 [UNK] pieces, 195 texts past 128
+pieces), 10,300 packed rows: every row albert-tf's, 16 s in all at load 1.
 
 Texts (bench/text_graph_probe.py, which runs the comparison): the original's 224 golden cases,
 the MRPC + SST-2 dev sentences (1,688) and made-up hard cases (accents, CJK, Hangul, odd
