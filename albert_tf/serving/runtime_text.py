@@ -56,6 +56,10 @@ from albert_tf.serving import runtimes
 from albert_tf.serving.runtimes import require_utf8
 from albert_tf.tokenization import pack_pair
 
+# What a WordPiece text file tokenizes otherwise (serving.wordpiece_tables).
+_MARKS = ("uncased, two spacing marks with a combining class (25: viramas, Hangul tone marks, "
+          "musical symbols) in one word in falling class order keep their order, where NFD "
+          "swaps them")
 NOTES = {
     "onnx": ("takes ids: text-in files (<head>.text.<kind>.onnx) are written for a classifier's, "
              "a token classifier's and an encoder's export with a SentencePiece model or a "
@@ -70,18 +74,20 @@ NOTES = {
                   "input_word_ids, input_mask and input_type_ids"),
     "onnx_wordpiece": ("the text_files take text_a and text_b strings ([''] for single texts) "
                        "and run the WordPiece vocab_file's tokenizer inside the file (register "
-                       "onnxruntime-extensions' ops): albert-tf's FullTokenizer ids and packing; "
-                       "a NUL is dropped, as the tokenizer drops it, so send U+FDD0 in its place "
-                       "(the string ops stop at a NUL), as serving.runtimes.OnnxTextRunner "
-                       "does: a U+FDD0 of the text itself is dropped too; the ids files (files) "
-                       "take input_word_ids, input_mask and input_type_ids"),
+                       "onnxruntime-extensions' ops): albert-tf's FullTokenizer ids and packing "
+                       "on 2,575 measured texts (cased and uncased, single and pair); a NUL is "
+                       "dropped, as the tokenizer drops it: send U+FDD0 in its place (the "
+                       "string ops stop at a NUL), as serving.runtimes.OnnxTextRunner does, so "
+                       "a U+FDD0 of the text itself is dropped too; " + _MARKS + "; the ids "
+                       "files (files) take input_word_ids, input_mask and input_type_ids"),
     "openvino_wordpiece": ("the text_files take text_a and text_b strings ([''] for single "
                            "texts) and run the WordPiece vocab_file's tokenizer inside the "
                            "file (import openvino_tokenizers before reading it): albert-tf's "
-                           "FullTokenizer ids and packing; send U+FDD0 for a NUL, as "
-                           "serving.runtimes.OpenVinoTextRunner does (both are dropped); the "
-                           "ids files (files) take input_word_ids, input_mask and "
-                           "input_type_ids"),
+                           "FullTokenizer ids and packing on 2,575 measured texts (cased and "
+                           "uncased, single and pair); send U+FDD0 for a NUL, as "
+                           "serving.runtimes.OpenVinoTextRunner does (both are dropped); "
+                           + _MARKS + "; the ids files (files) take input_word_ids, "
+                           "input_mask and input_type_ids"),
     "onnx_tagger": ("the text_files take text_a strings (sentences; words are the parts "
                     "str.split() gives) and give per word, padded per row: words, tags (''), "
                     "tag_ids (-1), probabilities (0), word_starts and word_ends (code-point "

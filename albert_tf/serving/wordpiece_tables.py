@@ -10,9 +10,10 @@ graph from them. Pure Python.
   normalisation table (`strip_accents(c.lower())` per character, "Σ" kept for the graph's
   final-sigma rule; 0: unchanged). Per character is exact: `str.lower()` is per character but
   for the final sigma, and NFD is per character but for canonical reordering, which only moves
-  marks: those with a combining class are all dropped (category Mn) but for eight musical
-  symbols (U+1D165-1D166, U+1D16D-1D172, category Mc) — two of them in a row in one word in
-  another order than NFD's are the one text this table tokenizes otherwise.
+  marks: those with a combining class are all dropped (category Mn) but for 25 spacing marks
+  (category Mc: viramas such as U+1B44, the Hangul tone marks U+302E-302F, musical symbols
+  U+1D165-1D172; Unicode 14). Two of them in one word in falling class order, which NFD
+  swaps, are the one text an uncased table tokenizes otherwise (their order kept).
 * `out_codes(lower)`: per code point a normalised character can be: `PUNCT`
   (`is_punctuation`, a word of its own) or `SPACE` (the last `whitespace_tokenize` splits).
 * `paged(values)`: a code point table as (page of each 256 code points, distinct pages).
