@@ -15,19 +15,9 @@ from albert_tf.tasks.squad import reader
 from albert_tf.tasks.squad.alignment import align_paragraph
 from albert_tf.text import AlbertPreprocessor, WordpiecePreprocessor, text_preprocessor
 from support.paths import FIXTURES
-from support.wordpiece_vocab import build_vocab
+from support.wordpiece_vocab import HARD_TEXTS, build_vocab
 
-# CJK (split per character, whatever the spacing), accents (stripped when lower-casing, kept
-# otherwise), punctuation (ASCII symbols and Unicode P*), control and format characters
-# (dropped), Unicode spaces, upper case, full-width letters, Greek final sigma, over-long words.
-TEXTS = [
-    "The quick brown foxes!", "Café naïve résumé.", "我爱中国人，你好。", "日本語のテキスト",
-    "Hello,world's (abc)-abcbc", "ÜBER $5 % -- e.g. U.S.A.", "a\u200bb a\x00b a\tb\u2028c\u2029d",
-    "Straße ＦＦ ｆ", "ΟΛΟΣ Ὁλος", "", " ", "x" * 200, "x" * 201, "ab\u0301c e\u0301",
-    "fox\ufffd", "«quoted» „so“ ¿qué? ¡sí!", "中文English混合123", "\u3000全角\u00a0空格",
-    "tab\tnew\nline\rcr", "un-affable unaffable", "Ǆ ǅ ǆ İstanbul", "é" * 3, "\x7f\x85\u200e",
-    "smile 😀 ok", "e\u0301\u0327", "Zürich, München & Köln", "x\u0300\u0300y",
-]
+TEXTS = HARD_TEXTS
 
 
 @pytest.fixture(scope="module")
