@@ -4,6 +4,7 @@ records/train.tfrecord and scored on records/heldout.tfrecord of a demo folder, 
 held-out majority class and the bar 2 standard errors above it (the closing table's).
 
     python bench/demo_sop_probe.py --demo_dir=albert_demo [--features=first,bag,bag+first+len,ends-+len]
+    python bench/demo_sop_probe.py --demo_dir=albert_demo --checkpoint=albert_demo/pretrain/model
 
 Features: `first` the first two pieces of A and of B, `bag` the set of pieces in A and, apart,
 in B, `len` both segments' lengths, `ends-` the first three and last two pieces of B minus
@@ -15,6 +16,8 @@ memorized order, not a learned cue.
 Each held-out score is also split: the pairs whose two segments come from one document (in
 order or swapped) and those whose B is another document's text (label 1 whatever the order),
 found by looking up each segment's first six pieces in the documents of corpus/heldout.txt.
+`--checkpoint` (a pretraining checkpoint or its folder, with its albert_config.json) splits the
+pretrained model's held-out answers the same way.
 """
 
 from __future__ import annotations
@@ -33,7 +36,11 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from albert_tf import tokenization  # noqa: E402
+from albert_tf.config import AlbertConfig  # noqa: E402
+from albert_tf.data.pretraining_dataset import dataset_fn  # noqa: E402
 from albert_tf.demo import corpus  # noqa: E402
+from albert_tf.models import AlbertPretrainer  # noqa: E402
+from albert_tf.weights import loading  # noqa: E402
 
 
 def read_pairs(path: str) -> list[tuple[list, list, int]]:
@@ -107,11 +114,26 @@ def pair_kinds(pairs, demo_dir: str) -> np.ndarray:
                      for a, b, _ in pairs])
 
 
+def model_answers(checkpoint: str, path: str, count: int) -> np.ndarray:
+    """The pretrained model's sentence-order answers on the first `count` records of `path`."""
+    folder = checkpoint if os.path.isdir(checkpoint) else os.path.dirname(checkpoint)
+    model = AlbertPretrainer(AlbertConfig.from_json_file(os.path.join(folder, "albert_config.json")))
+    loading.load(model, checkpoint, require_head=True)
+    first = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(path))).numpy())
+    lengths = first.features.feature
+    data = dataset_fn([path], len(lengths["input_ids"].int64_list.value),
+                      len(lengths["masked_lm_positions"].int64_list.value), 64, False)
+    answers = [np.argmax(model(batch, training=False)["sentence_order_logits"], -1)
+               for batch in data(tf.distribute.InputContext()).take(count // 64)]
+    return np.concatenate(answers)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--demo_dir", default="albert_demo")
     parser.add_argument("--features", default="first,bag,bag+first+len,ends-+len")
     parser.add_argument("--C", type=float, default=0.1, help="inverse regularization strength")
+    parser.add_argument("--checkpoint", default="", help="also split this pretrained model's answers")
     args = parser.parse_args()
     records = os.path.join(args.demo_dir, "records")
     train = read_pairs(os.path.join(records, "train.tfrecord"))
@@ -127,6 +149,13 @@ def main():
     labels = np.array([label for *_, label in heldout])
     print(f"held out: {same.sum()} pairs from one document ({labels[same].mean():.3f} swapped), "
           f"{(~same).sum()} with another document's B (label 1)")
+    if args.checkpoint:
+        answers = model_answers(args.checkpoint, os.path.join(records, "heldout.tfrecord"),
+                                len(heldout))
+        right = answers == labels
+        print(f"{'the model':<16} held-out {right.mean():.3f} (one document's pairs "
+              f"{right[same].mean():.3f}, another's {right[~same].mean():.3f}; "
+              f"answers 'swapped' to {answers.mean():.3f})")
     for kinds in args.features.split(","):
         x_train, y_train = features(train, set(kinds.split("+")), vocab)
         x_heldout, y_heldout = features(heldout, set(kinds.split("+")), vocab)
