@@ -35,11 +35,22 @@ UNCHANGED = "\ufdd0\ufdd1"
 # Planes 0-3 and 14: planes 4-13 are unassigned and 15-16 private use (Unicode 14 to 16), so
 # NFKD, lower() and isspace() change none of their characters and none is cased or
 # case-ignorable (measured on every code point with Unicode 14).
-_PLANES = (range(0, 0xD800), range(0xE000, 0x40000), range(0xE0000, 0xE1000))
+PLANES = (range(0, 0xD800), range(0xE000, 0x40000), range(0xE0000, 0xE1000))
+# A character's part in the final-sigma rule, measured from str.lower() itself.
+CASED, IGNORABLE = 1, 2
 
 
 def _code_points():
-    return (chr(cp) for points in _PLANES for cp in points)
+    return (chr(cp) for points in PLANES for cp in points)
+
+
+def casing(char: str) -> int:
+    """`CASED` (a "Σ" after it is final), `IGNORABLE` (skipped when looking for one) or 0."""
+    if (char + SIGMA).lower().endswith("\u03c2"):
+        return CASED
+    if ("A" + char + SIGMA).lower().endswith("\u03c2"):
+        return IGNORABLE
+    return 0
 
 
 def _stripped(char: str) -> str:
@@ -89,9 +100,10 @@ def final_sigma_pattern() -> str:
     Σ is final in Python's lower(); rewrite `\\1ς\\2`."""
     cased, ignorable = [], []
     for char in _code_points():
-        if (char + SIGMA).lower().endswith("\u03c2"):  # cased, not case-ignorable
+        kind = casing(char)
+        if kind == CASED:
             cased.append(char)
-        elif ("A" + char + SIGMA).lower().endswith("\u03c2"):  # skipped: case-ignorable
+        elif kind == IGNORABLE:
             ignorable.append(char)
     cased_class, ignorable_class = _ranges(cased), _ranges(ignorable)
     return (f"([{cased_class}][{ignorable_class}]*){SIGMA}"

@@ -31,19 +31,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from albert_tf.serving import runtimes
+# CASED and IGNORABLE are re-exported: onnx_wordpiece reads every code of the tables from here.
+from albert_tf.serving.onnx_text_tables import CASED, IGNORABLE, PLANES, casing  # noqa: F401
 from albert_tf.tokenization.wordpiece import (clean_text, is_cjk, is_punctuation,
                                               strip_accents)
 
 NORMAL, DROP, SPACE, CJK = 0, 1, 2, 3
 PUNCT = 1
-CASED, IGNORABLE = 1, 2
 SIGMA = 0x3A3
-NUL_STANDIN = 0xFDD0
+NUL_STANDIN = ord(runtimes.NUL_STANDIN)
 LAST = 0x10FFFF
 PAGE = 256
-# Planes 0-3 and 14 (see `onnx_text_tables`): the others hold no character that any rule
-# changes or classifies (unassigned, private use: NORMAL, unchanged).
-PLANES = (range(0, 0xD800), range(0xE000, 0x40000), range(0xE0000, 0xE1000))
 HASH_MOD = 1_048_573  # a prime below 2**20: a hash times a base below 1024 stays below 2**30
 HASH_BASES = (911, 997)
 # Every hash starts here, not at 0: a short key's hash is then no small number, whose products
@@ -52,6 +51,8 @@ HASH_SEED = 524_287
 
 
 def code_points():
+    """Planes 0-3 and 14 (`onnx_text_tables.PLANES`): the others hold no character that any
+    rule changes or classifies (unassigned, private use: NORMAL, unchanged)."""
     return (cp for points in PLANES for cp in points)
 
 
@@ -62,14 +63,6 @@ def char_class(cp: int) -> int:
     if char.isspace() or clean_text(char) == " ":
         return SPACE
     return CJK if is_cjk(cp) else NORMAL
-
-
-def casing(char: str) -> int:
-    if (char + "\u03a3").lower().endswith("\u03c2"):
-        return CASED
-    if ("A" + char + "\u03a3").lower().endswith("\u03c2"):
-        return IGNORABLE
-    return 0
 
 
 def normalized(char: str) -> str:
