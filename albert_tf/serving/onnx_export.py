@@ -334,14 +334,13 @@ def export_onnx(model, output_dir, max_seq_length: int, kinds, name: str | None 
             agreement[kind] = check_file(path, runtimes.onnx_runner, want, inputs, kind, verify)
         measure_texts(agreement, paths, runtimes.onnx_runner, texts, text_pairs, max_seq_length,
                       spm_model_file, vocab_file, do_lower_case)
+        tokenizer = onnx_text if spm_model_file else onnx_wordpiece  # the same signature
         for kind, path in text_paths.items():
             content = onnx_tagger.with_tagger(
                 contents[kind], spm_model_file, do_lower_case, max_seq_length,
                 window_stride(None, max_seq_length), tag_names, vocab_file) if name == TAGGER else \
-                onnx_text.with_tokenizer(contents[kind], spm_model_file, do_lower_case,
-                                         max_seq_length) if spm_model_file else \
-                onnx_wordpiece.with_tokenizer(contents[kind], vocab_file, do_lower_case,
-                                              max_seq_length)
+                tokenizer.with_tokenizer(contents[kind], spm_model_file or vocab_file,
+                                         do_lower_case, max_seq_length)
             with io_utils.atomic_output(path) as tmp:
                 with tf.io.gfile.GFile(tmp, "wb") as writer:
                     writer.write(content)

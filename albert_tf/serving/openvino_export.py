@@ -218,6 +218,7 @@ def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | N
     kinds, name, outputs, output_dir, paths = plan
     text_paths = text_plan(output_dir, name, kinds, spm_model_file, batch_size, vocab_file)
     tagger = bool(text_paths) and name == onnx_export.TAGGER
+    text_tokenizer = openvino_text if spm_model_file else openvino_wordpiece  # one signature
     tag_names = label_names or (placeholders(model.num_labels) if tagger else None)
     xml = [*paths.values(), *text_paths.values()]
     onnx_export.refuse_existing([*xml, *(p[:-4] + ".bin" for p in xml),
@@ -244,10 +245,8 @@ def export_openvino(model, output_dir, max_seq_length: int, kinds, name: str | N
                 created.extend(write_ir(openvino_tagger.tagger_model(
                     content, spm_model_file, do_lower_case, max_seq_length,
                     window_stride(None, max_seq_length), tag_names, vocab_file) if tagger else
-                    openvino_text.text_model(content, spm_model_file, do_lower_case,
-                                             max_seq_length) if spm_model_file else
-                    openvino_wordpiece.text_model(content, vocab_file, do_lower_case,
-                                                  max_seq_length), text_paths[kind]))
+                    text_tokenizer.text_model(content, spm_model_file or vocab_file,
+                                              do_lower_case, max_seq_length), text_paths[kind]))
         onnx_export.measure_texts(agreement, paths, runtimes.openvino_runner, texts, text_pairs,
                                   max_seq_length, spm_model_file, vocab_file, do_lower_case)
         if tagger:
