@@ -6,7 +6,7 @@ one piece long all passed the paper tests."""
 import numpy as np
 
 from albert_tf.config import AlbertConfig
-from albert_tf.paper.heldout import segments
+from albert_tf.pretraining_data.heldout import segments
 from albert_tf.paper.plan import PaperOptions
 from albert_tf.paper.scoring import eval_batches, parameter_counts
 

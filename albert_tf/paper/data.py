@@ -23,7 +23,7 @@ from absl import logging
 from albert_tf import io_utils
 from albert_tf.errors import InputError, UsageError
 from albert_tf.io_utils import atomic_output, write_text_atomically
-from albert_tf.paper.heldout import heldout_records
+from albert_tf.pretraining_data.heldout import heldout_records
 from albert_tf.paper.plan import PaperOptions
 from albert_tf.pretraining_data import documents, engines
 from albert_tf.pretraining_data.options import PretrainingDataOptions

@@ -20,6 +20,7 @@ from albert_tf.errors import InputError, UsageError
 from albert_tf.io_utils import glob_inputs, is_local
 from albert_tf.models import AlbertModel
 from albert_tf.paper.smoothness import TransitionStats
+from albert_tf.pretraining_data.heldout import unmasked
 from albert_tf.tokenization import FullTokenizer, preprocess_text
 from albert_tf.weights.loading import init_from_checkpoint
 
@@ -47,17 +48,6 @@ def measure(encoder: AlbertModel, batches) -> dict:
     for features in batches:
         stats.add(*encoder_states(encoder, features))
     return stats.result()
-
-
-def unmasked(features: dict) -> dict:
-    """A pretraining batch with its masked positions holding their original ids again."""
-    ids = np.array(features["input_ids"])
-    positions = np.asarray(features["masked_lm_positions"])
-    labels = np.asarray(features["masked_lm_ids"])
-    real = np.asarray(features["masked_lm_weights"]) > 0
-    rows = np.nonzero(real)[0]
-    ids[rows, positions[real]] = labels[real]
-    return {**features, "input_ids": ids}
 
 
 def record_batches(files, max_seq_length, max_predictions_per_seq, max_examples, batch_size):

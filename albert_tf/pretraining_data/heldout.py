@@ -1,10 +1,10 @@
-"""The held-out sets Table 5 reads: balanced (as many label-0 as label-1 pairs, so chance is 50 %
+"""Held-out sets scored after pretraining (the paper kit's Table 5, the demo): balanced (as many label-0 as label-1 pairs, so chance is 50 %
 and a model that always answers one label scores exactly that), and for SOP, order alone.
 
 In SOP mode the original generator still pairs a one-sentence chunk with a segment of another
 document (label 1, as a swap): a few percent of the pairs, more with short sequences. Those are
 NSP negatives, which an NSP-trained model gets right, so they would credit it on the SOP task.
-Table 5 reads the SOP task as order alone; so the SOP set keeps the pairs whose two segments come
+The SOP set reads the task as order alone; so the SOP set keeps the pairs whose two segments come
 from the same held-out document (in order, or swapped) and drops the others. The generator's
 label-1 share is above one half (its random-document pairs add to the swaps or NSP negatives);
 each set keeps the first pairs of the smaller label's count of both labels.
@@ -15,15 +15,26 @@ held-out documents tokenized as the generator tokenizes them.
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 from albert_tf.data import schema
 from albert_tf.io_utils import atomic_output
-from albert_tf.paper.transitions import unmasked
 from albert_tf.pretraining_data.options import PretrainingDataOptions
 from albert_tf.pretraining_data.sentence_tokens import SentenceEncoder
 
 RUN = 8  # tokens: long enough that a run is (nearly always) unique to one document
+
+
+def unmasked(features: dict) -> dict:
+    """A pretraining batch with its masked positions holding their original ids again."""
+    ids = np.array(features["input_ids"])
+    positions = np.asarray(features["masked_lm_positions"])
+    labels = np.asarray(features["masked_lm_ids"])
+    real = np.asarray(features["masked_lm_weights"]) > 0
+    rows = np.nonzero(real)[0]
+    ids[rows, positions[real]] = labels[real]
+    return {**features, "input_ids": ids}
 
 
 def segments(features: dict, row: int) -> tuple[list, list]:
