@@ -6,6 +6,7 @@ import random
 
 from albert_tf.demo import corpus, stages
 from albert_tf.demo.console import Console
+from albert_tf.demo.run import sop_row
 
 
 def test_sentences_drop_code_and_grammar():
@@ -19,6 +20,22 @@ def test_sentences_drop_code_and_grammar():
 def test_python_documentation_is_available_offline():
     reference, library = corpus.reference_documents(), corpus.library_documents()
     assert sum(map(len, reference)) > 1000 and sum(map(len, library)) > 1000
+
+
+def test_the_required_libraries_docstrings_join_the_pretraining_text():
+    documents = corpus.dependency_documents()
+    assert sum(map(len, documents)) > 5000  # NumPy's, Keras' and TensorFlow's, offline
+    # cut at docstring boundaries into documents of about DOCUMENT_SENTENCES sentences
+    assert max(map(len, documents)) < 2 * corpus.DOCUMENT_SENTENCES
+    assert corpus.dependency_documents(("no_such_module", "numpy.linalg")) == \
+        corpus.dependency_documents(("numpy.linalg",))
+
+
+def test_each_sentence_is_kept_once_across_sources():
+    first = [["A shared sentence.", "Only in the first."], ["A shared sentence."]]
+    second = [["Only in the second.", "A shared sentence."], ["Only in the first."]]
+    assert corpus.unique_sentences(first, second) == [
+        [["A shared sentence.", "Only in the first."]], [["Only in the second."]]]
 
 
 def test_task_is_balanced_and_split_by_document():
@@ -73,6 +90,10 @@ def test_another_input_file_redoes_every_stage_after_it_with_a_vocabulary_sized_
     assert "reusing" not in out_b and out_c.count("reusing finished stage") == 3
     assert corpus_a["digest"] != corpus_b["digest"] and spm_a["key"] != spm_b["key"]
     assert records_a["key"] != records_b["key"]
+    # Sentences as long as a sequence: every held-out pair is a one-sentence chunk with
+    # another document's text, so there is no order pair; masked LM is scored on the
+    # generator's held-out records and SOP is not scored.
+    assert records_b["order_pairs"] == 0 and records_b["heldout"].endswith("/heldout.tfrecord")
     # Pretraining (run here as its stage would, its training faked) follows the records and
     # builds its model for the vocabulary trained.
     monkeypatch.setattr(stages.Stage, "run", lambda stage, fn: (stage.settings, fn))
@@ -86,3 +107,6 @@ def test_another_input_file_redoes_every_stage_after_it_with_a_vocabulary_sized_
     result = fn()
     with open(result["config"]) as f:
         assert json.load(f)["vocab_size"] == spm_b["vocab_size"] == result["vocab_size"]
+    assert result["sentence_order_scored"] is False
+    row = sop_row({"pretraining": result})
+    assert row.startswith("not scored: no held-out sequence holds two sentences"), row

@@ -30,9 +30,12 @@ def test_the_fast_default_and_full(monkeypatch):
     assert (full.pretrain.num_train_steps, full.finetune.num_train_steps,
             full.num_hidden_layers) == (800, 300, 6)  # the run of before, unchanged
     assert (full.pretrain.learning_rate, full.finetune.learning_rate) == (2e-3, 1e-4)
-    assert (fast.pretrain.num_train_steps, fast.finetune.num_train_steps) == (
-        options.FAST_PRETRAIN_STEPS, options.FAST_FINETUNE_STEPS)
-    assert fast.pretrain.num_train_steps < full.pretrain.num_train_steps
+    assert (fast.pretrain.num_train_steps, fast.finetune.num_train_steps,
+            fast.num_hidden_layers) == (options.FAST_PRETRAIN_STEPS, options.FAST_FINETUNE_STEPS,
+                                        options.FAST_LAYERS)
+    # less pretraining arithmetic: steps x passes of the shared block
+    assert fast.pretrain.num_train_steps * fast.num_hidden_layers < \
+        full.pretrain.num_train_steps * full.num_hidden_layers
     # everything else (corpus, vocabulary, records, model shape) is the same run
     same = {f.name for f in dataclasses.fields(DemoOptions)} - {
         "pretrain", "finetune", "pretrain_precision", "num_hidden_layers"}

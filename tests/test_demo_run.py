@@ -7,7 +7,7 @@ import os
 import pytest
 import tensorflow as tf
 
-from albert_tf.demo.run import SAMPLE_SENTENCES, format_table, next_steps, run_demo
+from albert_tf.demo.run import SAMPLE_SENTENCES, next_steps, run_demo
 from albert_tf.demo.stages import read_task_split
 from albert_tf.weights.readers import open_source
 from albert_tf.weights.resolve import resolve_model_files
@@ -53,28 +53,28 @@ def test_demo_runs_end_to_end_and_reuses_finished_stages(demo, monkeypatch, caps
         "  python -c \"from albert_tf.tasks import TextClassifier; clf = TextClassifier."
         "from_pretrained('albert_demo/finetune/model')")
     assert len(table.splitlines()) <= 100
-    # SOP's bar is always answering the commonest order of the held-out records scored (the
-    # file's first whole batches), not 0.5; a model that learned order beats it by 2 SE.
+    # SOP is scored on sentence order alone, balanced: pairs of one held-out document, as many
+    # in order as swapped, so answering one order always scores exactly 0.5. The generator's
+    # own held-out records are not balanced (its other-document pairs are label 1).
     held = json.loads((tmp_path / FOLDER / "records" / "heldout.tfrecord.summary.json").read_text())
     labels = held["sentence_order_labels"]
-    assert held["sentence_order_swapped_fraction"] == labels["1"] / (labels["0"] + labels["1"])
     scored = summary["pretraining"]["heldout_examples"]
-    swapped = [int(tf.train.Example.FromString(r.numpy()).features.feature[
+    assert summary["records"]["heldout"].endswith("heldout_order.tfrecord")
+    order = [int(tf.train.Example.FromString(r.numpy()).features.feature[
         "next_sentence_labels"].int64_list.value[0]) for r in tf.data.TFRecordDataset(
-            str(tmp_path / FOLDER / "records" / "heldout.tfrecord")).take(scored)]
-    assert len(swapped) == scored <= labels["0"] + labels["1"]
-    majority = max(sum(swapped), scored - sum(swapped)) / scored
-    assert summary["pretraining"]["heldout_swapped"] == sum(swapped) / scored
+            summary["records"]["heldout"])]
+    assert len(order) == summary["records"]["heldout_instances"] >= scored > 0
+    assert 2 * sum(order) == len(order) and 2 * sum(order[:scored]) == scored
+    selection = summary["records"]["heldout_selection"]
+    assert selection["read"] == labels["0"] + labels["1"]
     sop = next(line for line in table.splitlines() if line.startswith("held-out SOP accuracy"))
-    bar = majority + 2 * (majority * (1 - majority) / scored) ** 0.5
-    assert sop.endswith(f"(majority class {majority:.3f}, +2 SE {bar:.3f})"), sop
-    # A folder made before the scored share was recorded: read from its held-out records
-    # (not 0.5, which it read before).
-    assert round(majority, 3) != 0.5
-    older = {**summary, **{stage: {k: v for k, v in summary[stage].items()
-                                   if k != "heldout_swapped"}
-                           for stage in ("pretraining", "records")}}
-    assert sop in format_table(older, options).splitlines()
+    bar = 0.5 + 2 * (0.25 / scored) ** 0.5
+    assert sop.endswith(f" on {scored:,} pairs, order alone (chance 0.500, +2 SE {bar:.3f})"), sop
+    # No held-out sentence is also a training one (stock sentences and docstrings reached
+    # under two names are kept once).
+    text = {name: set((tmp_path / FOLDER / "corpus" / name).read_text().splitlines()) - {""}
+            for name in ("corpus.txt", "heldout.txt")}
+    assert text["heldout.txt"] and not text["corpus.txt"] & text["heldout.txt"]
     assert summary["corpus"]["sentences"] > 1000 and summary["records"]["train_instances"] > 100
     assert 0 <= summary["pretraining"]["masked_lm_accuracy"] <= 1
     # Accuracies are shares of whole examples (k of n), not means of batch means or a range.

@@ -1,11 +1,15 @@
-"""The demo's embedded corpus: the English reference documentation that ships with Python.
+"""The demo's embedded corpus: English documentation already on the machine, no download.
 
-Two sources, available offline wherever Python runs:
-- the Language Reference topics behind `help()` (`pydoc_data.topics`), and
-- the docstrings of the standard library's modules, classes and functions.
-Each topic or module is a document; paragraphs are split into sentences. The derived
-classification task asks, for one sentence, which of the two it comes from (0 = language
-reference, 1 = library docstring): real text, a real label, no download.
+Three sources, available offline wherever albert-tf is installed:
+- the Language Reference topics behind `help()` (`pydoc_data.topics`),
+- the docstrings of the standard library's modules, classes and functions, and
+- for pretraining only, the docstrings of the libraries albert-tf requires (NumPy, Keras,
+  TensorFlow): about three times the standard library's text.
+Each topic or module is a document (a large module's docstrings several); paragraphs are split
+into sentences, and a sentence is kept once in the whole corpus, so no held-out sentence is
+also a training one. The derived classification task asks, for one sentence, which of the
+first two sources it comes from (0 = language reference, 1 = library docstring): real text, a
+real label.
 """
 
 from __future__ import annotations
@@ -21,6 +25,25 @@ REFERENCE, LIBRARY = 0, 1
 _SKIP_MODULES = {"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "lib2to3",
                  "ensurepip", "pydoc_data", "venv", "xxsubtype", "msilib", "winreg", "winsound",
                  "msvcrt", "nt", "_winapi"}
+# Public namespaces of the required libraries whose docstrings join the pretraining text. With
+# the standard library's alone (about 8,000 sentences) a small model memorizes the training
+# pairs' order instead of learning a sentence order that holds on held-out documents
+# (docs/benchmarks.md, "Sentence order in the demo").
+DEPENDENCY_MODULES = (
+    "numpy", "numpy.linalg", "numpy.random", "numpy.fft", "numpy.ma", "numpy.polynomial",
+    "numpy.lib", "keras.ops", "keras.layers", "keras.losses", "keras.metrics", "keras.optimizers",
+    "keras.callbacks", "keras.activations", "keras.models", "keras.utils", "keras.random",
+    "keras.initializers", "keras.regularizers", "tensorflow", "tensorflow.math", "tensorflow.nn",
+    "tensorflow.data", "tensorflow.io", "tensorflow.strings", "tensorflow.linalg",
+    "tensorflow.image", "tensorflow.signal", "tensorflow.random", "tensorflow.sparse",
+    "tensorflow.ragged", "tensorflow.train", "tensorflow.config", "tensorflow.distribute",
+    "tensorflow.saved_model", "tensorflow.summary", "tensorflow.audio", "tensorflow.bitwise",
+    "tensorflow.dtypes", "tensorflow.feature_column", "tensorflow.lite", "tensorflow.quantization",
+    "tensorflow.autograph", "tensorflow.debugging", "tensorflow.errors", "tensorflow.sets",
+    "tensorflow.test")
+# A module's docstrings are cut into documents of about this many sentences (at docstring
+# boundaries), so that every k-th document held out is about 1/k of the text.
+DOCUMENT_SENTENCES = 200
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])")
 _CODE_LINE = re.compile(r"^\s*(>>>|\.\.\.|\$ |[-=*~^]{3,}|[|+])|::=|^\s*(def|class|import|from|for|if|return) .*[:(]$")
 
@@ -67,6 +90,61 @@ def library_documents() -> list[list[str]]:
         if sentences:
             documents.append(sentences)
     return documents
+
+
+def _documented(obj) -> bool:
+    return inspect.isfunction(obj) or inspect.isclass(obj) or inspect.isbuiltin(obj) \
+        or inspect.ismethoddescriptor(obj) or type(obj).__name__ == "ufunc"
+
+
+def _api_docstrings(module) -> list[str]:
+    """The module's docstring, then its public objects' and their public methods'."""
+    texts = [inspect.getdoc(module) or ""]
+    for attr, obj in sorted(vars(module).items()):
+        if attr.startswith("_") or not _documented(obj):
+            continue
+        texts.append(inspect.getdoc(obj) or "")
+        if inspect.isclass(obj):
+            texts += [inspect.getdoc(member) or "" for name, member in sorted(vars(obj).items())
+                      if not name.startswith("_") and _documented(member)]
+    return texts
+
+
+def dependency_documents(modules=DEPENDENCY_MODULES) -> list[list[str]]:
+    """Documents of the named modules' docstrings (modules that do not import are skipped)."""
+    documents = []
+    for name in modules:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                texts = _api_docstrings(importlib.import_module(name))
+        except Exception:  # a namespace another version of the library lacks
+            continue
+        current: list[str] = []
+        for text in texts:
+            current += sentences_of(text)
+            if len(current) >= DOCUMENT_SENTENCES:
+                documents.append(current)
+                current = []
+        if current:
+            documents.append(current)
+    return documents
+
+
+def unique_sentences(*sources) -> list[list[list[str]]]:
+    """Each source's documents with every sentence seen before (in any source) dropped, and the
+    documents left empty dropped: the same docstring reached under two names, or a stock
+    sentence, would otherwise sit in both the training and the held-out text."""
+    seen: set[str] = set()
+    result = []
+    for documents in sources:
+        kept = []
+        for document in documents:
+            fresh = [s for s in document if not (s in seen or seen.add(s))]
+            if fresh:
+                kept.append(fresh)
+        result.append(kept)
+    return result
 
 
 def write_corpus(path, documents) -> dict:

@@ -126,20 +126,24 @@ def next_steps(options: DemoOptions, sentence: str) -> str:
 
 
 def sop_bar(summary: dict) -> tuple[float, float]:
-    """(majority class, that plus 2 standard errors) of the held-out SOP accuracy over the
-    records scored: always answering the commonest order scores the first, and a model that
-    learned sentence order beats the second. Not 0.5: the original's generator pairs a chunk of
-    one sentence (a short target length, a sentence that fills the sequence alone, a document's
-    last sentence) with another document's text, label 1 as a swap; on the default corpus that
-    is about 15 % of the pairs, so 57 % are label 1. A folder made before the scored share was
-    recorded has it read from its held-out records."""
+    """(chance, chance plus 2 standard errors) of the held-out SOP accuracy over the pairs
+    scored. The held-out set is sentence order alone and balanced (records/heldout_order.tfrecord:
+    pairs of one held-out document, as many in order as swapped, each chunk of text once), so
+    chance is 0.5 and answering one order always scores exactly that; a model that learned
+    sentence order beats the second value. (The generator's own records also pair a
+    one-sentence chunk with another document's text, labelled as a swap: about 15 % of them
+    here, which made "always swapped" score 0.57.)"""
+    n = max(1, summary["pretraining"]["heldout_examples"])
+    return 0.5, 0.5 + 2 * math.sqrt(0.25 / n)
+
+
+def sop_row(summary: dict) -> str:
     pre = summary["pretraining"]
-    n = max(1, pre["heldout_examples"])
-    swapped = pre.get("heldout_swapped")
-    if swapped is None:
-        swapped = stages.swapped_share(summary["records"]["heldout"], n)
-    majority = max(swapped, 1.0 - swapped)
-    return majority, majority + 2 * math.sqrt(majority * (1 - majority) / n)
+    if not pre.get("sentence_order_scored", True):
+        return ("not scored: no held-out sequence holds two sentences of one document "
+                "(sentences as long as --max_seq_length)")
+    return "{:.3f} on {:,} pairs, order alone (chance {:.3f}, +2 SE {:.3f})".format(
+        pre["sentence_order_accuracy"], pre["heldout_examples"], *sop_bar(summary))
 
 
 def format_table(summary: dict, options: DemoOptions) -> str:
@@ -153,8 +157,7 @@ def format_table(summary: dict, options: DemoOptions) -> str:
                                   f"(+{summary['records']['heldout_instances']} held out)"),
         ("held-out MLM accuracy", f"{pre['masked_lm_accuracy']:.3f} (chance "
                                   f"{1 / pre.get('vocab_size', options.vocab_size):.4f})"),
-        ("held-out SOP accuracy", "{:.3f} (majority class {:.3f}, +2 SE {:.3f})".format(
-            pre["sentence_order_accuracy"], *sop_bar(summary))),
+        ("held-out SOP accuracy", sop_row(summary)),
         ("fine-tuned dev accuracy", f"{fine['eval_accuracy']:.3f} (majority class "
                                     f"{fine['majority_baseline']:.3f})"),
         ("model folder", f"{fine['output_dir']} (config, tokenizer, labels: "

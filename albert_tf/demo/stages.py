@@ -12,7 +12,6 @@ import shutil
 import time
 
 import numpy as np
-import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import AlbertConfig
@@ -20,6 +19,7 @@ from albert_tf.demo import corpus as corpus_lib
 from albert_tf.demo.console import Console
 from albert_tf.demo.options import DemoOptions
 from albert_tf.pretraining_data import engines as pretraining_data
+from albert_tf.pretraining_data import heldout
 from albert_tf.pretraining_data.options import PretrainingDataOptions
 from albert_tf.run_config import RuntimeConfig
 from albert_tf.serving.lite import LiteClassifier
@@ -38,6 +38,9 @@ OWN_TEXT_LABELS = ("odd document", "even document")
 # Rough lengths on 2 CPU cores, for the "time left" of parts that report no progress.
 EXPORT_S, FRESH_PROCESS_S = 25.0, 15.0
 STAGES = 7
+EVAL_BATCH = 64
+
+
 def label_names(options: DemoOptions) -> tuple:
     return OWN_TEXT_LABELS if options.input_file else PYTHON_LABELS
 
@@ -101,11 +104,14 @@ def build_corpus(options: DemoOptions, console: Console) -> dict:
     def fn():
         if options.input_file:
             reference, library = corpus_lib.two_sources_from(options.input_file)
-            source = options.input_file
+            extra, source = [], options.input_file
         else:
-            reference, library = corpus_lib.reference_documents(), corpus_lib.library_documents()
-            source = "Python's shipped documentation (pydoc_data.topics + standard-library docstrings)"
-        documents = reference + library
+            reference, library, extra = corpus_lib.unique_sentences(
+                corpus_lib.reference_documents(), corpus_lib.library_documents(),
+                corpus_lib.dependency_documents())
+            source = ("Python's shipped documentation (pydoc_data.topics + standard-library "
+                      "docstrings) and NumPy's, Keras' and TensorFlow's docstrings")
+        documents = reference + library + extra
         # Interleave, then hold every k-th document out of pretraining for the held-out check.
         every = max(2, round(1 / options.heldout_fraction))
         heldout = [d for i, d in enumerate(documents) if i % every == every - 1]
@@ -129,11 +135,13 @@ def build_corpus(options: DemoOptions, console: Console) -> dict:
                 f"{result['sentences']:,} sentences; task {sizes['train']:,}/{sizes['dev']:,}/"
                 f"{sizes['test']:,} sentences (train/dev/test)")
 
-    what = "your text" if options.input_file else "Python's own documentation"
-    return Stage(1, "corpus", f"{what}, one document per topic or module", directory,
+    what = "your text, one document per blank-line block" if options.input_file else \
+        "Python's documentation and its libraries' docstrings, one document per topic or module"
+    return Stage(1, "corpus", what, directory,
                  # task_files: the task's file layout (a folder of the SST-2 layout is redone)
                  {**_settings(options, "input_file", "heldout_fraction", "max_task_examples",
-                              "seed"), "task_files": "tsv with label names"},
+                              "seed"), "task_files": "tsv with label names",
+                  "text": "unique sentences, dependencies' docstrings"},
                  console, gist).run(fn)
 
 
@@ -183,30 +191,40 @@ def make_records(options: DemoOptions, spm: dict, console: Console) -> dict:
     directory = options.path("records")
 
     def fn():
-        summaries = {}
+        summaries, runs = {}, {}
         for name, source in (("train", "corpus.txt"), ("heldout", "heldout.txt")):
-            run = PretrainingDataOptions(
+            runs[name] = run = PretrainingDataOptions(
                 input_file=options.path("corpus", source),
                 output_file=os.path.join(directory, f"{name}.tfrecord"),
                 vocab_file=spm["vocab"], spm_model_file=spm["model"],
                 max_seq_length=options.max_seq_length,
                 max_predictions_per_seq=options.max_predictions_per_seq,
-                dupe_factor=options.dupe_factor if name == "train" else 3,
+                # held out: each chunk of text once, so its pairs are independent draws
+                dupe_factor=options.dupe_factor if name == "train" else 1,
                 random_seed=options.seed, num_workers=options.num_workers)
             run.validate()
             with console.part(f"corpus/{source} -> records/{name}.tfrecord"):
                 summaries[name] = pretraining_data.run(run)
-        return {"train": os.path.join(directory, "train.tfrecord"),
-                "heldout": os.path.join(directory, "heldout.tfrecord"),
+        # Sentence order alone, balanced (the paper kit's held-out SOP set): pairs of one
+        # held-out document, as many in order as swapped; chance is exactly 50 %.
+        order = os.path.join(directory, "heldout_order.tfrecord")
+        selection = heldout.heldout_records(
+            runs["heldout"].output_file, order, runs["heldout"], max_examples=1 << 30,
+            multiple=EVAL_BATCH, documents=corpus_lib.read_documents(runs["heldout"].input_file))
+        # Text whose every held-out sequence is one sentence (sentences as long as a sequence)
+        # has no order pairs: its masked LM is still scored, on the generator's records.
+        scored = order if selection["kept"] else runs["heldout"].output_file
+        return {"train": os.path.join(directory, "train.tfrecord"), "heldout": scored,
                 "train_instances": summaries["train"]["instances"],
-                "heldout_instances": summaries["heldout"]["instances"],
-                "heldout_swapped": summaries["heldout"]["sentence_order_swapped_fraction"]}
+                "heldout_instances": selection["kept"] or summaries["heldout"]["instances"],
+                "order_pairs": selection["kept"], "heldout_selection": selection}
 
     return Stage(3, "create_pretraining_data",
                  f"instances of {options.max_seq_length} tokens, {options.max_predictions_per_seq} "
                  f"masked, {options.dupe_factor} dupes", directory,
                  {**_settings(options, "max_seq_length", "max_predictions_per_seq", "dupe_factor",
-                              "seed"), "spm": spm["model"], "spm_stage": spm.get("key")},
+                              "seed"), "spm": spm["model"], "spm_stage": spm.get("key"),
+                  "heldout": "sentence order alone, balanced"},
                  console).run(fn)
 
 
@@ -241,23 +259,27 @@ def pretrain(options: DemoOptions, spm: dict, records: dict, console: Console) -
         # The folder is then usable alone: fine-tuning, export and conversion need no flag
         # besides --init_checkpoint=pretrain/model.
         write_tokenizer_files(model_dir, spm_model_file=spm["model"])
-        batches = max(1, records["heldout_instances"] // 64)
-        with console.part(f"scoring {batches * 64:,} held-out instances"):
+        # Whole batches, each pair once (the reader repeats the file to fill the last one).
+        batch = min(EVAL_BATCH, records["heldout_instances"])
+        batches = records["heldout_instances"] // batch
+        with console.part(f"scoring {batches * batch:,} held-out pairs"):
             results = run_pretraining(PretrainingRunConfig.from_flat(dict(
                 input_file=records["heldout"], output_dir=os.path.join(directory, "heldout_eval"),
                 init_checkpoint=model_dir, do_train=False, do_eval=True,
-                eval_batch_size=64, max_eval_steps=batches, **common)))
+                eval_batch_size=batch, max_eval_steps=batches, **common)))
         logging.info("held-out results: %s", results)
         return {"config": config_file, "checkpoint_dir": model_dir,
                 "vocab_size": spm.get("vocab_size", options.vocab_size),
                 **{k: float(results[k]) for k in ("masked_lm_accuracy", "sentence_order_accuracy",
                                                   "masked_lm_loss", "sentence_order_loss")},
-                "heldout_examples": batches * 64,
-                "heldout_swapped": swapped_share(records["heldout"], batches * 64)}
+                "heldout_examples": batches * batch,
+                # sentence order is scored only on order pairs (see make_records)
+                "sentence_order_scored": bool(records.get("order_pairs"))}
 
     def gist(result):
-        return (f"held-out MLM accuracy {result['masked_lm_accuracy']:.3f}, SOP accuracy "
-                f"{result['sentence_order_accuracy']:.3f}")
+        sop = (f"SOP accuracy {result['sentence_order_accuracy']:.3f}"
+               if result["sentence_order_scored"] else "SOP not scored (no order pairs)")
+        return f"held-out MLM accuracy {result['masked_lm_accuracy']:.3f}, {sop}"
 
     return Stage(4, "pretraining",
                  f"a {options.num_hidden_layers}-layer ALBERT (H={options.hidden_size}, "
@@ -267,16 +289,6 @@ def pretrain(options: DemoOptions, spm: dict, records: dict, console: Console) -
                   "schedule": dataclasses.asdict(schedule),
                   "records": records["train_instances"], "records_stage": records.get("key")},
                  console, gist).run(fn)
-
-
-def swapped_share(path: str, count: int) -> float:
-    """The share of swapped pairs (label 1) in the first `count` records of `path`: the ones
-    the held-out evaluation scores (it reads the file in order, in whole batches)."""
-    spec = {"next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64)}
-    batches = tf.data.TFRecordDataset(path).take(count).batch(4096).map(
-        lambda records: tf.io.parse_example(records, spec)["next_sentence_labels"])
-    labels = np.concatenate([np.zeros([0, 1], np.int64), *batches.as_numpy_iterator()])
-    return float(labels.sum()) / max(1, len(labels))
 
 
 def finetune(options: DemoOptions, pretrained: dict, corpus: dict, console: Console) -> dict:
