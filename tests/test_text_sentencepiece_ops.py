@@ -5,6 +5,7 @@ import tensorflow_text as tf_text
 
 from albert_tf import tokenization
 from albert_tf.text import sentencepiece_ops
+from albert_tf.train_spm import train_sentencepiece
 
 
 def test_digit_comma_pieces_are_split_as_the_python_tokenizer(fixtures_dir):
@@ -39,3 +40,21 @@ def test_table_flags_pieces_by_the_python_rule(fixtures_dir):
     assert not sentencepiece_ops.digit_comma_table(plain).any()
     assert tokenization.is_digit_comma_piece("\u0663,") and tokenization.is_digit_comma_piece("\u00b2,")
     assert not tokenization.is_digit_comma_piece(",") and not tokenization.is_digit_comma_piece("a,")
+
+
+def test_a_model_without_a_comma_needs_no_fix_up(tmp_path):
+    # A text with no comma trains a model with no "," piece (and no piece ending in one): the
+    # in-graph tokenizer (a classifier's serve_text export) used to refuse it.
+    text = tmp_path / "text.txt"
+    text.write_text("\n".join(f"the river ran past {n} old mills and quiet farms" for n in range(300)))
+    prefix = str(tmp_path / "spm")
+    train_sentencepiece([str(text)], prefix, 50)
+    processor = tokenization.load_sentencepiece(prefix + ".model")
+    assert processor.IsUnknown(processor.PieceToId(","))
+    comma = sentencepiece_ops.comma_id(processor)
+    assert comma == processor.unk_id()
+    tokenizer = tf_text.SentencepieceTokenizer(open(prefix + ".model", "rb").read())
+    got = sentencepiece_ops.encode_ids(tokenizer, tf.constant(["the river, 12, ran"]),
+                                       tf.constant(sentencepiece_ops.digit_comma_table(processor)),
+                                       comma)
+    assert got.to_list()[0] == processor.EncodeAsIds("the river, 12, ran")

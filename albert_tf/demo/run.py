@@ -141,7 +141,7 @@ def sop_row(summary: dict) -> str:
     pre = summary["pretraining"]
     if not pre.get("sentence_order_scored", True):
         return ("not scored: no held-out sequence holds two sentences of one document "
-                "(sentences as long as --max_seq_length)")
+                "(each sentence fills a sequence)")
     return "{:.3f} on {:,} pairs, order alone (chance {:.3f}, +2 SE {:.3f})".format(
         pre["sentence_order_accuracy"], pre["heldout_examples"], *sop_bar(summary))
 
