@@ -1,5 +1,6 @@
-"""Held-out sets scored after pretraining (the paper kit's Table 5, the demo): balanced (as many label-0 as label-1 pairs, so chance is 50 %
-and a model that always answers one label scores exactly that), and for SOP, order alone.
+"""Held-out sets scored after pretraining (the paper kit's Table 5, the demo): balanced (as many
+label-0 as label-1 pairs, so chance is 50 % and a model that always answers one label scores
+exactly that), and for SOP, order alone.
 
 In SOP mode the original generator still pairs a one-sentence chunk with a segment of another
 document (label 1, as a swap): a few percent of the pairs, more with short sequences. Those are
