@@ -62,7 +62,9 @@ class DemoOptions:
     vocab_size: int = 3000
     max_seq_length: int = 64
     max_predictions_per_seq: int = 10
-    dupe_factor: int = 4
+    # 10, not 4: the default text is small (0.63 MB); at 4 the 1750 steps saw each training
+    # pair 12 times (training SOP 0.97 against 0.88 at 10; held-out 0.52-0.54 either way)
+    dupe_factor: int = 10
     heldout_fraction: float = 0.1
     hidden_size: int = 128
     embedding_size: int = 64
