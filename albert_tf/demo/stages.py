@@ -40,7 +40,7 @@ EXPORT_S, FRESH_PROCESS_S = 25.0, 15.0
 STAGES = 7
 EVAL_BATCH = 64
 # At most this many held-out order pairs (half in order), so that scoring them takes seconds
-# on any text; the default text gives 6,400 (the bar, 0.5 + 1/sqrt(n), is then 0.513).
+# on any text; the default text gives 6,464 (the bar, 0.5 + 1/sqrt(n), is then 0.512).
 HELDOUT_PAIRS = 8192
 
 
