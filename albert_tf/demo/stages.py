@@ -18,6 +18,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.demo import corpus as corpus_lib
 from albert_tf.demo.console import Console
 from albert_tf.demo.options import DemoOptions
+from albert_tf.errors import InputError
 from albert_tf.pretraining_data import engines as pretraining_data
 from albert_tf.pretraining_data import heldout
 from albert_tf.pretraining_data.options import PretrainingDataOptions
@@ -120,6 +121,10 @@ def build_corpus(options: DemoOptions, console: Console) -> dict:
         every = max(2, round(1 / options.heldout_fraction))
         heldout = [d for i, d in enumerate(documents) if i % every == every - 1] + unseen
         train = [d for i, d in enumerate(documents) if i % every != every - 1]
+        if not heldout:  # else create_pretraining_data fails on the empty held-out text
+            raise InputError(f"{options.input_file}: {len(documents)} document(s); the demo "
+                             f"holds every {every}th out of pretraining, so it needs at least "
+                             f"{every} (one sentence a line, a blank line between documents)")
         stats = corpus_lib.write_corpus(os.path.join(directory, "corpus.txt"), train)
         corpus_lib.write_corpus(os.path.join(directory, "heldout.txt"), heldout)
         task = corpus_lib.source_task(reference, library, options.seed,
@@ -141,7 +146,7 @@ def build_corpus(options: DemoOptions, console: Console) -> dict:
                 f"{sizes['test']:,} sentences (train/dev/test)")
 
     what = "your text, one document per blank-line block" if options.input_file else \
-        "Python's documentation, one document per topic or module; its libraries' docstrings held out"
+        "Python's documentation (its libraries' docstrings held out)"
     return Stage(1, "corpus", what, directory,
                  # task_files: the task's file layout (a folder of the SST-2 layout is redone)
                  {**_settings(options, "input_file", "heldout_fraction", "max_task_examples",
