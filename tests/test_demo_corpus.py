@@ -4,9 +4,12 @@ import json
 import os
 import random
 
+import pytest
+
 from albert_tf.demo import corpus, stages
 from albert_tf.demo.console import Console
-from albert_tf.demo.run import sop_row
+from albert_tf.demo.run import not_learnt, sop_row
+from albert_tf.errors import InputError
 
 
 def test_sentences_drop_code_and_grammar():
@@ -110,3 +113,25 @@ def test_another_input_file_redoes_every_stage_after_it_with_a_vocabulary_sized_
     assert result["sentence_order_scored"] is False
     row = sop_row({"pretraining": result})
     assert row.startswith("not scored: no held-out sequence holds two sentences"), row
+
+
+def test_a_text_too_small_to_hold_a_document_out_is_one_clear_error(tmp_path):
+    # It used to fail in create_pretraining_data, on the empty held-out file, advising a flag
+    # (--allow_empty) the demo does not have.
+    text = tmp_path / "tiny.txt"
+    text.write_text("One sentence here.\n\nAnother document, one sentence.\n")
+    options = stages.DemoOptions(output_dir=str(tmp_path / "out"), input_file=str(text))
+    with pytest.raises(InputError, match=r"tiny.txt: 2 document\(s\); .* needs at least 10"):
+        stages.build_corpus(options, Console(stages.STAGES, io.StringIO()))
+    assert not os.path.exists(options.path("corpus", "stage.json"))
+
+
+def test_the_closing_table_says_what_the_run_did_not_learn():
+    def summary(sop, dev, pairs=6464):
+        return {"pretraining": {"sentence_order_accuracy": sop, "heldout_examples": pairs},
+                "fine_tuning": {"eval_accuracy": dev, "majority_baseline": 0.5}}
+    assert not_learnt(summary(0.529, 0.876)) is None  # a default run: both above their lines
+    assert not_learnt(summary(0.510, 0.876)).startswith("held-out sentence order (SOP not above")
+    assert not_learnt(summary(0.529, 0.500)).startswith("the task (dev accuracy not above")
+    both = not_learnt(summary(0.500, 0.500))
+    assert " and " in both and both.endswith("more --pretrain_steps or --finetune_steps")

@@ -146,6 +146,21 @@ def sop_row(summary: dict) -> str:
         pre["sentence_order_accuracy"], pre["heldout_examples"], *sop_bar(summary))
 
 
+def not_learnt(summary: dict) -> str | None:
+    """What the run did not learn, in words (None when both checks pass): held-out sentence
+    order not above its bar, dev accuracy not above the majority class."""
+    pre, fine = summary["pretraining"], summary["fine_tuning"]
+    missed = []
+    scored = pre.get("sentence_order_scored", True)
+    if scored and pre["sentence_order_accuracy"] <= sop_bar(summary)[1]:
+        missed.append("held-out sentence order (SOP not above its bar)")
+    if fine["eval_accuracy"] <= fine["majority_baseline"]:
+        missed.append("the task (dev accuracy not above the majority class)")
+    if not missed:
+        return None
+    return " and ".join(missed) + ": more --pretrain_steps or --finetune_steps"
+
+
 def format_table(summary: dict, options: DemoOptions) -> str:
     corpus, pre, fine = summary["corpus"], summary["pretraining"], summary["fine_tuning"]
     lite = summary["tflite"]
@@ -160,6 +175,7 @@ def format_table(summary: dict, options: DemoOptions) -> str:
         ("held-out SOP accuracy", sop_row(summary)),
         ("fine-tuned dev accuracy", f"{fine['eval_accuracy']:.3f} (majority class "
                                     f"{fine['majority_baseline']:.3f})"),
+        *([("NOT LEARNT", not_learnt(summary))] if not_learnt(summary) else []),
         ("model folder", f"{fine['output_dir']} (config, tokenizer, labels: "
                          "--init_checkpoint alone is enough)"),
         ("export", fine["export_dir"]),
